@@ -1,0 +1,1 @@
+"""The `rates` command-line interface (typer). Each command lives in its own module with ``register(app)``."""

@@ -1,0 +1,37 @@
+"""Named studies for ``rates report STUDY --out DIR``.
+
+A study runs its configurations, fits them and writes its artefacts (trajectories, verdict tables in
+LaTeX and Markdown, figures) into ``out_dir``. Each entry maps a name to ``"module:function"`` with
+signature ``function(out_dir: pathlib.Path, options: StudyOptions) -> list[pathlib.Path]`` (the files
+written); the import is lazy so that ``rates --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from rates.errors import InputError
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    seeds: Optional[int] = None  # None: the study's own default
+    device: str = "auto"
+    quick: bool = False  # a reduced size for tests and smoke runs
+    progress: bool = True
+
+
+STUDIES: dict[str, str] = {
+    "default": "rates.report:run_default_study",
+    "flavors": "rates.homogeneous.study:run_flavors_study",
+}
+
+
+def get_study(name: str) -> Callable[[Path, StudyOptions], list[Path]]:
+    if name not in STUDIES:
+        raise InputError("STUDY", f"unknown study {name!r}; known: {', '.join(sorted(STUDIES))}")
+    module_name, _, function_name = STUDIES[name].partition(":")
+    return getattr(importlib.import_module(module_name), function_name)

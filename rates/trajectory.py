@@ -1,0 +1,138 @@
+"""The Trajectory file: what ``rates run`` writes and ``rates fit`` / ``rates report`` read.
+
+DESIGN.md ("Interfaces"): config, gamma with its solver and accuracy, and arrays over log-spaced
+checkpoints. One file holds one or more runs (several seeds or configurations advanced together), so
+``{"schema": SCHEMA, "meta": {...}, "runs": [run, ...]}`` with each run::
+
+    {"config":  {"algo", "norm", "family", "a", "eta0", "steps", "data", "seed", "batch", "momentum",
+                 "vr", "device", "dtype", ...},          # a as an exact string ("1/2"), the rest JSON scalars
+     "gamma":   {"value", "norm", "solver", "accuracy"}, # the max margin the gap is measured to
+     "checkpoints": {"t": [...], "gap": [...], "margin": [...], "log_loss": [...], "norm": [...],
+                     "margins": {"max": [...], "frobenius": [...], "spectral": [...]}}}
+
+``gap = gamma - margin`` with ``margin`` the margin of W_t in the algorithm's norm. Loading validates
+the schema and raises :class:`InputError` (option ``--from``) with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rates.errors import InputError
+from rates.io import write_text_atomic
+
+SCHEMA = "rates.trajectory/1"
+CHECKPOINT_ARRAYS = ("t", "gap", "margin", "log_loss", "norm")
+GAMMA_FIELDS = ("value", "norm", "solver", "accuracy")
+CONFIG_REQUIRED = ("algo", "norm", "a", "eta0", "steps")
+
+
+@dataclass
+class Run:
+    """One optimiser run: its configuration, the max margin it is measured to, and its checkpoints."""
+
+    config: dict[str, Any]
+    gamma: dict[str, Any]
+    t: np.ndarray
+    gap: np.ndarray
+    margin: np.ndarray
+    log_loss: np.ndarray
+    norm: np.ndarray
+    margins: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        checkpoints = {name: _floats(getattr(self, name)) for name in CHECKPOINT_ARRAYS}
+        checkpoints["t"] = [int(v) for v in self.t]
+        checkpoints["margins"] = {k: _floats(v) for k, v in self.margins.items()}
+        return {"config": self.config, "gamma": self.gamma, "checkpoints": checkpoints}
+
+
+@dataclass
+class Trajectory:
+    runs: list[Run]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "meta": self.meta, "runs": [run.to_json() for run in self.runs]}
+
+
+def _floats(values: Any) -> list[Any]:
+    # JSON has no inf/nan; keep them representable and round-trippable as strings.
+    out: list[Any] = []
+    for v in np.asarray(values, dtype=float).ravel():
+        out.append(float(v) if math.isfinite(v) else str(float(v)))
+    return out
+
+
+def save(trajectory: Trajectory, path: str | os.PathLike) -> Path:
+    """Write atomically: a failure leaves no partial file."""
+    return write_text_atomic(path, json.dumps(trajectory.to_json(), indent=1) + "\n")
+
+
+def _array(raw: Any, where: str, path: str) -> np.ndarray:
+    if not isinstance(raw, list):
+        raise InputError("--from", f"{path}: {where} must be a list of numbers")
+    try:
+        return np.array([float(v) for v in raw], dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("--from", f"{path}: {where} holds a non-number") from None
+
+
+def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
+    """Validate a decoded JSON object and build a Trajectory."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise InputError("--from", f"{path}: not a rates trajectory (schema {found!r}, expected {SCHEMA!r})")
+    runs_raw = data.get("runs")
+    if not isinstance(runs_raw, list) or not runs_raw:
+        raise InputError("--from", f"{path}: 'runs' must be a non-empty list")
+    runs = []
+    for i, raw in enumerate(runs_raw):
+        where = f"runs[{i}]"
+        if not isinstance(raw, dict):
+            raise InputError("--from", f"{path}: {where} must be an object")
+        config, gamma, cps = raw.get("config"), raw.get("gamma"), raw.get("checkpoints")
+        if not isinstance(config, dict) or any(k not in config for k in CONFIG_REQUIRED):
+            raise InputError("--from", f"{path}: {where}.config needs {', '.join(CONFIG_REQUIRED)}")
+        if not isinstance(gamma, dict) or any(k not in gamma for k in GAMMA_FIELDS):
+            raise InputError("--from", f"{path}: {where}.gamma needs {', '.join(GAMMA_FIELDS)}")
+        if not isinstance(cps, dict):
+            raise InputError("--from", f"{path}: {where}.checkpoints missing")
+        arrays = {}
+        for name in CHECKPOINT_ARRAYS:
+            arrays[name] = _array(cps.get(name), f"{where}.checkpoints.{name}", path)
+        lengths = {len(v) for v in arrays.values()}
+        if len(lengths) != 1:
+            raise InputError("--from", f"{path}: {where}.checkpoints arrays differ in length")
+        t = arrays["t"]
+        if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
+            raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
+        margins_raw = cps.get("margins", {})
+        if not isinstance(margins_raw, dict):
+            raise InputError("--from", f"{path}: {where}.checkpoints.margins must be an object")
+        margins = {k: _array(v, f"{where}.checkpoints.margins.{k}", path) for k, v in margins_raw.items()}
+        runs.append(Run(config=config, gamma=gamma, t=t.astype(np.int64), margins=margins,
+                        **{k: arrays[k] for k in CHECKPOINT_ARRAYS if k != "t"}))
+    meta = data.get("meta", {})
+    return Trajectory(runs=runs, meta=meta if isinstance(meta, dict) else {})
+
+
+def load(path: str | os.PathLike) -> Trajectory:
+    """Read and validate a Trajectory file; bad files raise InputError naming ``--from``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError("--from", f"cannot read {p}: {err.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError("--from", f"{p}: not JSON ({err.msg} at line {err.lineno})") from None
+    return parse(data, str(p))

@@ -1,0 +1,33 @@
+"""Shared fixtures."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def compile_latex(tmp_path):
+    """Compile a full LaTeX document with pdflatex; fail with the log's error lines if it does not compile.
+
+    On CI pdflatex is required (scripts/setup.sh --test installs it); elsewhere a missing pdflatex skips.
+    """
+
+    def _compile(document: str, name: str = "doc") -> Path:
+        if shutil.which("pdflatex") is None:
+            if os.environ.get("CI"):
+                pytest.fail("pdflatex is not installed on CI; scripts/setup.sh --test should have installed it")
+            pytest.skip("pdflatex not installed")
+        tex = tmp_path / f"{name}.tex"
+        tex.write_text(document, encoding="utf-8")
+        proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex.name],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        errors = [line for line in proc.stdout.splitlines() if line.startswith("!")]
+        assert proc.returncode == 0, f"pdflatex failed: {errors or proc.stdout[-2000:]}"
+        pdf = tmp_path / f"{name}.pdf"
+        assert pdf.exists() and pdf.stat().st_size > 0
+        return pdf
+
+    return _compile

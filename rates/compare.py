@@ -1,0 +1,414 @@
+"""The comparator: asymptotic window, slope fits with bootstrap uncertainty, one-sided verdicts.
+
+Setting
+    A :class:`~rates.trajectory.Run` holds the margin gap ``gap(t) = gamma - gamma(W_t)`` at log-spaced
+    checkpoints; a Prediction (``rates.theorems``) holds an upper bound ``gap(t) = O(t^{-r} (log t)^k)``
+    whose shape at finite t is available as ``bound_shape(t)``.
+
+Algorithm
+    1. *Window* (:func:`choose_window`): the first checkpoint after which every margin stays positive and
+       the loss never increases (the observable counterpart of ``t_1`` in THEORY.md section 3, step 3),
+       intersected with the last ``decades`` decades of the usable run, where "usable" stops at the first
+       checkpoint whose gap is within ``100 x`` the margin solver's accuracy (``accuracy * gamma``, THEORY.md
+       section 7): below that floor the gap is solver noise, not optimiser progress.
+    2. *Fit* (:func:`fit_slope`): least-squares slope of ``log gap`` on ``log t`` over the window, per run;
+       several runs of one configuration (seeds) are averaged. The uncertainty is a seeded, deterministic
+       bootstrap that resamples seeds and, inside each seed, the window's checkpoints. A second fit of
+       ``log(gap * t^r)`` on ``log log t`` estimates the log power ``k`` (:func:`fit_log_power`).
+    3. *Verdict* (:func:`judge`): the fitted slope is compared with the bound's *local* slope over the
+       same checkpoints (the least-squares slope of ``log bound_shape`` on ``log t``), not with ``-r``:
+       ``log t / sqrt t`` has local slope ``-1/2 + 1/log t`` (THEORY.md section 4).
+
+Guarantee (what a verdict means)
+    Rates are upper bounds, so the judgement is one-sided (THEORY.md section 4):
+
+    * ``tight``: ``|fitted - predicted_local| <= tolerance``;
+    * ``loose``: the gap decays faster than the bound by more than the tolerance (allowed);
+    * ``violated``: slower by more than the tolerance *and* the 95% bootstrap interval excludes the
+      bound's local slope -- the only outcome that contradicts the theorem;
+    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, or an
+      uncertainty as large as the tolerance (or slower than the bound without the interval excluding it).
+
+Reference
+    Rates: SIGNADAM (``003_35ca27fd72435096.txt``) Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
+    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional, Protocol, Sequence
+
+import numpy as np
+
+from rates.errors import InputError
+from rates.trajectory import Run
+
+VERDICTS = ("tight", "loose", "violated", "inconclusive")
+DEFAULT_TOLERANCE = 0.05
+DEFAULT_DECADES = 2.0
+MIN_DECADES = 1.0
+MIN_POINTS = 6
+FLOOR_FACTOR = 100.0
+BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_SEED = 20240611
+# Relative slack when testing "loss non-increasing": log-domain losses carry float64 rounding.
+_MONOTONE_SLACK = 1e-10
+
+
+class BoundLike(Protocol):
+    """What the comparator needs from a Prediction: the bound's shape at given t."""
+
+    def bound_shape(self, t: np.ndarray) -> np.ndarray: ...
+
+
+# --------------------------------------------------------------------------------------------- window
+
+
+@dataclass(frozen=True)
+class Window:
+    """The checkpoints ``t0 <= t <= t1`` a fit uses, and how they were chosen.
+
+    ``entry_t`` is the empirical entry into the separable, monotone-loss phase (None: never entered);
+    ``floor`` is ``100 * accuracy * gamma``; ``floor_t`` the first checkpoint at or below it (None: never).
+    ``problem`` is None for a usable window, otherwise the reason a verdict must be ``inconclusive``.
+    """
+
+    t0: float
+    t1: float
+    points: int
+    source: str  # "auto" or "user"
+    entry_t: Optional[float]
+    floor: float
+    floor_t: Optional[float]
+    problem: Optional[str] = None
+
+    @property
+    def decades(self) -> float:
+        return math.log10(self.t1 / self.t0) if self.t0 > 0 and self.t1 > self.t0 else 0.0
+
+    def text(self) -> str:
+        return f"t in [{self.t0:.3g}, {self.t1:.3g}] ({self.decades:.2f} decades, {self.points} checkpoints, {self.source})"
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["decades"] = self.decades
+        return out
+
+
+def solver_floor(run: Run) -> float:
+    """Smallest gap that is not solver noise: ``100 x`` the margin solver's absolute accuracy."""
+    gamma = float(run.gamma["value"])
+    accuracy = float(run.gamma["accuracy"])
+    return FLOOR_FACTOR * abs(accuracy) * abs(gamma)
+
+
+def entry_index(run: Run) -> Optional[int]:
+    """First checkpoint from which all margins stay positive and the loss never increases; None if none.
+
+    This is the observable counterpart of ``t_1`` (THEORY.md section 3): the theorems' margin bound holds
+    once the data are separated and the loss decreases monotonically.
+    """
+    margin = np.asarray(run.margin, dtype=float)
+    log_loss = np.asarray(run.log_loss, dtype=float)
+    n = len(margin)
+    if n == 0:
+        return None
+    slack = _MONOTONE_SLACK * np.maximum(1.0, np.abs(log_loss[:-1]))
+    rises = np.zeros(n, dtype=bool)
+    rises[:-1] = ~(log_loss[1:] <= log_loss[:-1] + slack)  # NaN counts as a rise
+    bad = ~(margin > 0) | rises
+    if bad[-1]:
+        return None
+    bad_idx = np.flatnonzero(bad)
+    return 0 if len(bad_idx) == 0 else int(bad_idx[-1]) + 1
+
+
+def _usable_mask(run: Run) -> np.ndarray:
+    t = np.asarray(run.t, dtype=float)
+    gap = np.asarray(run.gap, dtype=float)
+    return (t >= 1) & np.isfinite(gap) & (gap > 0)
+
+
+def choose_window(run: Run, override: Optional[tuple[float, float]] = None, decades: float = DEFAULT_DECADES,
+                  min_decades: float = MIN_DECADES, min_points: int = MIN_POINTS) -> Window:
+    """Pick the asymptotic window of one run (module docstring, step 1), or validate a user window.
+
+    A user window (``--window T0:T1``) must satisfy ``1 <= T0 < T1`` and lie inside the run's checkpoints;
+    otherwise :class:`InputError` naming ``--window``. Floor points inside a user window are still left out
+    (their logarithm is noise), and the window is reported as ``user``.
+    """
+    t = np.asarray(run.t, dtype=float)
+    gap = np.asarray(run.gap, dtype=float)
+    floor = solver_floor(run)
+    entry = entry_index(run)
+    entry_t = float(t[entry]) if entry is not None else None
+    at_floor = np.flatnonzero((t >= 1) & ~(gap > floor))
+    if entry is not None:
+        at_floor = at_floor[at_floor >= entry]
+    floor_idx = int(at_floor[0]) if len(at_floor) else None
+    floor_t = float(t[floor_idx]) if floor_idx is not None else None
+    usable = _usable_mask(run) & (gap > floor)
+
+    if override is not None:
+        t0, t1 = override
+        positive = t[t >= 1]
+        if not (1 <= t0 < t1):
+            raise InputError("--window", f"needs 1 <= T0 < T1, got {t0:g}:{t1:g}")
+        if len(positive) == 0 or t0 < positive[0] or t1 > positive[-1]:
+            lo, hi = (positive[0], positive[-1]) if len(positive) else (float("nan"), float("nan"))
+            raise InputError("--window", f"{t0:g}:{t1:g} lies outside the run's checkpoints [{lo:g}, {hi:g}]")
+        inside = (t >= t0) & (t <= t1)
+        if inside.sum() < 3:
+            raise InputError("--window", f"{t0:g}:{t1:g} holds {int(inside.sum())} checkpoints; at least 3 are needed")
+        # The user's window is honoured even before the empirical entry; judge() notes it.
+        return _window(t, inside & usable, "user", entry_t, floor, floor_t, None, min_decades, min_points,
+                       bounds=(t0, t1))
+
+    if entry is None:
+        return Window(float("nan"), float("nan"), 0, "auto", None, floor, floor_t,
+                      "not yet separated: margins not all positive or loss still rising at the end of the run")
+    end = len(t) if floor_idx is None else floor_idx
+    idx = np.arange(len(t))
+    candidates = (idx >= entry) & (idx < end) & usable
+    if not candidates.any():
+        reason = "gap at the solver floor" if floor_idx is not None else "no checkpoint with a positive gap after entry"
+        return Window(float("nan"), float("nan"), 0, "auto", entry_t, floor, floor_t, reason)
+    t_end = float(t[candidates][-1])
+    chosen = candidates & (t >= t_end / 10.0 ** decades)
+    problem_if_short = "gap at the solver floor" if floor_idx is not None and floor_idx < len(t) - 1 else None
+    return _window(t, chosen, "auto", entry_t, floor, floor_t, None, min_decades, min_points,
+                   short_reason=problem_if_short)
+
+
+def _window(t: np.ndarray, chosen: np.ndarray, source: str, entry_t: Optional[float], floor: float,
+            floor_t: Optional[float], problem: Optional[str], min_decades: float, min_points: int,
+            bounds: Optional[tuple[float, float]] = None, short_reason: Optional[str] = None) -> Window:
+    ts = t[chosen]
+    if bounds is not None:
+        t0, t1 = bounds
+    elif len(ts):
+        t0, t1 = float(ts[0]), float(ts[-1])
+    else:
+        t0 = t1 = float("nan")
+    span = math.log10(ts[-1] / ts[0]) if len(ts) >= 2 else 0.0
+    if problem is None and (len(ts) < min_points or span < min_decades):
+        problem = (f"{short_reason}: " if short_reason else "") + (
+            f"window too short ({len(ts)} checkpoints over {span:.2f} decades; "
+            f"need {min_points} over {min_decades:g})")
+    return Window(float(t0), float(t1), int(len(ts)), source, entry_t, floor, floor_t, problem)
+
+
+def window_mask(run: Run, window: Window) -> np.ndarray:
+    """Checkpoints of ``run`` inside ``window`` with a gap above the solver floor."""
+    t = np.asarray(run.t, dtype=float)
+    gap = np.asarray(run.gap, dtype=float)
+    return (t >= window.t0) & (t <= window.t1) & _usable_mask(run) & (gap > window.floor)
+
+
+def parse_window(text: str, option: str = "--window") -> tuple[float, float]:
+    """``T0:T1`` (numbers such as ``1e3:1e5``) -> (T0, T1); the run-dependent range is checked later."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        t0, t1 = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise InputError(option, f"expected T0:T1 such as 1e3:1e5, got {text!r}") from None
+    if not (math.isfinite(t0) and math.isfinite(t1) and 1 <= t0 < t1):
+        raise InputError(option, f"needs 1 <= T0 < T1, got {text!r}")
+    return t0, t1
+
+
+def common_window(windows: Sequence[Window]) -> Window:
+    """Intersection of per-seed windows, so every seed is fitted over the same checkpoints."""
+    problems = [w.problem for w in windows if w.problem]
+    t0 = max(w.t0 for w in windows)
+    t1 = min(w.t1 for w in windows)
+    entries = [w.entry_t for w in windows]
+    floors_t = [w.floor_t for w in windows if w.floor_t is not None]
+    problem = problems[0] if problems else None
+    if problem is None and not t0 < t1:
+        problem = "the seeds' windows do not overlap"
+    return Window(t0, t1, min(w.points for w in windows), windows[0].source,
+                  None if any(e is None for e in entries) else max(entries),  # type: ignore[type-var]
+                  max(w.floor for w in windows), min(floors_t) if floors_t else None, problem)
+
+
+# ------------------------------------------------------------------------------------------------ fits
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """A fitted log-log slope with its bootstrap uncertainty, window and sample sizes."""
+
+    slope: float
+    stderr: float  # bootstrap standard deviation
+    ci_low: float  # 95% percentile interval
+    ci_high: float
+    seeds: int
+    points: int  # checkpoints per seed in the window (minimum over seeds)
+    window: Window
+    intercept: float = float("nan")  # mean over seeds of the fitted intercept (log scale)
+
+    def text(self, digits: int = 3) -> str:
+        return (f"{self.slope:+.{digits}f} ± {self.stderr:.{digits}f} "
+                f"(95% CI [{self.ci_low:+.{digits}f}, {self.ci_high:+.{digits}f}]; {self.window.text()}; "
+                f"{self.seeds} seed{'s' if self.seeds != 1 else ''}; bootstrap)")
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["window"] = self.window.to_json()
+        return out
+
+
+def _ols_slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares slopes along the last axis (NaN where x does not vary)."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    sxx = (xc * xc).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sxx > 0, (xc * yc).sum(axis=-1) / sxx, np.nan)
+
+
+def _bootstrap(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], samples: int, seed: int) -> np.ndarray:
+    """Replicates of the seed-averaged slope: resample seeds, then checkpoints inside each seed."""
+    rng = np.random.default_rng(seed)
+    per_seed = np.empty((len(xs), samples))
+    for j, (x, y) in enumerate(zip(xs, ys)):
+        idx = rng.integers(0, len(x), size=(samples, len(x)))
+        per_seed[j] = _ols_slopes(x[idx], y[idx])
+    if len(xs) == 1:
+        return per_seed[0]
+    pick = rng.integers(0, len(xs), size=(samples, len(xs)))
+    return per_seed[pick, np.arange(samples)[:, None]].mean(axis=1)
+
+
+def _fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], window: Window, samples: int, seed: int) -> SlopeFit:
+    slopes = np.array([_ols_slopes(x, y) for x, y in zip(xs, ys)], dtype=float)
+    intercepts = np.array([y.mean() - s * x.mean() for x, y, s in zip(xs, ys, slopes)])
+    reps = _bootstrap(xs, ys, samples, seed)
+    reps = reps[np.isfinite(reps)]
+    if len(reps) < 2:
+        stderr = lo = hi = float("nan")
+    else:
+        stderr = float(np.std(reps, ddof=1))
+        lo, hi = (float(v) for v in np.percentile(reps, [2.5, 97.5]))
+    return SlopeFit(float(slopes.mean()), stderr, lo, hi, len(xs), min(len(x) for x in xs), window,
+                    float(intercepts.mean()))
+
+
+def _window_points(runs: Sequence[Run], window: Window) -> list[np.ndarray]:
+    masks = [window_mask(run, window) for run in runs]
+    if any(m.sum() < 2 for m in masks):
+        raise ValueError("each run needs at least two checkpoints in the window")
+    return masks
+
+
+def fit_slope(runs: Sequence[Run], window: Window, samples: int = BOOTSTRAP_SAMPLES,
+              seed: int = BOOTSTRAP_SEED) -> SlopeFit:
+    """Slope of ``log gap`` on ``log t`` over ``window``, averaged over runs (seeds), with bootstrap error."""
+    masks = _window_points(runs, window)
+    xs = [np.log(np.asarray(r.t, dtype=float)[m]) for r, m in zip(runs, masks)]
+    ys = [np.log(np.asarray(r.gap, dtype=float)[m]) for r, m in zip(runs, masks)]
+    return _fit(xs, ys, window, samples, seed)
+
+
+def fit_log_power(runs: Sequence[Run], window: Window, exponent: float, samples: int = BOOTSTRAP_SAMPLES,
+                  seed: int = BOOTSTRAP_SEED) -> SlopeFit:
+    """Log power ``k`` in ``gap ~ t^{-r} (log t)^k``: slope of ``log(gap t^r)`` on ``log log t``.
+
+    ``r`` is the predicted exponent; needs ``t > 1`` throughout the window (points at t = 1 are dropped).
+    """
+    masks = [m & (np.asarray(r.t, dtype=float) > 1) for r, m in zip(runs, _window_points(runs, window))]
+    xs = [np.log(np.log(np.asarray(r.t, dtype=float)[m])) for r, m in zip(runs, masks)]
+    ys = [np.log(np.asarray(r.gap, dtype=float)[m]) + exponent * np.log(np.asarray(r.t, dtype=float)[m])
+          for r, m in zip(runs, masks)]
+    return _fit(xs, ys, window, samples, seed)
+
+
+def local_slope(shape: Callable[[np.ndarray], np.ndarray], t: np.ndarray) -> float:
+    """Least-squares slope of ``log shape(t)`` on ``log t`` at the given checkpoints (the bound's local slope)."""
+    t = np.asarray(t, dtype=float)
+    values = np.asarray(shape(t), dtype=float)
+    if np.any(~(values > 0)):
+        raise ValueError("bound shape must be positive on the window")
+    return float(_ols_slopes(np.log(t), np.log(values)))
+
+
+# --------------------------------------------------------------------------------------------- verdict
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one configuration: label, the numbers behind it, and why."""
+
+    label: str
+    reason: str
+    tolerance: float
+    window: Window
+    fit: Optional[SlopeFit] = None
+    predicted_local_slope: Optional[float] = None
+    log_power: Optional[SlopeFit] = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def difference(self) -> Optional[float]:
+        if self.fit is None or self.predicted_local_slope is None:
+            return None
+        return self.fit.slope - self.predicted_local_slope
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.label, "reason": self.reason, "tolerance": self.tolerance,
+                "window": self.window.to_json(), "fit": self.fit.to_json() if self.fit else None,
+                "predicted_local_slope": self.predicted_local_slope, "difference": self.difference,
+                "log_power": self.log_power.to_json() if self.log_power else None, "notes": list(self.notes)}
+
+
+def classify(fitted: SlopeFit, predicted_local: float, tolerance: float) -> tuple[str, str]:
+    """The one-sided rule of the module docstring applied to one fitted slope; returns (label, reason)."""
+    diff = fitted.slope - predicted_local
+    if not math.isfinite(fitted.stderr) or fitted.stderr > tolerance:
+        return "inconclusive", f"uncertainty {fitted.stderr:.3g} exceeds the tolerance {tolerance:g}"
+    if abs(diff) <= tolerance:
+        return "tight", f"fitted slope within {tolerance:g} of the bound's local slope (difference {diff:+.3f})"
+    if diff < 0:
+        return "loose", f"gap decays faster than the bound by {-diff:.3f} > {tolerance:g} (the bound is not attained)"
+    if fitted.ci_low > predicted_local:
+        return "violated", (f"gap decays slower than the bound by {diff:.3f} > {tolerance:g} and the 95% interval "
+                            f"[{fitted.ci_low:+.3f}, {fitted.ci_high:+.3f}] excludes {predicted_local:+.3f}")
+    return "inconclusive", (f"slower than the bound by {diff:.3f} but the 95% interval "
+                            f"[{fitted.ci_low:+.3f}, {fitted.ci_high:+.3f}] does not exclude it")
+
+
+def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = None,
+          tolerance: float = DEFAULT_TOLERANCE, window: Optional[tuple[float, float]] = None,
+          decades: float = DEFAULT_DECADES, samples: int = BOOTSTRAP_SAMPLES,
+          seed: int = BOOTSTRAP_SEED) -> Verdict:
+    """Window, fit and verdict for the runs (seeds) of one configuration against one bound.
+
+    ``exponent`` is the bound's asymptotic exponent ``r``; when given, the log power is fitted as well.
+    ``window`` overrides the automatic choice (``--window``). ``tolerance`` must lie in (0, 1)
+    (``--tolerance``).
+    """
+    if not runs:
+        raise ValueError("judge needs at least one run")
+    if not (0 < tolerance < 1):
+        raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
+    windows = [choose_window(run, window, decades=decades) for run in runs]
+    win = windows[0] if len(windows) == 1 else common_window(windows)
+    if win.problem is not None:
+        return Verdict("inconclusive", win.problem, tolerance, win)
+    fitted = fit_slope(runs, win, samples, seed)
+    t_window = np.asarray(runs[0].t, dtype=float)[window_mask(runs[0], win)]
+    predicted = local_slope(bound.bound_shape, t_window)
+    label, reason = classify(fitted, predicted, tolerance)
+    log_power = None
+    if exponent is not None and np.all(t_window > 1) and len(t_window) >= 3:
+        log_power = fit_log_power(runs, win, exponent, samples, seed)
+    notes = []
+    if win.source == "user" and (win.entry_t is None or win.t0 < win.entry_t):
+        entry = "never observed" if win.entry_t is None else f"t = {win.entry_t:g}"
+        notes.append(f"user window starts before the empirical separable, monotone-loss phase ({entry})")
+    return Verdict(label, reason, tolerance, win, fitted, predicted, log_power, notes)

@@ -1,0 +1,395 @@
+"""Exact max margins per norm, certified by two independent formulations; the margin of any W.
+
+Setting (THEORY.md section 1; SIGNADAM ``003_35ca27fd72435096.txt`` Ass. 3.1, MINIBATCH
+``002_e8731d42f3942599.txt`` Ass. 3.1, both [given]): data ``h_i`` with labels ``y_i`` in ``[k]``, a linear
+classifier ``W`` in R^{k x d}, and the constraint matrices ``A_ic = (e_{y_i} - e_c) h_i^T`` for ``c != y_i``.
+
+* Primal:  ``gamma = max_{||W|| <= 1} min_{i, c != y_i} <W, A_ic>``.
+* Dual (minimax theorem, the second formulation):
+  ``gamma = min_{lambda in simplex} ||sum_ic lambda_ic A_ic||_*``.
+
+Weak duality makes every feasible ``W`` a lower bound (its achieved margin) and every ``lambda`` in the
+simplex an upper bound (``||Z(lambda)||_*``), whatever solver produced them. Both bounds are re-evaluated
+here in plain float64 from the returned points, so the reported bracket ``[gamma, upper]`` is certified
+independently of the solvers' own tolerances.
+
+Algorithm: the primal and the dual are solved as two separate programs -- LPs with HiGHS (dual simplex for
+the primal, interior point with crossover for the dual) for the max-/sum-norm; conic programs with cvxpy +
+Clarabel for Frobenius, spectral, nuclear and entry-wise l_p. Every candidate ``W`` (the primal solution, the
+steepest direction of the dual's ``Z(lambda)``, the active-set polish) and every candidate ``lambda`` (the
+dual solution, the primal's multipliers) is scored; the best of each gives ``gamma`` and ``upper``.
+For Frobenius an active-set polish solves the KKT system ``W = sum_S mu_s A_s``, ``<W, A_s> = 1`` exactly,
+which closes the bracket to rounding.
+
+Guarantee: ``gamma`` is the achieved margin of ``W`` (``||W|| = 1``), a certified lower bound, and
+``(upper - gamma) / gamma`` is a certified relative accuracy; :func:`max_margin` raises
+:class:`~rates.errors.SolverError` when it exceeds ``TOLERANCE_FAIL``.
+
+Reference: the minimax dual is the standard Lagrangian dual of the hard-margin program (e.g. SIGNADAM
+``003_35ca27fd72435096.txt`` Lemma B.4's use of ``gamma``; Crammer & Singer, JMLR 2001, for Frobenius).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable, Union
+
+import numpy as np
+import torch
+
+from rates.errors import InputError, NotSeparableError, SolverError
+from rates.norms import Norm, parse_norm
+
+if TYPE_CHECKING:  # data.py imports this module lazily for its separability check
+    from rates.data import Dataset
+
+NormLike = Union[str, Norm]
+
+TARGET_ACCURACY = 1e-9  # THEORY.md section 7: gamma to <= 1e-9 relative
+TOLERANCE_FAIL = 1e-7  # beyond this the bracket is not trusted at all and the solve fails loudly
+SUPPORTED = "max, sum, frobenius, spectral, nuclear, lp:P (entry-wise, 1 <= P <= inf)"
+
+
+@dataclass
+class MarginResult:
+    """A certified max margin: ``gamma <= true max margin <= upper``, both evaluated from returned points."""
+
+    gamma: float
+    W: np.ndarray
+    norm: str
+    solver: str
+    accuracy: float
+    upper: float
+    checks: dict = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# margins of a given W
+
+
+def unnormalized_margins(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``min_{i, c != y_i} (W h_i)_{y_i} - (W h_i)_c`` for W of shape (..., k, d); result has shape (...).
+
+    H is (n, d), y is (n,) int64. Differences of logits are formed directly (no softmax), so the value is
+    exact up to float rounding even when the logits are in the thousands.
+    """
+    logits = W @ H.transpose(-2, -1).to(W.dtype)  # (..., k, n)
+    index = y.to(torch.long).expand(*logits.shape[:-2], 1, -1)
+    correct = torch.gather(logits, -2, index)  # (..., 1, n)
+    others = logits.scatter(-2, index, torch.full_like(correct, math.inf))
+    return (correct - others).amin(dim=(-2, -1))
+
+
+def margin_of(W: np.ndarray, ds: "Dataset", norm: NormLike) -> float:
+    """Normalised margin ``min_{i, c != y_i} (e_{y_i} - e_c)^T W h_i / ||W||`` (THEORY.md section 1)."""
+    norm = _as_norm(norm)
+    Wt = torch.as_tensor(np.asarray(W, dtype=np.float64))
+    value = float(norm.value(Wt))
+    if not value > 0:
+        raise InputError("W", "the margin of W = 0 is undefined")
+    H = torch.as_tensor(np.asarray(ds.H, dtype=np.float64))
+    y = torch.as_tensor(np.asarray(ds.y, dtype=np.int64))
+    return float(unnormalized_margins(Wt, H, y)) / value
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the two formulations
+
+
+def _as_norm(norm: NormLike) -> Norm:
+    return norm if isinstance(norm, Norm) else parse_norm(norm, "--norm")
+
+
+def _check_supported(norm: Norm) -> None:
+    if norm.kind == "schatten" and norm.p not in (1.0, 2.0, math.inf):
+        raise InputError(
+            "--norm",
+            f"the max-margin solver cannot handle {norm.name} (no conic form for general Schatten-p); "
+            f"supported: {SUPPORTED}, schatten:1/2/inf",
+        )
+
+
+def constraint_matrix(H: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+    """Rows ``vec(A_ic)`` (row-major vec of the k x d matrix) for every i and c != y_i: shape (n(k-1), k d)."""
+    n, d = H.shape
+    rows_i = np.repeat(np.arange(n), k)
+    rows_c = np.tile(np.arange(k), n)
+    keep = rows_c != y[rows_i]
+    rows_i, rows_c = rows_i[keep], rows_c[keep]
+    M = np.zeros((rows_i.size, k, d))
+    M[np.arange(rows_i.size), y[rows_i], :] = H[rows_i]
+    M[np.arange(rows_i.size), rows_c, :] -= H[rows_i]
+    return M.reshape(rows_i.size, k * d)
+
+
+@dataclass
+class _Problem:
+    M: np.ndarray  # (m, k d) constraint rows, data scaled by 1/scale
+    k: int
+    d: int
+    norm: Norm
+
+    def lower(self, W: np.ndarray) -> float:
+        """Achieved margin of W on the scaled data (a certified lower bound on the scaled gamma)."""
+        value = float(self.norm.value(torch.as_tensor(W)))
+        if not value > 0 or not np.all(np.isfinite(W)):
+            return -math.inf
+        W = np.asarray(W, dtype=np.float64)
+        return float(np.min(self.M @ W.reshape(-1))) / value
+
+    def upper(self, lam: np.ndarray) -> float:
+        """``||Z(lambda)||_*`` for lambda projected onto the simplex (a certified upper bound)."""
+        lam = np.clip(np.nan_to_num(np.asarray(lam, dtype=np.float64)), 0.0, None)
+        total = lam.sum()
+        if not total > 0:
+            return math.inf
+        Z = (self.M.T @ (lam / total)).reshape(self.k, self.d)
+        return float(self.norm.dual_value(torch.as_tensor(Z)))
+
+    def steepest_of_dual(self, lam: np.ndarray) -> np.ndarray:
+        """KKT: an optimal W maximises <Z(lambda*), W> on the unit ball, i.e. it is Z's steepest direction."""
+        lam = np.clip(np.nan_to_num(np.asarray(lam, dtype=np.float64)), 0.0, None)
+        Z = (self.M.T @ lam).reshape(self.k, self.d)
+        return self.norm.steepest(torch.as_tensor(Z)).numpy()
+
+
+def _lp_primal(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
+    """max t s.t. M w >= t, ||w|| <= 1 for the max-norm (box) or the sum-norm (w = w+ - w-)."""
+    from scipy.optimize import linprog
+
+    m, D = problem.M.shape
+    if math.isinf(problem.norm.p):
+        c = np.zeros(D + 1)
+        c[-1] = -1.0
+        A_ub = np.hstack([-problem.M, np.ones((m, 1))])
+        bounds = [(-1.0, 1.0)] * D + [(None, None)]
+        res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), bounds=bounds, method="highs-ds")
+        _require(res, "highs-ds primal LP")
+        return res.x[:D].reshape(problem.k, problem.d), -res.ineqlin.marginals
+    c = np.zeros(2 * D + 1)
+    c[-1] = -1.0
+    A_ub = np.vstack([
+        np.hstack([-problem.M, problem.M, np.ones((m, 1))]),
+        np.hstack([np.ones((1, 2 * D)), np.zeros((1, 1))]),
+    ])
+    b_ub = np.concatenate([np.zeros(m), [1.0]])
+    bounds = [(0.0, None)] * (2 * D) + [(None, None)]
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs-ds")
+    _require(res, "highs-ds primal LP")
+    return (res.x[:D] - res.x[D:2 * D]).reshape(problem.k, problem.d), -res.ineqlin.marginals[:m]
+
+
+def _lp_dual(problem: _Problem) -> np.ndarray:
+    """min over the simplex of ||M^T lambda||_* : sum-norm (for max) or max-norm (for sum), as an LP."""
+    from scipy.optimize import linprog
+
+    m, D = problem.M.shape
+    MT = problem.M.T
+    if math.isinf(problem.norm.p):  # dual norm l1: min sum u, -u <= M^T lam <= u
+        c = np.concatenate([np.zeros(m), np.ones(D)])
+        A_ub = np.vstack([np.hstack([MT, -np.eye(D)]), np.hstack([-MT, -np.eye(D)])])
+        bounds = [(0.0, None)] * (m + D)
+    else:  # dual norm l_inf: min s, -s <= M^T lam <= s
+        c = np.concatenate([np.zeros(m), [1.0]])
+        A_ub = np.vstack([np.hstack([MT, -np.ones((D, 1))]), np.hstack([-MT, -np.ones((D, 1))])])
+        bounds = [(0.0, None)] * (m + 1)
+    A_eq = np.concatenate([np.ones(m), np.zeros(c.size - m)])[None, :]
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=[1.0], bounds=bounds,
+                  method="highs-ipm")
+    _require(res, "highs-ipm dual LP")
+    return res.x[:m]
+
+
+def _require(res, what: str) -> None:
+    if res.status != 0:
+        raise SolverError(f"{what} failed: {res.message}")
+
+
+_CLARABEL_OPTIONS = dict(tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, tol_ktratio=1e-10,
+                         max_iter=400)
+
+
+def _cvx_norm(expr, norm: Norm, vectorised):
+    import cvxpy as cp
+
+    if norm.kind == "schatten" and math.isinf(norm.p):
+        return cp.sigma_max(expr)
+    if norm.kind == "schatten" and norm.p == 1.0:
+        return cp.normNuc(expr)
+    if norm.p == 2.0:
+        return cp.norm(vectorised, 2)
+    if math.isinf(norm.p):
+        return cp.norm(vectorised, "inf")
+    if norm.p == 1.0:
+        return cp.norm(vectorised, 1)
+    return cp.pnorm(vectorised, norm.p)
+
+
+def _solve_cvx(problem_cvx, what: str) -> None:
+    import cvxpy as cp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            problem_cvx.solve(solver=cp.CLARABEL, **_CLARABEL_OPTIONS)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"{what} failed: {exc}") from None
+    if problem_cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise SolverError(f"{what} failed: status {problem_cvx.status}")
+
+
+def _conic_primal(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
+    import cvxpy as cp
+
+    W = cp.Variable((problem.k, problem.d))
+    t = cp.Variable()
+    w = cp.vec(W, order="C")
+    margin_constraint = problem.M @ w >= t
+    prob = cp.Problem(cp.Maximize(t), [margin_constraint, _cvx_norm(W, problem.norm, w) <= 1])
+    _solve_cvx(prob, "clarabel primal conic program")
+    return np.asarray(W.value, dtype=np.float64), np.asarray(margin_constraint.dual_value, dtype=np.float64)
+
+
+def _conic_dual(problem: _Problem) -> np.ndarray:
+    import cvxpy as cp
+
+    m = problem.M.shape[0]
+    lam = cp.Variable(m, nonneg=True)
+    z = problem.M.T @ lam
+    Z = cp.reshape(z, (problem.k, problem.d), order="C")
+    prob = cp.Problem(cp.Minimize(_cvx_norm(Z, problem.norm.dual(), z)), [cp.sum(lam) == 1])
+    _solve_cvx(prob, "clarabel dual conic program")
+    return np.asarray(lam.value, dtype=np.float64)
+
+
+def _frobenius_polish(problem: _Problem, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Active-set KKT solve for the Frobenius max margin (hard-margin multiclass SVM).
+
+    With S the support (lambda_s > 0), the minimum-norm W with ``<W, A_s> = 1`` on S is
+    ``W = A_S^T mu``, ``(A_S A_S^T) mu = 1``. If mu >= 0 and every other margin is >= 1 this is the exact
+    optimum, and ``lambda = mu / sum(mu)`` certifies it: ``||Z(lambda)||_F = 1/||W||_F`` = achieved margin.
+    """
+    lam = np.clip(lam, 0.0, None)
+    if not lam.max() > 0:
+        return None
+    for threshold in (1e-6, 1e-8, 1e-4, 1e-10):
+        support = np.flatnonzero(lam > threshold * lam.max())
+        A_S = problem.M[support]
+        mu, *_ = np.linalg.lstsq(A_S @ A_S.T, np.ones(support.size), rcond=None)
+        W = A_S.T @ mu
+        if np.all(mu >= -1e-12) and np.min(problem.M @ W) >= 1 - 1e-12:
+            full = np.zeros_like(lam)
+            full[support] = np.clip(mu, 0.0, None)
+            return W.reshape(problem.k, problem.d), full
+    return None
+
+
+_SOLVERS: dict[str, tuple[str, Callable, Callable]] = {
+    "lp": ("highs-lp", _lp_primal, _lp_dual),
+    "conic": ("clarabel-conic", _conic_primal, _conic_dual),
+}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the public solver
+
+
+_CACHE: dict[tuple, MarginResult] = {}
+
+
+def _cache_key(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> tuple:
+    digest = hashlib.sha256()
+    for array in (np.ascontiguousarray(H, dtype=np.float64), np.ascontiguousarray(y, dtype=np.int64)):
+        digest.update(str(array.shape).encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest(), int(k), norm.kind, norm.p
+
+
+def _copy(result: MarginResult) -> MarginResult:
+    return replace(result, W=result.W.copy(), checks=dict(result.checks))
+
+
+def max_margin(ds: "Dataset", norm: NormLike) -> MarginResult:
+    """Max margin ``gamma`` of ``ds`` in ``norm`` and a maximiser W with ``||W|| = 1``, certified.
+
+    Raises :class:`~rates.errors.NotSeparableError` (option ``--data``) when gamma <= 0,
+    :class:`~rates.errors.InputError` (option ``--norm``) for a norm without a conic form here (general
+    Schatten-p), :class:`~rates.errors.SolverError` when the certified bracket exceeds ``TOLERANCE_FAIL``.
+    Results are cached on (data bytes, norm).
+    """
+    norm = _as_norm(norm)
+    _check_supported(norm)
+    H = np.asarray(ds.H, dtype=np.float64)
+    y = np.asarray(ds.y, dtype=np.int64)
+    key = _cache_key(H, y, ds.k, norm)
+    if key not in _CACHE:
+        _CACHE[key] = _solve(H, y, int(ds.k), norm)
+    return _copy(_CACHE[key])
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
+    n, d = H.shape
+    # gamma is linear in the data: solve on data of unit max entry so solver tolerances are relative.
+    scale = float(np.abs(H).max()) if H.size else 0.0
+    if not scale > 0:
+        raise NotSeparableError("--data", "all features are zero, so no classifier separates the data (gamma = 0)")
+    problem = _Problem(constraint_matrix(H / scale, y, k), k, d, norm)
+
+    is_lp = norm.kind == "entrywise" and norm.p in (1.0, math.inf)
+    solver, primal, dual = _SOLVERS["lp" if is_lp else "conic"]
+    W_primal, lam_from_primal = primal(problem)
+    lam_dual = dual(problem)
+
+    candidates_W = {"primal": W_primal, "steepest(dual Z)": problem.steepest_of_dual(lam_dual)}
+    candidates_lam = {"dual": lam_dual, "primal multipliers": lam_from_primal}
+    if norm.kind in ("entrywise", "schatten") and norm.p == 2.0:
+        for source, lam in (("dual", lam_dual), ("primal multipliers", lam_from_primal)):
+            polished = _frobenius_polish(problem, lam)
+            if polished is not None:
+                candidates_W[f"kkt polish({source})"] = polished[0]
+                candidates_lam[f"kkt polish({source})"] = polished[1]
+
+    lowers = {name: problem.lower(W) for name, W in candidates_W.items()}
+    uppers = {name: problem.upper(lam) for name, lam in candidates_lam.items()}
+    best_W = max(lowers, key=lowers.get)
+    best_lam = min(uppers, key=uppers.get)
+    lower, upper = lowers[best_W], uppers[best_lam]
+
+    if not lower > 1e-12 and not upper > 1e-9:
+        raise NotSeparableError(
+            "--data",
+            f"data are not linearly separable: max margin in {norm.name} norm is {upper * scale:.3g} <= 0 "
+            "(need gamma > 0, THEORY.md section 1)",
+        )
+    if not lower > 0:
+        raise SolverError(f"max margin in {norm.name}: no feasible W with positive margin found "
+                          f"(dual bound {upper * scale:.3g})")
+    accuracy = (upper - lower) / lower
+    if accuracy < 0 and accuracy > -1e-13:  # the two bounds cross only by rounding
+        accuracy = 0.0
+    if not (0.0 <= accuracy <= TOLERANCE_FAIL):
+        raise SolverError(f"max margin in {norm.name}: certified bracket [{lower * scale:.12g}, "
+                          f"{upper * scale:.12g}] is wider than {TOLERANCE_FAIL:g} relative")
+
+    W = candidates_W[best_W]
+    W = W / float(norm.value(torch.as_tensor(W)))
+    gamma = lower * scale
+    checks = {
+        "lower_bound": f"achieved margin of W from {best_W}",
+        "upper_bound": f"||Z(lambda)||_* of {norm.dual().name} at lambda from {best_lam}",
+        "formulations": "primal max-min program and minimax dual over the simplex, solved separately",
+        "lower_candidates": {name: value * scale for name, value in lowers.items()},
+        "upper_candidates": {name: value * scale for name, value in uppers.items()},
+        "target_accuracy": TARGET_ACCURACY,
+        "meets_target": accuracy <= TARGET_ACCURACY,
+        "data_scale": scale,
+    }
+    return MarginResult(gamma=gamma, W=W, norm=norm.name, solver=solver, accuracy=accuracy,
+                        upper=upper * scale, checks=checks)

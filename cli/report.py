@@ -1,0 +1,39 @@
+"""``rates report STUDY --out DIR``: run a named study, fit it, write trajectories, tables and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rates.errors import InputError
+from rates.studies import STUDIES, StudyOptions, get_study
+
+
+def report(
+    study: str = typer.Argument(..., help=f"study name: {', '.join(sorted(STUDIES))}"),
+    out: Path = typer.Option(..., "--out", help="output directory (created if missing)"),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="number of seeds (default: the study's own)"),
+    device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
+    quick: bool = typer.Option(False, "--quick", help="a tiny version for tests and smoke runs"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="show progress while simulating"),
+) -> None:
+    """Run STUDY (default: SignGD/NGD/Spectral-GD/Adam rates) and write its artefacts into --out."""
+    if seeds is not None and seeds < 1:
+        raise InputError("--seeds", f"must be a positive number of seeds, got {seeds}")
+    if device not in ("auto", "cpu", "cuda"):
+        raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
+    if out.exists() and not out.is_dir():
+        raise InputError("--out", f"{out} exists and is not a directory")
+    run_study = get_study(study)
+    written = run_study(out, StudyOptions(seeds=seeds, device=device, quick=quick, progress=progress))
+    print(f"wrote {len(written)} files to {out}")
+    table = out / "table.md"
+    if table.exists():
+        print()
+        print(table.read_text(encoding="utf-8"), end="")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

@@ -1,0 +1,76 @@
+"""Figures of a fit: log-log margin gap against t, the fitted line, the bound's shape, the window.
+
+The figure is what a reader checks a verdict against (THEORY.md section 4): the data of every seed, the
+least-squares line over the window (slope ± bootstrap error), the bound's shape ``bound_shape(t)`` scaled
+to the fitted line at the window start (so only its *slope* is compared, constants are not), the window
+shaded and the solver floor drawn. matplotlib's object API with the Agg canvas is used directly so that
+importing this module never changes a user's global backend.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from rates.compare import BoundLike, Verdict
+from rates.errors import InputError
+from rates.io import atomic_path
+from rates.trajectory import Run
+
+FIGURE_FORMATS = (".png", ".pdf")
+
+
+def check_figure_path(path: str | os.PathLike, option: str = "--plot") -> Path:
+    """Refuse a figure name whose format matplotlib would have to guess."""
+    p = Path(path)
+    if p.suffix.lower() not in FIGURE_FORMATS:
+        raise InputError(option, f"figure must end in {' or '.join(FIGURE_FORMATS)}, got {p.name!r}")
+    return p
+
+
+def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike], path: str | os.PathLike,
+             title: str, bound_label: str = "bound shape") -> Path:
+    """Draw one configuration's fit to ``path`` (PNG or PDF, written atomically)."""
+    target = check_figure_path(path)
+    fig = Figure(figsize=(6.4, 4.4), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for i, run in enumerate(runs):
+        t = np.asarray(run.t, dtype=float)
+        gap = np.asarray(run.gap, dtype=float)
+        keep = (t >= 1) & (gap > 0)
+        seed = run.config.get("seed", i)
+        ax.loglog(t[keep], gap[keep], ".-", lw=0.8, ms=3, alpha=0.8, label=f"gap, seed {seed}")
+
+    window = verdict.window
+    if np.isfinite(window.t0) and np.isfinite(window.t1):
+        ax.axvspan(window.t0, window.t1, color="tab:gray", alpha=0.15, label=f"window ({window.source})")
+    if window.floor > 0:
+        ax.axhline(window.floor, color="tab:red", lw=0.8, ls=":", label="solver floor (100 x accuracy)")
+    fit = verdict.fit
+    if fit is not None:
+        tw = np.logspace(np.log10(window.t0), np.log10(window.t1), 50)
+        line = np.exp(fit.intercept) * tw ** fit.slope
+        ax.loglog(tw, line, "k-", lw=2, label=f"fit: slope {fit.slope:+.3f} ± {fit.stderr:.3f}")
+        if bound is not None and verdict.predicted_local_slope is not None:
+            t_all = np.asarray(runs[0].t, dtype=float)
+            ts = np.logspace(np.log10(max(1.0, t_all[t_all >= 1][0])), np.log10(t_all[-1]), 200)
+            shape = np.asarray(bound.bound_shape(ts), dtype=float)
+            anchor = np.asarray(bound.bound_shape(np.array([window.t0])), dtype=float)[0]
+            scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
+            ax.loglog(ts, scale * shape, "--", color="tab:orange", lw=1.5,
+                      label=f"{bound_label} (local slope {verdict.predicted_local_slope:+.3f})")
+    ax.set_xlabel("iteration t")
+    ax.set_ylabel("margin gap  γ − γ(W_t)")
+    ax.set_title(f"{title}: {verdict.label}", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=target.suffix.lower().lstrip("."))
+    return target

@@ -1,0 +1,295 @@
+"""Predicted-vs-fitted verdict tables and the default study of ``rates report``.
+
+Setting
+    Runs of one configuration (algorithm, norm, a, eta_0, ...) over several seeds are grouped, judged by
+    :func:`rates.compare.judge` against the Prediction of ``rates.theorems.predict`` (the bound's shape over
+    the same window) and written as one table row: predicted rate with its source and status, the bound's
+    local slope over the window, the fitted slope ± bootstrap error, the window, the seeds, the fitted log
+    power and the verdict. Every table is a :class:`rates.tables.Table` (LaTeX booktabs / Markdown / JSON).
+
+Default study (``rates report default --out DIR``)
+    SignGD, NGD and Spectral-GD at a in {3/10, 1/2, 3/4, 1} and Adam (eps = 0, beta1 = 0.9, beta2 = 0.999)
+    at a in {1/2, 2/3, 4/5} on the ``default`` Gaussian preset, eta_0 = 1, W_0 = 0. Full-batch runs from
+    W_0 = 0 are deterministic, so a *seed* is a fresh data draw of the preset (``parse_data("default",
+    seed)``): seeds measure how the slope varies with the data, and each seed has its own max margin gamma.
+
+Reference
+    Rates: SIGNADAM ``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5 (NSD) and Cor. 6.4 (Adam); THEORY.md
+    section 4 (one-sided verdicts, local slopes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import sympy as sp
+
+from rates.compare import DEFAULT_TOLERANCE, Verdict, judge
+from rates.errors import InputError
+from rates.io import write_text_atomic
+from rates.tables import Cell, Table, latex_document
+from rates.trajectory import Run, Trajectory
+from rates.trajectory import save as save_trajectory
+
+FIT_SCHEMA = "rates.fit/1"
+# Config keys that differ between seeds of one configuration (or say nothing about it).
+_PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma")
+
+
+# --------------------------------------------------------------------------------------------- fitting
+
+
+@dataclass
+class FitRecord:
+    """One configuration judged: its runs (seeds), the Prediction and the Verdict."""
+
+    config: dict[str, Any]
+    seeds: list[Any]
+    prediction: Any
+    verdict: Verdict
+    runs: list[Run]
+
+    @property
+    def title(self) -> str:
+        return f"{self.config.get('algo')} ({self.config.get('norm')}), a = {self.config.get('a')}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": FIT_SCHEMA, "config": self.config, "seeds": self.seeds,
+                "prediction": _prediction_json(self.prediction), "verdict": self.verdict.to_json()}
+
+
+def config_key(config: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in config.items() if k not in _PER_SEED_KEYS}, sort_keys=True, default=str)
+
+
+def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
+    """Runs that differ only by seed form one configuration; groups keep the order of first appearance."""
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(config_key(run.config), []).append(run)
+    return list(groups.values())
+
+
+def exact_a(config: dict[str, Any]) -> sp.Rational:
+    value = config.get("a")
+    try:
+        frac = Fraction(str(value).strip())
+    except (ValueError, ZeroDivisionError):
+        raise InputError("--from", f"config a = {value!r} is not a number") from None
+    return sp.Rational(frac.numerator, frac.denominator)
+
+
+def prediction_for(config: dict[str, Any]):
+    """The Prediction of ``rates.theorems`` for a run's configuration."""
+    from rates.algorithms import resolve_algorithm
+    from rates.theorems import predict
+
+    algorithm = resolve_algorithm(str(config["algo"]), norm=config.get("norm"), n=config.get("n"),
+                                  batch=config.get("batch"), momentum=config.get("momentum"),
+                                  vr=bool(config.get("vr", False)))
+    return predict(algorithm, exact_a(config))
+
+
+def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
+              window: Optional[tuple[float, float]] = None, prediction: Any = None) -> FitRecord:
+    """Judge the seeds of one configuration against its Prediction."""
+    config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
+    prediction = prediction if prediction is not None else prediction_for(runs[0].config)
+    exponent = float(prediction.rate.exponent)
+    verdict = judge(runs, prediction, exponent=exponent, tolerance=tolerance, window=window)
+    seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
+    return FitRecord(config, seeds, prediction, verdict, list(runs))
+
+
+def fit_trajectory(trajectory: Trajectory, tolerance: float = DEFAULT_TOLERANCE,
+                   window: Optional[tuple[float, float]] = None) -> list[FitRecord]:
+    return [fit_group(group, tolerance, window) for group in group_runs(trajectory.runs)]
+
+
+# ---------------------------------------------------------------------------------------------- tables
+
+
+def _prediction_json(prediction: Any) -> Any:
+    to_json = getattr(prediction, "to_json", None)
+    return to_json() if callable(to_json) else str(prediction)
+
+
+def source_text(prediction: Any) -> str:
+    """``SIGNADAM 003_... Cor. 5.4 [given]``: where a predicted rate comes from and how firm it is."""
+    source = getattr(prediction, "source", "")
+    if isinstance(source, dict):
+        source = " ".join(str(source[k]) for k in ("seed", "theorem") if source.get(k))
+    status = getattr(prediction, "status", "")
+    status = f" [{status}]" if status and not str(status).startswith("[") else (f" {status}" if status else "")
+    return f"{source}{status}".strip()
+
+
+def _pm(value: Optional[float], err: Optional[float], digits: int = 3) -> tuple[str, str]:
+    if value is None:
+        return "-", "--"
+    text = f"{value:+.{digits}f} ± {err:.{digits}f}"
+    return text, f"${value:+.{digits}f} \\pm {err:.{digits}f}$"
+
+
+def _window_cells(verdict: Verdict) -> Cell:
+    w = verdict.window
+    if verdict.fit is None:
+        return Cell("-", "--")
+    return Cell(f"[{w.t0:.3g}, {w.t1:.3g}] ({w.points} pts)", f"$[{_sci(w.t0)}, {_sci(w.t1)}]$ ({w.points})",
+                value={"t0": w.t0, "t1": w.t1, "points": w.points, "source": w.source})
+
+
+def _sci(x: float) -> str:
+    mantissa, _, exponent = f"{x:.2e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    power = int(exponent)
+    return f"{mantissa}\\cdot 10^{{{power}}}" if mantissa != "1" else f"10^{{{power}}}"
+
+
+def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fitted margin-gap rates",
+                  label: str = "tab:fits", seeds_note: str = "") -> Table:
+    """One row per configuration: prediction (with source), bound's local slope, fit, window, verdict."""
+    table = Table(["algorithm", "a", "predicted rate", "source", "bound local slope", "fitted slope ± s.e.",
+                   "window t", "seeds", "log power k", "verdict"], caption=caption, label=label)
+    tolerances = set()
+    for rec in records:
+        v = rec.verdict
+        tolerances.add(v.tolerance)
+        rate = rec.prediction.rate
+        fit_text, fit_latex = _pm(v.fit.slope if v.fit else None, v.fit.stderr if v.fit else None)
+        k_text, k_latex = _pm(v.log_power.slope if v.log_power else None,
+                              v.log_power.stderr if v.log_power else None, 2)
+        local = v.predicted_local_slope
+        table.add(
+            Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
+            Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
+            Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": int(rate.log_power),
+                                                     "text": rate.text}),
+            Cell(source_text(rec.prediction)),
+            Cell("-" if local is None else f"{local:+.3f}", "--" if local is None else f"${local:+.3f}$", value=local),
+            Cell(fit_text, fit_latex, value=None if v.fit is None else
+                 {"slope": v.fit.slope, "stderr": v.fit.stderr, "ci95": [v.fit.ci_low, v.fit.ci_high]}),
+            _window_cells(v),
+            Cell(str(len(rec.seeds)), value=list(rec.seeds)),
+            Cell(k_text, k_latex, value=None if v.log_power is None else
+                 {"k": v.log_power.slope, "stderr": v.log_power.stderr}),
+            Cell(v.label, value={"verdict": v.label, "reason": v.reason}),
+        )
+    table.notes.append(
+        "Fitted slope: least squares of log gap on log t over the window, mean over seeds; ± is the bootstrap "
+        "standard error (resampling seeds and checkpoints, seeded). Window: after the empirical entry into the "
+        "separable, monotone-loss phase, last two decades, above 100x the margin solver's accuracy.")
+    table.notes.append(
+        "Bound local slope: least-squares slope of the bound's shape (exact partial sums) over the same "
+        "checkpoints. Verdicts are one-sided (THEORY.md sec. 4): tight = within tolerance "
+        f"{', '.join(f'{t:g}' for t in sorted(tolerances)) or DEFAULT_TOLERANCE}; loose = faster than the bound; "
+        "violated = slower with the 95% interval excluding the bound; inconclusive otherwise.")
+    table.notes.append("Log power k: slope of log(gap t^r) on log log t with r the predicted exponent.")
+    if seeds_note:
+        table.notes.append(seeds_note)
+    return table
+
+
+def load_fit_inputs(paths: Sequence[str | os.PathLike], tolerance: float = DEFAULT_TOLERANCE,
+                    option: str = "--fits") -> list[FitRecord]:
+    """Fit every configuration found in the Trajectory files (``rates run --out`` / ``rates report``).
+
+    Runs are pooled across files before grouping, so seeds saved in separate files form one row.
+    """
+    from rates.trajectory import load
+
+    runs: list[Run] = []
+    for path in paths:
+        try:
+            runs += load(path).runs
+        except InputError as err:
+            raise InputError(option, err.message) from None
+    return [fit_group(group, tolerance) for group in group_runs(runs)]
+
+
+def fits_table(paths: Sequence[str | os.PathLike], tolerance: float = DEFAULT_TOLERANCE) -> Table:
+    """Predicted vs fitted table of ``rates table --fits FILES...``."""
+    return verdict_table(load_fit_inputs(paths, tolerance))
+
+
+# ------------------------------------------------------------------------------------------ the study
+
+# (algorithm, a) of the default study; a as exact strings so file names and tables stay exact.
+DEFAULT_STUDY_CONFIGS: tuple[tuple[str, str], ...] = tuple(
+    [(algo, a) for algo in ("signgd", "ngd", "spectral-gd") for a in ("3/10", "1/2", "3/4", "1")]
+    + [("adam", a) for a in ("1/2", "2/3", "4/5")])
+DEFAULT_STUDY_DATA = "default"
+DEFAULT_STUDY_SEEDS = 3
+DEFAULT_STUDY_STEPS = 300_000
+QUICK_STUDY_STEPS = 3_000
+QUICK_STUDY_SEEDS = 2
+STUDY_CHECKPOINTS = 60
+
+
+def run_slug(config: dict[str, Any]) -> str:
+    """File-name stem of a configuration: ``signgd_a3-4`` (a written exactly, '/' -> '-')."""
+    return f"{config.get('algo')}_a{str(config.get('a')).replace('/', '-')}"
+
+
+def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, caption: str,
+                  figures: bool = True, meta: Optional[dict[str, Any]] = None) -> list[Path]:
+    """Per-configuration trajectories, the verdict table (Markdown, LaTeX document, JSON), figures."""
+    from rates.plots import plot_fit
+
+    written: list[Path] = []
+    for rec in records:
+        slug = run_slug(rec.config)
+        written.append(save_trajectory(Trajectory(rec.runs, dict(meta or {})), out_dir / "trajectories" / f"{slug}.json"))
+        if figures:
+            for ext in (".png", ".pdf"):
+                written.append(plot_fit(rec.runs, rec.verdict, rec.prediction, out_dir / "figures" / f"{slug}{ext}",
+                                        title=rec.title, bound_label=f"bound {rec.prediction.rate.text}"))
+    table = verdict_table(records, caption=caption, seeds_note=seeds_note)
+    written.append(write_text_atomic(out_dir / "table.md", table.to_markdown()))
+    written.append(write_text_atomic(out_dir / "table.tex", latex_document(table.to_latex())))
+    written.append(write_text_atomic(out_dir / "table.json", table.to_json()))
+    written.append(write_text_atomic(out_dir / "fits.json",
+                                     json.dumps([rec.to_json() for rec in records], indent=1, default=str) + "\n"))
+    return written
+
+
+def run_default_study(out_dir: Path, options) -> list[Path]:
+    """``rates report default``: the configurations of :data:`DEFAULT_STUDY_CONFIGS`, several data seeds.
+
+    Each seed is one batched ``simulate`` call (all configurations on one runs axis) on a fresh data draw
+    of the ``default`` preset; the runs are then regrouped per configuration, judged and written.
+    ``options.quick`` shrinks steps and seeds for tests (verdicts of a quick run are mostly inconclusive:
+    its window is too short, which the table says).
+    """
+    from rates.data import parse_data
+    from rates.engine import RunSpec, simulate
+
+    out_dir = Path(out_dir)
+    n_seeds = options.seeds if options.seeds is not None else (QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS)
+    if n_seeds < 1:
+        raise InputError("--seeds", f"must be a positive number of seeds, got {n_seeds}")
+    steps = QUICK_STUDY_STEPS if options.quick else DEFAULT_STUDY_STEPS
+    specs = [RunSpec(algo, exact_a({"a": a}), eta0=1.0, adam_eps=0.0) for algo, a in DEFAULT_STUDY_CONFIGS]
+    started = time.perf_counter()
+    all_runs: list[Run] = []
+    for seed in range(n_seeds):
+        data = parse_data(DEFAULT_STUDY_DATA, seed=seed)
+        trajectory = simulate(specs, data, steps, checkpoints=STUDY_CHECKPOINTS, device=options.device,
+                              progress=options.progress)
+        for run in trajectory.runs:
+            run.config["seed"] = seed
+        all_runs += trajectory.runs
+    records = [fit_group(group) for group in group_runs(all_runs)]
+    seeds_note = (f"Seeds 0..{n_seeds - 1}: independent data draws of the '{DEFAULT_STUDY_DATA}' preset "
+                  f"(full-batch runs from W_0 = 0 are deterministic given the data); {steps} steps, eta_0 = 1, "
+                  f"Adam with eps = 0; {time.perf_counter() - started:.0f} s of simulation.")
+    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "seeds": list(range(n_seeds)), "steps": steps,
+            "seed_meaning": "data draw of the preset"}
+    return write_outputs(records, out_dir, seeds_note, caption="Default study: predicted vs fitted margin-gap rates",
+                         meta=meta)

@@ -40,31 +40,39 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike], 
     fig = Figure(figsize=(6.4, 4.4), dpi=120)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
+    shown = []
     for i, run in enumerate(runs):
         t = np.asarray(run.t, dtype=float)
         gap = np.asarray(run.gap, dtype=float)
         keep = (t >= 1) & (gap > 0)
+        shown.append(gap[keep])
         seed = run.config.get("seed", i)
         ax.loglog(t[keep], gap[keep], ".-", lw=0.8, ms=3, alpha=0.8, label=f"gap, seed {seed}")
+    values = np.concatenate(shown) if shown else np.array([])
+    low, high = (values.min(), values.max()) if len(values) else (1e-12, 1.0)
 
     window = verdict.window
     if np.isfinite(window.t0) and np.isfinite(window.t1):
         ax.axvspan(window.t0, window.t1, color="tab:gray", alpha=0.15, label=f"window ({window.source})")
-    if window.floor > 0:
+    # The floor is drawn only when it is near the data; otherwise it would squash the plot to 1e-10.
+    if window.floor > low / 100:
         ax.axhline(window.floor, color="tab:red", lw=0.8, ls=":", label="solver floor (100 x accuracy)")
+        low = min(low, window.floor)
     fit = verdict.fit
     if fit is not None:
         tw = np.logspace(np.log10(window.t0), np.log10(window.t1), 50)
         line = np.exp(fit.intercept) * tw ** fit.slope
         ax.loglog(tw, line, "k-", lw=2, label=f"fit: slope {fit.slope:+.3f} ± {fit.stderr:.3f}")
         if bound is not None and verdict.predicted_local_slope is not None:
-            t_all = np.asarray(runs[0].t, dtype=float)
-            ts = np.logspace(np.log10(max(1.0, t_all[t_all >= 1][0])), np.log10(t_all[-1]), 200)
+            # From two decades before the window: earlier, before t_1, the bound's shape says nothing.
+            t_last = float(np.asarray(runs[0].t, dtype=float)[-1])
+            ts = np.logspace(np.log10(max(2.0, window.t0 / 100)), np.log10(t_last), 200)
             shape = np.asarray(bound.bound_shape(ts), dtype=float)
             anchor = np.asarray(bound.bound_shape(np.array([window.t0])), dtype=float)[0]
             scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
-            ax.loglog(ts, scale * shape, "--", color="tab:orange", lw=1.5,
+            ax.loglog(ts, scale * shape, "--", color="tab:purple", lw=1.8, zorder=5,
                       label=f"{bound_label} (local slope {verdict.predicted_local_slope:+.3f})")
+    ax.set_ylim(low / 2, high * 2)
     ax.set_xlabel("iteration t")
     ax.set_ylabel("margin gap  γ − γ(W_t)")
     ax.set_title(f"{title}: {verdict.label}", fontsize=10)

@@ -64,6 +64,9 @@ class MarginResult:
     accuracy: float
     upper: float
     checks: dict = field(default_factory=dict)
+    # the certificate of ``upper``: weights on the rows of :func:`constraint_matrix` (order i, then c != y_i),
+    # in the simplex, with ``upper = ||sum_r dual_r A_r||_*`` on the original data
+    dual: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -79,7 +82,7 @@ def unnormalized_margins(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> t
     logits = W @ H.transpose(-2, -1).to(W.dtype)  # (..., k, n)
     index = y.to(torch.long).expand(*logits.shape[:-2], 1, -1)
     correct = torch.gather(logits, -2, index)  # (..., 1, n)
-    others = logits.scatter(-2, index, torch.full_like(correct, math.inf))
+    others = logits.scatter(-2, index, torch.full_like(correct, -math.inf))  # drop c = y_i from the min
     return (correct - others).amin(dim=(-2, -1))
 
 
@@ -90,8 +93,8 @@ def margin_of(W: np.ndarray, ds: "Dataset", norm: NormLike) -> float:
     value = float(norm.value(Wt))
     if not value > 0:
         raise InputError("W", "the margin of W = 0 is undefined")
-    H = torch.as_tensor(np.asarray(ds.H, dtype=np.float64))
-    y = torch.as_tensor(np.asarray(ds.y, dtype=np.int64))
+    H = torch.tensor(np.asarray(ds.H), dtype=torch.float64)
+    y = torch.tensor(np.asarray(ds.y), dtype=torch.int64)
     return float(unnormalized_margins(Wt, H, y)) / value
 
 
@@ -156,7 +159,7 @@ class _Problem:
         return self.norm.steepest(torch.as_tensor(Z)).numpy()
 
 
-def _lp_primal(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
+def _lp_primal(problem: _Problem, options: dict) -> tuple[np.ndarray, np.ndarray]:
     """max t s.t. M w >= t, ||w|| <= 1 for the max-norm (box) or the sum-norm (w = w+ - w-)."""
     from scipy.optimize import linprog
 
@@ -182,7 +185,7 @@ def _lp_primal(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
     return (res.x[:D] - res.x[D:2 * D]).reshape(problem.k, problem.d), -res.ineqlin.marginals[:m]
 
 
-def _lp_dual(problem: _Problem) -> np.ndarray:
+def _lp_dual(problem: _Problem, options: dict) -> np.ndarray:
     """min over the simplex of ||M^T lambda||_* : sum-norm (for max) or max-norm (for sum), as an LP."""
     from scipy.optimize import linprog
 
@@ -210,6 +213,16 @@ def _require(res, what: str) -> None:
 
 _CLARABEL_OPTIONS = dict(tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, tol_ktratio=1e-10,
                          max_iter=400)
+# Interior-point SDPs (spectral, nuclear) stall near 1e-9 relative gap at points that depend on the linear
+# algebra path; any W is a valid lower bound and any lambda a valid upper bound, so re-solving with other
+# settings and keeping the best certificate of each side is a sound way to narrow the bracket.
+_RETRY_OPTIONS = (
+    dict(direct_solve_method="faer"),
+    dict(max_step_fraction=0.9),
+    dict(equilibrate_enable=False),
+    dict(direct_solve_method="faer", max_step_fraction=0.9),
+    dict(max_step_fraction=0.8, equilibrate_enable=False),
+)
 
 
 def _cvx_norm(expr, norm: Norm, vectorised):
@@ -228,20 +241,20 @@ def _cvx_norm(expr, norm: Norm, vectorised):
     return cp.pnorm(vectorised, norm.p)
 
 
-def _solve_cvx(problem_cvx, what: str) -> None:
+def _solve_cvx(problem_cvx, what: str, options: dict) -> None:
     import cvxpy as cp
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            problem_cvx.solve(solver=cp.CLARABEL, **_CLARABEL_OPTIONS)
+            problem_cvx.solve(solver=cp.CLARABEL, **{**_CLARABEL_OPTIONS, **options})
         except cp.error.SolverError as exc:
             raise SolverError(f"{what} failed: {exc}") from None
     if problem_cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise SolverError(f"{what} failed: status {problem_cvx.status}")
 
 
-def _conic_primal(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
+def _conic_primal(problem: _Problem, options: dict) -> tuple[np.ndarray, np.ndarray]:
     import cvxpy as cp
 
     W = cp.Variable((problem.k, problem.d))
@@ -249,11 +262,11 @@ def _conic_primal(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
     w = cp.vec(W, order="C")
     margin_constraint = problem.M @ w >= t
     prob = cp.Problem(cp.Maximize(t), [margin_constraint, _cvx_norm(W, problem.norm, w) <= 1])
-    _solve_cvx(prob, "clarabel primal conic program")
+    _solve_cvx(prob, "clarabel primal conic program", options)
     return np.asarray(W.value, dtype=np.float64), np.asarray(margin_constraint.dual_value, dtype=np.float64)
 
 
-def _conic_dual(problem: _Problem) -> np.ndarray:
+def _conic_dual(problem: _Problem, options: dict) -> np.ndarray:
     import cvxpy as cp
 
     m = problem.M.shape[0]
@@ -261,7 +274,7 @@ def _conic_dual(problem: _Problem) -> np.ndarray:
     z = problem.M.T @ lam
     Z = cp.reshape(z, (problem.k, problem.d), order="C")
     prob = cp.Problem(cp.Minimize(_cvx_norm(Z, problem.norm.dual(), z)), [cp.sum(lam) == 1])
-    _solve_cvx(prob, "clarabel dual conic program")
+    _solve_cvx(prob, "clarabel dual conic program", options)
     return np.asarray(lam.value, dtype=np.float64)
 
 
@@ -287,6 +300,19 @@ def _frobenius_polish(problem: _Problem, lam: np.ndarray) -> tuple[np.ndarray, n
     return None
 
 
+def _spectral_face_point(problem: _Problem, lam: np.ndarray) -> np.ndarray:
+    """Spectral primal from the dual: the polar factor of Z(lambda) on its clearly positive singular values.
+
+    ``Z(lambda)`` always has ``1^T Z = 0`` (rank <= k-1) and an inexact lambda turns the zero singular values
+    into ~1e-6 noise that the exact-polar steepest direction would keep with weight 1; dropping them gives a
+    point of the optimal face (up to the free null-space block, which the margins may not need).
+    """
+    Z = (problem.M.T @ np.clip(lam, 0.0, None)).reshape(problem.k, problem.d)
+    U, sigma, Vh = np.linalg.svd(Z, full_matrices=False)
+    keep = sigma > 1e-6 * sigma.max()
+    return (U[:, keep] @ Vh[keep]) if keep.any() else Z
+
+
 _SOLVERS: dict[str, tuple[str, Callable, Callable]] = {
     "lp": ("highs-lp", _lp_primal, _lp_dual),
     "conic": ("clarabel-conic", _conic_primal, _conic_dual),
@@ -309,7 +335,7 @@ def _cache_key(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> tuple:
 
 
 def _copy(result: MarginResult) -> MarginResult:
-    return replace(result, W=result.W.copy(), checks=dict(result.checks))
+    return replace(result, W=result.W.copy(), checks=dict(result.checks), dual=result.dual.copy())
 
 
 def max_margin(ds: "Dataset", norm: NormLike) -> MarginResult:
@@ -334,6 +360,28 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
+def _primal_candidates(problem: _Problem, primal, dual, options: dict, tag: str,
+                       uppers: dict[str, float], kept_lam: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Solve both formulations once; return candidate W's and record the upper bounds of candidate lambdas."""
+    norm = problem.norm
+    W_primal, lam_from_primal = primal(problem, options)
+    lam_dual = dual(problem, options)
+    candidates_W = {f"primal{tag}": W_primal, f"steepest(dual Z){tag}": problem.steepest_of_dual(lam_dual)}
+    candidates_lam = {f"dual{tag}": lam_dual, f"primal multipliers{tag}": lam_from_primal}
+    if norm.kind == "schatten" and math.isinf(norm.p):
+        candidates_W[f"polar face(dual Z){tag}"] = _spectral_face_point(problem, lam_dual)
+    if norm.p == 2.0:
+        for source, lam in (("dual", lam_dual), ("primal multipliers", lam_from_primal)):
+            polished = _frobenius_polish(problem, lam)
+            if polished is not None:
+                candidates_W[f"kkt polish({source}){tag}"] = polished[0]
+                candidates_lam[f"kkt polish({source}){tag}"] = polished[1]
+    for name, lam in candidates_lam.items():
+        uppers[name] = problem.upper(lam)
+        kept_lam[name] = lam
+    return candidates_W
+
+
 def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
     n, d = H.shape
     # gamma is linear in the data: solve on data of unit max entry so solver tolerances are relative.
@@ -344,23 +392,22 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
 
     is_lp = norm.kind == "entrywise" and norm.p in (1.0, math.inf)
     solver, primal, dual = _SOLVERS["lp" if is_lp else "conic"]
-    W_primal, lam_from_primal = primal(problem)
-    lam_dual = dual(problem)
-
-    candidates_W = {"primal": W_primal, "steepest(dual Z)": problem.steepest_of_dual(lam_dual)}
-    candidates_lam = {"dual": lam_dual, "primal multipliers": lam_from_primal}
-    if norm.kind in ("entrywise", "schatten") and norm.p == 2.0:
-        for source, lam in (("dual", lam_dual), ("primal multipliers", lam_from_primal)):
-            polished = _frobenius_polish(problem, lam)
-            if polished is not None:
-                candidates_W[f"kkt polish({source})"] = polished[0]
-                candidates_lam[f"kkt polish({source})"] = polished[1]
-
-    lowers = {name: problem.lower(W) for name, W in candidates_W.items()}
-    uppers = {name: problem.upper(lam) for name, lam in candidates_lam.items()}
-    best_W = max(lowers, key=lowers.get)
-    best_lam = min(uppers, key=uppers.get)
-    lower, upper = lowers[best_W], uppers[best_lam]
+    lowers: dict[str, float] = {}
+    uppers: dict[str, float] = {}
+    kept_W: dict[str, np.ndarray] = {}
+    kept_lam: dict[str, np.ndarray] = {}
+    rounds = 0
+    for options in ({},) + (() if is_lp else _RETRY_OPTIONS):
+        tag = f"#{rounds}" if rounds else ""
+        rounds += 1
+        for name, W in _primal_candidates(problem, primal, dual, options, tag, uppers, kept_lam).items():
+            lowers[name] = problem.lower(W)
+            kept_W[name] = W
+        best_W = max(lowers, key=lowers.get)
+        best_lam = min(uppers, key=uppers.get)
+        lower, upper = lowers[best_W], uppers[best_lam]
+        if lower > 0 and (upper - lower) <= TARGET_ACCURACY * lower:
+            break
 
     if not lower > 1e-12 and not upper > 1e-9:
         raise NotSeparableError(
@@ -378,7 +425,7 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
         raise SolverError(f"max margin in {norm.name}: certified bracket [{lower * scale:.12g}, "
                           f"{upper * scale:.12g}] is wider than {TOLERANCE_FAIL:g} relative")
 
-    W = candidates_W[best_W]
+    W = kept_W[best_W]
     W = W / float(norm.value(torch.as_tensor(W)))
     gamma = lower * scale
     checks = {
@@ -390,6 +437,8 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
         "target_accuracy": TARGET_ACCURACY,
         "meets_target": accuracy <= TARGET_ACCURACY,
         "data_scale": scale,
+        "solver_rounds": rounds,
     }
+    lam = np.clip(kept_lam[best_lam], 0.0, None)
     return MarginResult(gamma=gamma, W=W, norm=norm.name, solver=solver, accuracy=accuracy,
-                        upper=upper * scale, checks=checks)
+                        upper=upper * scale, checks=checks, dual=lam / lam.sum())

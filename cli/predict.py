@@ -1,0 +1,81 @@
+"""``rates predict``: the rate, regime, best ``a`` and thresholds a theorem family predicts."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from cli.options import parse_exponent_a
+from rates.algorithms import resolve_algorithm
+from rates.errors import InputError
+from rates.theorems import predict as predict_rate
+
+
+def _positive(value: Optional[float], option: str) -> Optional[float]:
+    if value is not None and not value > 0:
+        raise InputError(option, f"must be > 0, got {value}")
+    return value
+
+
+def render_text(prediction) -> str:
+    """A small readable block; every theory number names its source and its given/rebuilt status."""
+    source = f"{prediction.source.seed} {prediction.source.theorem} [{prediction.status}]"
+    lines = [
+        f"algorithm   {prediction.algorithm} (norm {prediction.norm}, family {prediction.family})",
+        f"a           {prediction.a}   regime {prediction.regime}",
+        f"rate        O({prediction.rate.text})   r = {prediction.rate.exponent}, log power k = {prediction.rate.log_power}"
+        "   [derived from the template's numerator terms]",
+        f"latex       O({prediction.rate.latex})",
+        f"best a      {prediction.best_a}",
+        f"gap to      {prediction.gap_to}",
+    ]
+    for name in ("t0", "t1"):
+        info = prediction.thresholds[name]
+        numeric = info.get("numeric")
+        extra = ""
+        if numeric is not None:
+            extra = f"  = {numeric}"
+        elif "assumption_fails" in info:
+            extra = f"  (assumption fails: {info['assumption_fails']})"
+        elif "missing" in info:
+            extra = f"  (numeric needs {', '.join(info['missing'])})"
+        elif "note" in info:
+            extra = f"  ({info['note']})"
+        if "upper_bound" in info:
+            extra += f"  [closed-form upper bound {info['upper_bound']}]"
+        lines.append(f"{name:<11} {info['symbolic']}{extra}   [rebuilt]")
+    lines.append(f"assumes     {'; '.join(prediction.assumptions)}")
+    lines.append(f"source      {source}")
+    return "\n".join(lines)
+
+
+def predict(
+    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, signsgd, nsgd, spectral-sgd, vr-*"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
+    a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a); 1/2, 0.5, 2/3"),
+    n: Optional[int] = typer.Option(None, "--n", help="number of samples"),
+    batch: Optional[int] = typer.Option(None, "--batch", help="batch size b (divides n)"),
+    momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
+    vr: bool = typer.Option(False, "--vr", help="variance reduction (SVRG-style)"),
+    gamma: Optional[float] = typer.Option(None, "--gamma", help="max margin gamma > 0 (for numeric thresholds)"),
+    data_bound: Optional[float] = typer.Option(None, "--B", help="data bound B >= max_i ||h_i||_1"),
+    eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
+    classes: Optional[int] = typer.Option(None, "--k", help="number of classes k >= 2"),
+    c_adam: Optional[float] = typer.Option(None, "--c-adam", help="Adam moment-mismatch constant (not rebuilt)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Predict the margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1."""
+    exponent = parse_exponent_a(a, "--a")
+    config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
+    if classes is not None and classes < 2:
+        raise InputError("--k", f"must be an integer >= 2, got {classes}")
+    constants = {"gamma": _positive(gamma, "--gamma"), "B": _positive(data_bound, "--B"),
+                 "eta_0": _positive(eta0, "--eta0"), "k": classes, "c_adam": _positive(c_adam, "--c-adam")}
+    given = {key: value for key, value in constants.items() if value is not None and key != "eta_0"}
+    prediction = predict_rate(config, exponent, {**given, "eta_0": eta0} if given else None)
+    typer.echo(prediction.to_json_text() if as_json else render_text(prediction))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("predict")(predict)

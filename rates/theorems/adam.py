@@ -1,0 +1,50 @@
+"""Adam without the stability constant (eps = 0), max-norm geometry.
+
+Setting: as NSD (THEORY.md section 1) plus SIGNADAM Ass. 3.2 (second-moment buffer entries bounded below
+by ``rho``) and Ass. 3.4 (the schedule satisfies the moment-ratio condition after a time depending on
+``beta1, beta2``).
+
+Algorithm: ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2``, bias
+corrected, ``W <- W - eta_t m_t / sqrt(v_t)`` (SIGNADAM eq. 3; ``beta1 = beta2 = 0`` is SignGD).
+
+Guarantee (SIGNADAM ``003_35ca27fd72435096.txt`` Thm 6.3, Cor. 6.4, Remark 6.5) [rebuilt]: the descent step
+carries, besides SignGD's curvature noise ``alpha eta_t``, the moment mismatch ``|m/sqrt(v) - sign(g)|``,
+which Lemma D.1-D.4 bound entry-wise by ``O(sqrt(eta_t))`` (first and second moments average gradients
+over a window of past iterates that moved by ``O(eta_t)``); so ``noise_t = alpha eta_t + c_adam eta_t^{1/2}``
+and the margin numerator gains ``c_adam sum_{s=t_0}^{t-1} eta_s^{3/2}``:
+
+    gamma - gamma(W_t) <= [ c_adam sum eta_s^{3/2} + alpha sum eta_s^2 + gamma sum_{s<t_1} eta_s + log n ] / sum_{s<t} eta_s.
+
+``c_adam`` grows with ``d`` and ``log(1/rho)`` and depends on ``beta1, beta2``; its exact value is not
+rebuilt here (it stays a symbol; numeric ``t_0`` needs ``--c-adam``). Remark 6.5 states the consequence
+that the derivation must reproduce: best ``a = 2/3`` with ``t^{-1/3}`` versus SignGD's ``t^{-1/2}``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from rates.theorems.base import SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha, gamma
+
+c_adam = sp.Symbol("c_adam", positive=True)
+SOURCE = Source(SEED_SIGNADAM, "Thm 6.3, Cor. 6.4, Rem. 6.5")
+
+
+def template(norm: str = "max") -> BoundTemplate:
+    return BoundTemplate(
+        family="adam",
+        title="Adam, eps = 0 (max)",
+        source=SOURCE,
+        status="rebuilt",
+        gap_to="gamma",
+        numerator=(PowerSumTerm(sp.Rational(3, 2), c_adam, "moment mismatch |m/sqrt(v) - sign g| = O(sqrt(eta_t))"),
+                   PowerSumTerm(sp.Integer(2), alpha, "second-order (curvature) noise")),
+        noise=(NoiseTerm(sp.Integer(1), alpha, "curvature: alpha eta_t"),
+               NoiseTerm(sp.Rational(1, 2), c_adam, "moment mismatch: c_adam eta_t^(1/2)")),
+        gamma_ref=gamma,
+        assumptions=("data separable: gamma > 0 in the max norm", "||h_i||_1 <= B",
+                     "v_0 entries >= rho > 0 (SIGNADAM Ass. 3.2)", "beta1 <= beta2 schedule condition (Ass. 3.4)"),
+        constants={"alpha": f"2 B^2 exp(2 B eta_0) [rebuilt]",
+                   "c_adam": "moment-mismatch constant, grows with d and log(1/rho) [rebuilt, order only]"},
+        definitions={alpha: curvature_alpha()},
+    )

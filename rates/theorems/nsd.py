@@ -1,0 +1,44 @@
+"""Normalised steepest descent, full batch, for any entry-wise l_p or Schatten-p norm.
+
+Setting: multiclass linear classifier, cross-entropy, separable data with margin ``gamma`` in the
+algorithm's own norm, ``||h_i||_1 <= B`` (THEORY.md section 1).
+
+Algorithm: ``W_{t+1} = W_t - eta_t Delta_t``, ``Delta_t`` the steepest direction of ``grad L(W_t)`` in the
+unit ball of the norm (SignGD for max, NGD for Frobenius, Spectral-GD for spectral, coordinate descent for
+sum; THEORY.md section 2).
+
+Guarantee (SIGNADAM ``003_35ca27fd72435096.txt`` Thm 5.3 for SignGD, Remark 5.5 / App. E for any norm;
+rates Cor. 5.4 / C.5): for ``t > t_1``
+
+    gamma - gamma(W_t) <= [ alpha sum_{s=t_0}^{t-1} eta_s^2 + gamma sum_{s<t_1} eta_s + log n ] / sum_{s<t} eta_s
+
+with ``alpha = 2 B^2 exp(2 B eta_0)`` (:func:`rates.theorems.base.curvature_alpha`, [rebuilt]) and the
+thresholds of :mod:`rates.theorems.base`. The numerator's only growing term is ``sum eta^2`` -- the
+corollary's four cases follow from it (derived in :mod:`rates.asymptotics`). Structure [given] by the
+surviving proof text of Cor. C.5; constants [rebuilt].
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from rates.theorems.base import (SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha,
+                                 gamma)
+
+SOURCE = Source(SEED_SIGNADAM, "Thm 5.3, Cor. 5.4/C.5, Rem. 5.5")
+
+
+def template(norm: str = "max") -> BoundTemplate:
+    """The NSD bound for ``norm`` (constants do not depend on the norm: Lemma C.1 ordering)."""
+    return BoundTemplate(
+        family="nsd",
+        title=f"NSD full batch ({norm})",
+        source=SOURCE,
+        status="given",
+        gap_to="gamma",
+        numerator=(PowerSumTerm(sp.Integer(2), alpha, "second-order (curvature) noise of the Taylor step"),),
+        noise=(NoiseTerm(sp.Integer(1), alpha, "curvature: alpha eta_t"),),
+        gamma_ref=gamma,
+        assumptions=("data separable: gamma > 0 in the " + norm + " norm", "||h_i||_1 <= B", "a in (0, 1]"),
+        constants={"alpha": f"2 B^2 exp(2 B eta_0) [rebuilt] = {curvature_alpha()}"},
+    )

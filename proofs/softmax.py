@@ -1,0 +1,205 @@
+"""Simplex and softmax facts: SIGNADAM Lemmas A.3/A.4/4.2/B.5, MINIBATCH Lemmas C.3/C.4/C.9.
+
+The statements are [rebuilt]: the seeds kept the lemma names and proof steps ("By Cauchy-Schwarz ... the
+claim becomes equivalent to ... which is trivially true"), not the formulas. The constants below are the
+ones those proof steps produce; each is also shown tight (worst ratio -> 1) by the search.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+from scipy.special import logsumexp
+
+from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem
+from proofs.crossentropy import (NORM_NAMES, autograd_curvature, complements, data_bound, log_complement, logits,
+                                 log_uniform, norm_value, proxy, random_problem, softmax)
+
+x = sp.Symbol("x")
+
+
+def _logit_vector(rng, k):
+    return rng.standard_normal(k) * log_uniform(rng, 0.05, 40.0)
+
+
+def simplex_complement(constant=2) -> Claim:
+    """SIGNADAM Lemma A.4 / MINIBATCH (C.9) in Lemma C.3.
+
+    Setting: ``s`` in the probability simplex of R^k, any index ``c``.
+    Claim: ``sum_j s_j (1 - s_j) <= constant * (1 - s_c)`` with ``constant = 2`` [rebuilt].
+    Reduction (symbolic): ``sum_j s_j(1 - s_j) = 1 - s_c^2 - sum_{j != c} s_j^2 <= 1 - s_c^2`` and
+    ``2(1 - x) - (1 - x^2) = (1 - x)^2 >= 0``; so the scalar claim on ``x = s_c in [0, 1]`` implies the lemma.
+    Used for: the Hessian bound (entry-wise 1-norm of ``diag(s) - s s^T`` is ``2 sum_j s_j(1 - s_j)``).
+    """
+
+    def sample(rng):
+        k = int(rng.integers(2, 7))
+        return _logit_vector(rng, k), int(rng.integers(0, k))
+
+    def ratio(z, c):
+        s, comp = softmax(z), complements(z)
+        return float(np.sum(s * comp) / (constant * comp[c]))
+
+    return Claim(
+        name="simplex-complement" if constant == 2 else f"simplex-complement[c={constant}]",
+        source=f"{SIGNADAM} Lemma A.4; {MINIBATCH} Lemma C.3 (eq. C.9)",
+        statement=f"sum_j s_j (1 - s_j) <= {constant} (1 - s_c) for s in the simplex and every index c",
+        latex=rf"\sum_j s_j(1-s_j) \le {constant}\,(1-s_c)",
+        status="rebuilt",
+        domain="s in the simplex of R^k (k = 2..6 searched; scalar reduction x = s_c in [0, 1])",
+        scalar=ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)),
+        search=SearchProblem(sample, ratio, lambda z, c: {"logits": z.tolist(), "s": softmax(z).tolist(), "c": c}),
+    )
+
+
+def hessian_quadratic(constant=4) -> Claim:
+    """SIGNADAM Lemma 4.2 / A.3; MINIBATCH Lemma C.3 (vector form).
+
+    Setting: ``s`` in the simplex, ``v`` in R^k, any index ``c``.
+    Claim: ``v^T (diag(s) - s s^T) v <= constant * ||v||_inf^2 (1 - s_c)``, ``constant = 4`` [rebuilt].
+    Derivation: the left side is the variance of ``v`` under ``s``, at most ``sum_j s_j (v_j - v_c)^2 <=
+    4 ||v||_inf^2 sum_{j != c} s_j``. Tight: ``s = (1 - e, e)``, ``v = (1, -1)`` gives ``4 e (1 - e)``.
+    """
+
+    def sample(rng):
+        k = int(rng.integers(2, 6))
+        return np.concatenate([_logit_vector(rng, k), rng.standard_normal(k)]), (k, int(rng.integers(0, k)))
+
+    def ratio(params, context):
+        k, c = context
+        z, v = params[:k], params[k:]
+        s, comp = softmax(z), complements(z)
+        mean = np.dot(s, v)
+        return float(np.dot(s, (v - mean) ** 2) / (constant * np.max(np.abs(v)) ** 2 * comp[c]))
+
+    return Claim(
+        name="hessian-quadratic" if constant == 4 else f"hessian-quadratic[c={constant}]",
+        source=f"{SIGNADAM} Lemma 4.2 / A.3; {MINIBATCH} Lemma C.3",
+        statement=f"v^T (diag(s) - s s^T) v <= {constant} ||v||_inf^2 (1 - s_c) for s in the simplex, any v, c",
+        latex=rf"v^\top(\mathrm{{diag}}(s)-ss^\top)v \le {constant}\,\|v\|_\infty^2(1-s_c)",
+        status="rebuilt",
+        domain="s in the simplex of R^k, v in R^k, c in [k] (k = 2..5 searched)",
+        search=SearchProblem(sample, ratio, lambda p, ctx: {"logits": p[:ctx[0]].tolist(), "v": p[ctx[0]:].tolist(),
+                                                            "c": ctx[1]}),
+    )
+
+
+def hessian_loss_bound(constant=4) -> Claim:
+    """SIGNADAM Lemma A.2 + 4.2 (second-order term of eq. 6); MINIBATCH Lemma C.3 for every norm.
+
+    Setting: data ``h_i`` with ``||h_i||_1 <= B``, any ``W``, direction ``Delta``, any entry-wise/Schatten norm.
+    Claim: ``d^2/de^2 L(W + e Delta)|_0 <= constant * B^2 ||Delta||^2 G(W)``, ``constant = 4`` [rebuilt].
+    Derivation: the second derivative is ``(1/n) sum_i (Delta h_i)^T (diag(s_i) - s_i s_i^T)(Delta h_i)``
+    (Lemma A.2); Lemma 4.2 with ``c = y_i`` and ``||Delta h_i||_inf <= ||Delta||_max ||h_i||_1 <= B ||Delta||``
+    (Lemma C.1). The left side is computed by double backward through the loss, not by this formula.
+    """
+
+    def sample(rng):
+        n, k, d, y = random_problem(rng)
+        scale = log_uniform(rng, 0.1, 8.0)
+        params = np.concatenate([rng.standard_normal(n * d), scale * rng.standard_normal(k * d), rng.standard_normal(k * d)])
+        return params, (n, k, d, y, NORM_NAMES[int(rng.integers(len(NORM_NAMES)))])
+
+    def unpack(params, context):
+        n, k, d, y, norm = context
+        H = params[:n * d].reshape(n, d)
+        W = params[n * d:n * d + k * d].reshape(k, d)
+        Delta = params[n * d + k * d:].reshape(k, d)
+        return H, W, Delta, y, norm
+
+    def ratio(params, context):
+        H, W, Delta, y, norm = unpack(params, context)
+        rhs = constant * data_bound(H) ** 2 * norm_value(norm, Delta) ** 2 * proxy(W, H, y)
+        return autograd_curvature(W, Delta, H, y) / rhs
+
+    def describe(params, context):
+        H, W, Delta, y, norm = unpack(params, context)
+        return {"norm": norm, "H": H.tolist(), "y": y.tolist(), "W": W.tolist(), "Delta": Delta.tolist()}
+
+    return Claim(
+        name="hessian-loss-bound" if constant == 4 else f"hessian-loss-bound[c={constant}]",
+        source=f"{SIGNADAM} Lemma A.2 + 4.2; {MINIBATCH} Lemma C.2 + C.3",
+        statement=f"d^2/de^2 L(W + e Delta) <= {constant} B^2 ||Delta||^2 G(W) for every entry-wise/Schatten norm",
+        latex=rf"\nabla^2 L(W)[\Delta,\Delta] \le {constant} B^2 \|\Delta\|^2 G(W)",
+        status="rebuilt",
+        domain=f"n = 1..6, k = 2..5, d = 1..4, any W, Delta; norms {', '.join(NORM_NAMES)}",
+        search=SearchProblem(sample, ratio, describe, starts=150, polish=4, tolerance=1e-6),
+        notes="tolerance 1e-6: autograd forms diag(s) - s s^T with cancellation where 1 - S_y is tiny",
+    )
+
+
+def softmax_perturbation() -> Claim:
+    """MINIBATCH Lemma C.4 (Lemma 15 of Fan et al. 2025); used by SIGNADAM Lemma B.5.
+
+    Setting: logit vectors ``v, v'`` in R^k, ``delta = ||v - v'||_inf``.
+    Claim: (i) ``S_j(v') <= e^{2 delta} S_j(v)`` for every j; (ii) ``1 - S_c(v') <= e^{2 delta} (1 - S_c(v))``
+    for every c [rebuilt]. Derivation: ``S_j(v')/S_j(v) = e^{v'_j - v_j} sum_l e^{v_l} / sum_l e^{v'_l}`` and each
+    factor is at most ``e^delta``; (ii) the same with ``sum_{l != c}`` in the numerator.
+    """
+
+    def sample(rng):
+        k = int(rng.integers(2, 6))
+        v = _logit_vector(rng, k)
+        return np.concatenate([v, v + rng.standard_normal(k) * log_uniform(rng, 1e-3, 3.0)]), k
+
+    def log_excess(params, k):
+        v, w = params[:k], params[k:]
+        delta = np.max(np.abs(v - w))
+        log_s = lambda z: z - logsumexp(z)  # noqa: E731
+        log_c = lambda z: np.log(complements(z))  # noqa: E731
+        return max(np.max(log_s(w) - log_s(v)), np.max(log_c(w) - log_c(v))) - 2 * delta
+
+    return Claim(
+        name="softmax-perturbation",
+        source=f"{MINIBATCH} Lemma C.4 (i)-(ii); {SIGNADAM} proof of Lemma B.5",
+        statement="S_j(v') <= exp(2||v - v'||_inf) S_j(v) and 1 - S_c(v') <= exp(2||v - v'||_inf)(1 - S_c(v))",
+        latex=r"\frac{S_j(v')}{S_j(v)},\ \frac{1-S_c(v')}{1-S_c(v)} \le e^{2\|v-v'\|_\infty}",
+        status="rebuilt",
+        domain="v, v' in R^k, k = 2..5 searched, all j and c",
+        search=SearchProblem(sample, lambda p, k: float(np.exp(log_excess(p, k))),
+                             lambda p, k: {"v": p[:k].tolist(), "v_prime": p[k:].tolist()}),
+    )
+
+
+def proxy_ratio() -> Claim:
+    """SIGNADAM Lemma B.5; MINIBATCH Lemma C.9 (stability of the proxy).
+
+    Setting: data with ``||h_i||_1 <= B``, any ``W, W'``, any entry-wise/Schatten norm.
+    Claim: ``G(W') <= exp(2 B ||W' - W||_max) G(W)`` [rebuilt] (and ``||.||_max <= ||.||``, Lemma C.1).
+    Derivation: logits move by ``||(W' - W) h_i||_inf <= B ||W' - W||_max``; Lemma C.4 (ii) per sample.
+    """
+
+    def sample(rng):
+        n, k, d, y = random_problem(rng)
+        scale = log_uniform(rng, 0.1, 10.0)
+        W = scale * rng.standard_normal(k * d)
+        return np.concatenate([rng.standard_normal(n * d), W, W + log_uniform(rng, 1e-3, 2.0) * rng.standard_normal(k * d)]), (n, k, d, y)
+
+    def unpack(params, context):
+        n, k, d, y = context
+        H = params[:n * d].reshape(n, d)
+        return H, params[n * d:n * d + k * d].reshape(k, d), params[n * d + k * d:].reshape(k, d), y
+
+    def ratio(params, context):
+        H, W, W2, y = unpack(params, context)
+        z, z2 = logits(W, H), logits(W2, H)
+        log_g = logsumexp(log_complement(z, y))
+        log_g2 = logsumexp(log_complement(z2, y))
+        return float(np.exp(log_g2 - log_g - 2 * data_bound(H) * np.max(np.abs(W2 - W))))
+
+    def describe(params, context):
+        H, W, W2, y = unpack(params, context)
+        return {"H": H.tolist(), "y": y.tolist(), "W": W.tolist(), "W_prime": W2.tolist()}
+
+    return Claim(
+        name="proxy-ratio",
+        source=f"{SIGNADAM} Lemma B.5; {MINIBATCH} Lemma C.9",
+        statement="G(W') <= exp(2 B ||W' - W||_max) G(W)",
+        latex=r"G(W') \le e^{2B\|W'-W\|_{\max}}\,G(W)",
+        status="rebuilt",
+        domain="n = 1..6, k = 2..5, d = 1..4, any W, W'",
+        search=SearchProblem(sample, ratio, describe),
+    )
+
+
+CLAIMS = [simplex_complement(), hessian_quadratic(), hessian_loss_bound(), softmax_perturbation(), proxy_ratio()]

@@ -1,0 +1,80 @@
+"""Symbolic method: sympy reduces a scalar claim to facts it can decide.
+
+Setting: ``lhs(x) <= rhs(x)`` on an interval ``[lo, hi]`` (one variable), ``f = rhs - lhs``.
+
+Algorithm:
+
+* *identity* -- ``simplify(f) == 0`` proves equality (both inequalities);
+* *sign of a derivative* (Taylor with remainder) -- find the least ``k <= 4`` with a decided sign of
+  ``f^(k)`` on the interval (``solveset(f^(k) < 0, x, I)`` empty) and check the lower-order derivatives at
+  one end: anchored at ``lo``, ``f^(k) >= 0`` on I and ``f^(j)(lo) >= 0`` for ``j < k`` give ``f >= 0``
+  (each ``f^(j)`` is non-decreasing from a non-negative value, downwards in ``j``); anchored at ``hi`` the
+  same holds with signs ``(-1)^(k-j)``. End values are one-sided limits, so ``log`` at 0 is fine.
+
+Guarantee: ``proven`` only when every step was decided by sympy (no numerics); otherwise ``undecided``
+(never a counterexample: refutation is the interval and adversarial methods' job).
+
+Reference: the proofs of SIGNADAM Lemma B.3 / MINIBATCH Lemma C.7 ("holds by the second-order Taylor
+expansion"), which is exactly this argument with ``k = 2`` or ``3``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from proofs.claims import VERDICT_PROVEN, MethodResult, ScalarProblem
+
+UNDECIDED = "undecided"
+
+
+def _nonnegative_on(expr: sp.Expr, x: sp.Symbol, interval: sp.Interval) -> bool:
+    expr = sp.simplify(expr)
+    if expr.is_number:
+        return bool(expr >= 0)
+    try:
+        bad = sp.solveset(expr < 0, x, interval)
+    except (NotImplementedError, TypeError, ValueError):
+        return False
+    return bad == sp.S.EmptySet
+
+
+def _end_value(expr: sp.Expr, x: sp.Symbol, point, side: str):
+    try:
+        return sp.limit(expr, x, point, dir=side)
+    except (NotImplementedError, ValueError):
+        return sp.nan
+
+
+def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[bool, str]:
+    """Try the Taylor-remainder argument; return (proven, the chain of facts used)."""
+    if len(problem.variables) != 1:
+        return False, "derivative-sign argument needs one variable"
+    (x,) = problem.variables
+    lo, hi = (sp.nsimplify(b) for b in problem.bounds[0])
+    interval = sp.Interval(lo, hi)
+    f = problem.rhs - problem.lhs
+    derivatives = [f]
+    for k in range(0, max_order + 1):
+        if k > 0:
+            derivatives.append(sp.simplify(sp.diff(derivatives[-1], x)))
+        g = derivatives[k]
+        for anchor, side, sign in ((lo, "+", 1), (hi, "-", -1)):
+            if not _nonnegative_on(sign ** k * g, x, interval):
+                continue
+            ends = [_end_value(derivatives[j], x, anchor, side) for j in range(k)]
+            signed = [sign ** (k - j) * e for j, e in enumerate(ends)]
+            if all(v.is_extended_nonnegative for v in signed):
+                facts = ", ".join(f"f^({j})({anchor}) = {e}" for j, e in enumerate(ends))
+                where = "non-negative" if sign ** k > 0 else "non-positive"
+                return True, f"f = rhs - lhs; f^({k}) = {sp.simplify(g)} is {where} on {interval}; {facts or 'k = 0'}"
+    return False, "no derivative of order <= 4 with a decided sign"
+
+
+def symbolic_method(problem: ScalarProblem) -> MethodResult:
+    f = sp.simplify(problem.rhs - problem.lhs)
+    if f == 0:
+        return MethodResult("symbolic", VERDICT_PROVEN, 1, 1.0, {}, "identity: rhs - lhs simplifies to 0")
+    if problem.margin is not None and sp.simplify(problem.margin - f) != 0:
+        return MethodResult("symbolic", "error", 1, float("nan"), {}, "the rewritten margin is not rhs - lhs")
+    proven, chain = derivative_sign_proof(problem)
+    return MethodResult("symbolic", VERDICT_PROVEN if proven else UNDECIDED, 1, float("nan"), {}, chain)

@@ -89,7 +89,8 @@ class Schedule:
         s_exp = self.a * p
         t0, t = sp.sympify(t0), sp.sympify(t)
         if s_exp == 1:
-            core = sp.harmonic(t + 1) - sp.harmonic(t0 + 1)
+            # unevaluated: at a concrete t, sympy would expand H_{t+1} into a rational with ~t digits
+            core = sp.harmonic(t + 1, evaluate=False) - sp.harmonic(t0 + 1, evaluate=False)
         else:
             core = sp.zeta(s_exp, t0 + 2) - sp.zeta(s_exp, t + 2)
         return self.eta0**p * core
@@ -127,7 +128,8 @@ class Schedule:
             scale_mp = mpmath.mpf(str(sp.N(scale, dps + 5)))
             pp = mpmath.mpf(p.p) / p.q
             value = scale_mp**pp * core
-        return +value
+        with mpmath.workdps(dps):
+            return +value  # rounded to dps digits, not to the caller's (default 15-digit) context
 
     def partial_sums_array(self, p, t: np.ndarray, t0: int = 0) -> np.ndarray:
         """Float64 ``sum_{s=t0}^{t-1} (s+2)^(-ap)`` (``eta_0 = 1``) for an array of ``t`` -- exact sums, not asymptotics."""

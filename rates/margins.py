@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # data.py imports this module lazily for its separability che
 NormLike = Union[str, Norm]
 
 TARGET_ACCURACY = 1e-9  # THEORY.md section 7: gamma to <= 1e-9 relative
+POLISH_GOAL = 1e-11  # cheap active-set polishing continues until here, retries with other settings stop at target
 TOLERANCE_FAIL = 1e-7  # beyond this the bracket is not trusted at all and the solve fails loudly
 SUPPORTED = "max, sum, frobenius, spectral, nuclear, lp:P (entry-wise, 1 <= P <= inf)"
 
@@ -360,26 +361,85 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _primal_candidates(problem: _Problem, primal, dual, options: dict, tag: str,
-                       uppers: dict[str, float], kept_lam: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Solve both formulations once; return candidate W's and record the upper bounds of candidate lambdas."""
-    norm = problem.norm
+class _Pool:
+    """Candidate maximisers W (lower bounds) and simplex weights lambda (upper bounds), scored exactly."""
+
+    def __init__(self, problem: _Problem):
+        self.problem = problem
+        self.lowers: dict[str, float] = {}
+        self.uppers: dict[str, float] = {}
+        self.W: dict[str, np.ndarray] = {}
+        self.lam: dict[str, np.ndarray] = {}
+
+    def add_W(self, name: str, W: np.ndarray) -> None:
+        self.W[name] = np.asarray(W, dtype=np.float64).reshape(self.problem.k, self.problem.d)
+        self.lowers[name] = self.problem.lower(self.W[name])
+
+    def add_lam(self, name: str, lam: np.ndarray) -> None:
+        self.lam[name] = np.asarray(lam, dtype=np.float64)
+        self.uppers[name] = self.problem.upper(self.lam[name])
+
+    def best(self) -> tuple[str, float, str, float]:
+        best_W = max(self.lowers, key=self.lowers.get)
+        best_lam = min(self.uppers, key=self.uppers.get)
+        return best_W, self.lowers[best_W], best_lam, self.uppers[best_lam]
+
+    def certified(self, goal: float = TARGET_ACCURACY) -> bool:
+        _, lower, _, upper = self.best()
+        return lower > 0 and upper - lower <= goal * lower
+
+
+def _full_round(problem: _Problem, primal, dual, options: dict, tag: str, pool: _Pool) -> None:
+    """Solve both formulations on all constraints; pool the solutions and the points derived from them."""
     W_primal, lam_from_primal = primal(problem, options)
     lam_dual = dual(problem, options)
-    candidates_W = {f"primal{tag}": W_primal, f"steepest(dual Z){tag}": problem.steepest_of_dual(lam_dual)}
-    candidates_lam = {f"dual{tag}": lam_dual, f"primal multipliers{tag}": lam_from_primal}
-    if norm.kind == "schatten" and math.isinf(norm.p):
-        candidates_W[f"polar face(dual Z){tag}"] = _spectral_face_point(problem, lam_dual)
-    if norm.p == 2.0:
+    pool.add_W(f"primal{tag}", W_primal)
+    pool.add_W(f"steepest(dual Z){tag}", problem.steepest_of_dual(lam_dual))
+    pool.add_lam(f"dual{tag}", lam_dual)
+    pool.add_lam(f"primal multipliers{tag}", lam_from_primal)
+    if problem.norm.kind == "schatten" and math.isinf(problem.norm.p):
+        pool.add_W(f"polar face(dual Z){tag}", _spectral_face_point(problem, lam_dual))
+    if problem.norm.p == 2.0:
         for source, lam in (("dual", lam_dual), ("primal multipliers", lam_from_primal)):
             polished = _frobenius_polish(problem, lam)
             if polished is not None:
-                candidates_W[f"kkt polish({source}){tag}"] = polished[0]
-                candidates_lam[f"kkt polish({source}){tag}"] = polished[1]
-    for name, lam in candidates_lam.items():
-        uppers[name] = problem.upper(lam)
-        kept_lam[name] = lam
-    return candidates_W
+                pool.add_W(f"kkt polish({source}){tag}", polished[0])
+                pool.add_lam(f"kkt polish({source}){tag}", polished[1])
+
+
+def _active_set_rounds(problem: _Problem, primal, dual, options: dict, tag: str, pool: _Pool,
+                       max_rounds: int = 4) -> None:
+    """Re-solve on the (nearly) active constraints, adding back any constraint the reduced W comes close to.
+
+    Dropping the many inactive constraints removes the degeneracy at which the interior-point SDPs stall;
+    a reduced lambda is still in the full simplex and the reduced W is scored on all constraints, so every
+    point stays a valid certificate (constraint generation, as for cutting-plane methods).
+    """
+    best_W, lower, best_lam, _ = pool.best()
+    W = pool.W[best_W].reshape(-1)
+    margins = problem.M @ W / float(problem.norm.value(torch.as_tensor(pool.W[best_W])))
+    lam = np.clip(pool.lam[best_lam], 0.0, None)
+    rows = np.union1d(np.flatnonzero(margins <= lower + 1e-2 * abs(lower)), np.flatnonzero(lam > 1e-6 * lam.max()))
+    for index in range(max_rounds):
+        reduced = _Problem(problem.M[rows], problem.k, problem.d, problem.norm)
+        W_reduced, lam_from_primal = primal(reduced, options)
+        lam_reduced = dual(reduced, options)
+        name = f"active set {index}{tag}"
+        pool.add_W(f"primal {name}", W_reduced)
+        for source, weights in (("dual", lam_reduced), ("primal multipliers", lam_from_primal)):
+            full = np.zeros(problem.M.shape[0])
+            full[rows] = np.clip(weights, 0.0, None)
+            pool.add_lam(f"{source} {name}", full)
+        if pool.certified(POLISH_GOAL):
+            return
+        norm_value = float(problem.norm.value(torch.as_tensor(W_reduced)))
+        all_margins = problem.M @ W_reduced.reshape(-1) / norm_value
+        reduced_min = float(all_margins[rows].min())
+        close = np.flatnonzero(all_margins <= reduced_min + 1e-3 * abs(reduced_min))
+        new_rows = np.union1d(rows, close)
+        if new_rows.size == rows.size:
+            return
+        rows = new_rows
 
 
 def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
@@ -392,22 +452,19 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
 
     is_lp = norm.kind == "entrywise" and norm.p in (1.0, math.inf)
     solver, primal, dual = _SOLVERS["lp" if is_lp else "conic"]
-    lowers: dict[str, float] = {}
-    uppers: dict[str, float] = {}
-    kept_W: dict[str, np.ndarray] = {}
-    kept_lam: dict[str, np.ndarray] = {}
+    pool = _Pool(problem)
     rounds = 0
     for options in ({},) + (() if is_lp else _RETRY_OPTIONS):
-        tag = f"#{rounds}" if rounds else ""
+        tag = f" #{rounds}" if rounds else ""
         rounds += 1
-        for name, W in _primal_candidates(problem, primal, dual, options, tag, uppers, kept_lam).items():
-            lowers[name] = problem.lower(W)
-            kept_W[name] = W
-        best_W = max(lowers, key=lowers.get)
-        best_lam = min(uppers, key=uppers.get)
-        lower, upper = lowers[best_W], uppers[best_lam]
-        if lower > 0 and (upper - lower) <= TARGET_ACCURACY * lower:
+        _full_round(problem, primal, dual, options, tag, pool)
+        if pool.certified(POLISH_GOAL):
             break
+        if not is_lp and pool.best()[1] > 0:
+            _active_set_rounds(problem, primal, dual, options, tag, pool)
+            if pool.certified():
+                break
+    best_W, lower, best_lam, upper = pool.best()
 
     if not lower > 1e-12 and not upper > 1e-9:
         raise NotSeparableError(
@@ -425,20 +482,20 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
         raise SolverError(f"max margin in {norm.name}: certified bracket [{lower * scale:.12g}, "
                           f"{upper * scale:.12g}] is wider than {TOLERANCE_FAIL:g} relative")
 
-    W = kept_W[best_W]
+    W = pool.W[best_W]
     W = W / float(norm.value(torch.as_tensor(W)))
     gamma = lower * scale
     checks = {
         "lower_bound": f"achieved margin of W from {best_W}",
         "upper_bound": f"||Z(lambda)||_* of {norm.dual().name} at lambda from {best_lam}",
         "formulations": "primal max-min program and minimax dual over the simplex, solved separately",
-        "lower_candidates": {name: value * scale for name, value in lowers.items()},
-        "upper_candidates": {name: value * scale for name, value in uppers.items()},
+        "lower_candidates": {name: value * scale for name, value in pool.lowers.items()},
+        "upper_candidates": {name: value * scale for name, value in pool.uppers.items()},
         "target_accuracy": TARGET_ACCURACY,
         "meets_target": accuracy <= TARGET_ACCURACY,
         "data_scale": scale,
         "solver_rounds": rounds,
     }
-    lam = np.clip(kept_lam[best_lam], 0.0, None)
+    lam = np.clip(pool.lam[best_lam], 0.0, None)
     return MarginResult(gamma=gamma, W=W, norm=norm.name, solver=solver, accuracy=accuracy,
                         upper=upper * scale, checks=checks, dual=lam / lam.sum())

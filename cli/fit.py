@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from rates.compare import DEFAULT_TOLERANCE, parse_window
+from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
 from rates.report import FitRecord, fit_group, group_runs, run_slug, source_text
 
@@ -88,6 +88,9 @@ def fit(
         runs = [run for run in runs if run.config.get("seed") in wanted]
         if not runs:
             raise InputError("--seeds", f"no run of {from_file} has a seed in {seeds}")
+    if user_window is not None:
+        for run in runs:  # refuse a window outside any run before fitting or writing anything
+            choose_window(run, user_window)
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     if plot is not None:

@@ -123,6 +123,8 @@ def _prediction_json(prediction: Any) -> Any:
 def source_text(prediction: Any) -> str:
     """``SIGNADAM 003_... Cor. 5.4 [given]``: where a predicted rate comes from and how firm it is."""
     source = getattr(prediction, "source", "")
+    if hasattr(source, "to_json"):
+        source = source.to_json()
     if isinstance(source, dict):
         source = " ".join(str(source[k]) for k in ("seed", "theorem") if source.get(k))
     status = getattr(prediction, "status", "")

@@ -65,7 +65,7 @@ def test_bound_shape_slope_matches_derived_exponent(algo, a_value):
     slope = local_slope(prediction.bound_shape, t_lo, t_hi)
     # a (log t)^k factor adds k / log t to the local slope (THEORY.md section 4)
     log_correction = prediction.rate.log_power / np.log(np.sqrt(t_lo * t_hi))
-    assert slope == pytest.approx(-float(prediction.rate.exponent) + log_correction, abs=0.02)
+    assert slope == pytest.approx(-float(prediction.rate.exponent) + log_correction, abs=0.01)
 
 
 def test_bound_shape_is_decreasing_and_uses_exact_sums():

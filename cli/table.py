@@ -44,11 +44,18 @@ def predicted_rates_table() -> Table:
 def table(
     fmt: str = typer.Option("markdown", "--format", help="latex, markdown or json"),
     out: Optional[Path] = typer.Option(None, "--out", help="write to FILE instead of stdout"),
+    fits: bool = typer.Option(False, "--fits", help="predicted vs fitted for the Trajectory FILES given after it"),
+    files: Optional[list[Path]] = typer.Argument(None, help="Trajectory files (with --fits)"),
 ) -> None:
     """Print (or write) the predicted-rate table for every family and regime of a."""
     if fmt not in FORMATS:
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    text = predicted_rates_table().render(fmt)
+    if fits or files:
+        from rates.report import fits_table_for_cli
+
+        text = fits_table_for_cli(fits, files).render(fmt)
+    else:
+        text = predicted_rates_table().render(fmt)
     if out is None:
         typer.echo(text, nl=False)
     else:

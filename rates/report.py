@@ -295,3 +295,12 @@ def run_default_study(out_dir: Path, options) -> list[Path]:
             "seed_meaning": "data draw of the preset"}
     return write_outputs(records, out_dir, seeds_note, caption="Default study: predicted vs fitted margin-gap rates",
                          meta=meta)
+
+
+def fits_table_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> Table:
+    """``rates table --fits FILES...``: the flag and its files are checked here, in one place."""
+    if not files:
+        raise InputError("--fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
+    if not fits:
+        raise InputError("--fits", f"file arguments need --fits (got {files[0]})")
+    return fits_table(files)

@@ -37,7 +37,8 @@ OPTION = "--data"
 class Dataset:
     """Features ``H`` (n, d) float64, labels ``y`` (n,) int64 in ``0..k-1`` (every class present).
 
-    The arrays are made read-only so that cached max-margin solves (keyed on their bytes) stay valid.
+    The arrays are private copies of the inputs. They stay writable because torch warns on every
+    read-only numpy array it wraps; the max-margin cache hashes the bytes at each call, so it stays valid.
     """
 
     H: np.ndarray
@@ -50,8 +51,6 @@ class Dataset:
         H = np.array(self.H, dtype=np.float64, copy=True)
         y = np.array(self.y, dtype=np.int64, copy=True)
         _validate(H, y, self.k, self.name)
-        H.setflags(write=False)
-        y.setflags(write=False)
         object.__setattr__(self, "H", H)
         object.__setattr__(self, "y", y)
 

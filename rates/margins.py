@@ -80,8 +80,8 @@ def unnormalized_margins(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> t
     H is (n, d), y is (n,) int64. Differences of logits are formed directly (no softmax), so the value is
     exact up to float rounding even when the logits are in the thousands.
     """
-    logits = W @ H.transpose(-2, -1).to(W.dtype)  # (..., k, n)
-    index = y.to(torch.long).expand(*logits.shape[:-2], 1, -1)
+    logits = W @ H.transpose(-2, -1).to(device=W.device, dtype=W.dtype)  # (..., k, n)
+    index = y.to(device=W.device, dtype=torch.long).expand(*logits.shape[:-2], 1, -1)
     correct = torch.gather(logits, -2, index)  # (..., 1, n)
     others = logits.scatter(-2, index, torch.full_like(correct, -math.inf))  # drop c = y_i from the min
     return (correct - others).amin(dim=(-2, -1))

@@ -227,6 +227,9 @@ def test_cache_returns_independent_copies():
     assert second.gamma == first.gamma
     same_bytes = Dataset(ds.H.copy(), ds.y.copy(), ds.k, "copy")
     assert max_margin(same_bytes, "frobenius").gamma == first.gamma
+    # the key is the data's bytes at call time: changing the data in place is a new problem
+    ds.H[:] *= 2.0
+    assert max_margin(ds, "frobenius").gamma == pytest.approx(2.0 * first.gamma, rel=1e-9)
 
 
 def test_gamma_is_linear_in_the_data_and_separability_is_norm_free():

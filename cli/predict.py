@@ -45,6 +45,8 @@ def render_text(prediction) -> str:
         if "upper_bound" in info:
             extra += f"  [closed-form upper bound {info['upper_bound']}]"
         lines.append(f"{name:<11} {info['symbolic']}{extra}   [rebuilt]")
+    for symbol, meaning in prediction.template.constants.items():
+        lines.append(f"constant    {symbol}: {meaning}")
     lines.append(f"assumes     {'; '.join(prediction.assumptions)}")
     lines.append(f"source      {source}")
     return "\n".join(lines)

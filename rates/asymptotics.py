@@ -189,37 +189,41 @@ def best_a(powers: Sequence, has_constant: bool = True) -> sp.Rational:
     return max(candidates)[3]
 
 
-def _power_parts(exponent) -> tuple[object, bool]:
+@dataclass(frozen=True)
+class _Notation:
+    """How one output format writes powers of t, logs and division."""
+
+    log: str
+    log_power: str  # format with k
+    power: str  # format with the exponent string
+    divide: str
+    render: object  # sympy expression -> string
+
+
+_TEXT = _Notation("log t", "(log t)^{k}", "t^({})", " / ", str)
+_LATEX = _Notation(r"\log t", r"(\log t)^{{{k}}}", "t^{{{}}}", "/", sp.latex)
+
+
+def _format_rate(exponent, log_power: int, notation: _Notation) -> str:
     r = sp.simplify(exponent)
-    return r, bool(r.free_symbols)
+    k = int(log_power)
+    log = notation.log if abs(k) == 1 else notation.log_power.format(k=abs(k))
+    if r.free_symbols:
+        inner = notation.render(r) if (r.is_Symbol or r.is_Mul) else f"({notation.render(r)})"
+        power = notation.power.format(f"-{inner}")
+        return power if k == 0 else (f"{power} {log}" if k > 0 else f"{power}{notation.divide}{log}")
+    if k == 0:
+        return "1" if r == 0 else notation.power.format(f"-{r}")
+    if k > 0:
+        return log if r == 0 else f"{log} / {notation.power.format(r)}"
+    return f"1{notation.divide}{log}" if r == 0 else f"{notation.power.format(f'-{r}')}{notation.divide}{log}"
 
 
 def rate_text(exponent, log_power: int) -> str:
     """Plain text: ``t^(-3/10)``, ``log t / t^(1/2)``, ``1 / log t``, ``t^(-(1 - a))``."""
-    r, symbolic = _power_parts(exponent)
-    k = int(log_power)
-    log = "log t" if abs(k) == 1 else f"(log t)^{abs(k)}"
-    if symbolic:
-        power = f"t^(-{r})" if (r.is_Symbol or r.is_Mul) else f"t^(-({r}))"
-        return power if k == 0 else (f"{power} {log}" if k > 0 else f"{power} / {log}")
-    if k == 0:
-        return "1" if r == 0 else f"t^(-{r})"
-    if k > 0:
-        return log if r == 0 else f"{log} / t^({r})"
-    return f"1 / {log}" if r == 0 else f"t^(-{r}) / {log}"
+    return _format_rate(exponent, log_power, _TEXT)
 
 
 def rate_latex(exponent, log_power: int) -> str:
     """LaTeX: ``t^{-3/10}``, ``\\log t / t^{1/2}``, ``1/\\log t``, ``t^{-(1 - a)}``."""
-    r, symbolic = _power_parts(exponent)
-    k = int(log_power)
-    log = r"\log t" if abs(k) == 1 else rf"(\log t)^{{{abs(k)}}}"
-    if symbolic:
-        inner = sp.latex(r) if (r.is_Symbol or r.is_Mul) else f"({sp.latex(r)})"
-        power = f"t^{{-{inner}}}"
-        return power if k == 0 else (f"{power} {log}" if k > 0 else f"{power}/{log}")
-    if k == 0:
-        return "1" if r == 0 else f"t^{{-{r}}}"
-    if k > 0:
-        return log if r == 0 else f"{log} / t^{{{r}}}"
-    return f"1/{log}" if r == 0 else f"t^{{-{r}}}/{log}"
+    return _format_rate(exponent, log_power, _LATEX)

@@ -256,7 +256,10 @@ def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict 
         "t0": {"symbolic": str(t0_sym), "latex": sp.latex(t0_sym), "closed_form": True,
                "defining": template.t0_defining(), "numeric": None},
         "t1": {"symbolic": template.t1_defining(), "closed_form": False,
-               "defining": template.t1_defining(), "numeric": None},
+               "defining": template.t1_defining(), "numeric": None,
+               "upper_bound_symbolic": ("ceil((t_0 + 2) exp(R/eta_0) - 2)" if a == 1 else
+                                        f"ceil(({1 - a} R/eta_0 + (t_0 + 2)^({1 - a}))^({1 / (1 - a)}) - 2)")
+                                       + ", R = the right-hand side above (integral comparison)"},
     }
     if not constants:
         return out

@@ -1,0 +1,28 @@
+"""All claims checked by ``rates check``, in report order, and lookup by name."""
+
+from __future__ import annotations
+
+from proofs.claims import Claim
+from rates.errors import InputError
+
+
+def all_claims() -> list[Claim]:
+    # imported here so that ``rates --help`` does not pay for torch/sympy set-up of every family
+    from proofs import gradient, homogeneous, per_sample, proxy, schedule, softmax, stochastic
+
+    claims: list[Claim] = []
+    for family in (softmax, proxy, gradient, stochastic, schedule, homogeneous, per_sample):
+        claims.extend(family.CLAIMS)
+    return claims
+
+
+def select_claims(names: list[str] | None) -> list[Claim]:
+    """The claims named (all when none); an unknown name is bad input listing the known names."""
+    claims = all_claims()
+    if not names:
+        return claims
+    by_name = {claim.name: claim for claim in claims}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise InputError("NAME", f"unknown claim {', '.join(repr(u) for u in unknown)}; known: {', '.join(by_name)}")
+    return [by_name[name] for name in dict.fromkeys(names)]

@@ -129,7 +129,11 @@ def gaussian(k: int, d: int, per_class: int, sigma: float = DEFAULT_SIGMA, seed:
     for option, value, low in (("k", k, 2), ("d", d, 1), ("per_class", per_class, 1), ("max_tries", max_tries, 1)):
         if not (isinstance(value, (int, np.integer)) and value >= low):
             raise InputError(OPTION, f"gaussian {option} must be an integer >= {low}, got {value!r}")
-    if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0):
+    try:
+        sigma = float(sigma)
+    except (TypeError, ValueError):
+        sigma = math.nan
+    if not (math.isfinite(sigma) and sigma >= 0):
         raise InputError(OPTION, f"gaussian sigma must be a finite number >= 0, got {sigma!r}")
     if k * per_class < 2:
         raise InputError(OPTION, "gaussian data need at least 2 points")

@@ -115,6 +115,7 @@ class BoundTemplate:
         return [term.p for term in self.numerator]
 
     def numerator_expr(self, schedule: Schedule) -> sp.Expr:
+        """The bound's numerator as a sympy expression in ``t, t_0, t_1`` (exact partial sums, step 4)."""
         t, t0, t1 = sp.symbols("t t_0 t_1", positive=True, integer=True)
         sums = sum(term.coefficient * schedule.partial_sum_exact(term.p, t0, t) for term in self.numerator)
         return sums + self.gamma_ref * schedule.partial_sum_exact(1, 0, t1) + sp.log(n)

@@ -1,0 +1,314 @@
+"""The training loop: many configurations advanced together, checkpoints on a log grid -> Trajectory.
+
+Setting: THEORY.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, schedule
+exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
+every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
+gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
+:class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group as one batched
+tensor program from ``W_0 = 0``: ``W`` has shape (R, k, d).
+
+Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-domain weights) ->
+[momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 (t+2)^-a``.
+
+Guarantee (what is recorded): at log-spaced checkpoints t (unique integers from 1 to ``steps``; W_t is
+the iterate after t steps) the margin of W_t in the algorithm's norm and its gap ``gamma - margin``
+(the quantity every rate of THEORY.md section 4 bounds), the margins in the max, Frobenius and spectral
+norms, ``log L(W_t)`` without underflow and ``||W_t||``. Only the checkpoints leave the device.
+
+Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
+seed (``rates.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
+inside a batch and from one call to the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional, Sequence, Union
+
+import numpy as np
+import sympy as sp
+import torch
+
+from rates.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
+from rates.errors import InputError
+from rates.losses import labels, log_loss_from_u, logits_of, wrong_class_softmax
+from rates.margins import max_margin
+from rates.norms import parse_norm
+from rates.optim.compose import Hyper, Recipe, build
+from rates.trajectory import Run, Trajectory
+
+DTYPE = torch.float64
+REPORTED_NORMS = ("max", "frobenius", "spectral")
+POLAR_METHODS = ("exact", "newton-schulz")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One configuration; ``a`` is the schedule exponent of ``eta_t = eta0 (t+2)^(-a)``, a in (0, 1]."""
+
+    algo: str
+    a: Union[str, sp.Rational]
+    eta0: float = 1.0
+    seed: int = 0
+    norm: Optional[str] = None
+    batch: Optional[int] = None
+    momentum: Optional[float] = None
+    vr: bool = False
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    adam_eps: float = 0.0
+    polar: str = "exact"
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """A validated spec: the algorithm's family and norm, exact a, and the recipe it runs."""
+
+    spec: RunSpec
+    algorithm: AlgorithmConfig
+    a: sp.Rational
+    recipe: Recipe
+
+
+def resolve_device(device: str) -> torch.device:
+    """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU is refused (``--device``)."""
+    key = str(device).strip().lower()
+    if key == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if key == "cpu":
+        return torch.device("cpu")
+    if key.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise InputError("--device", "cuda requested but no CUDA device is available; use auto or cpu")
+        return torch.device(key)
+    raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
+
+
+def parse_a(a: Union[str, sp.Rational, int, float]) -> sp.Rational:
+    """Exact schedule exponent from ``1/2``, ``0.5`` or a Rational; a must lie in (0, 1] (THEORY.md section 2)."""
+    try:
+        value = sp.Rational(str(a).strip())
+    except (TypeError, ValueError, SyntaxError, sp.SympifyError):
+        raise InputError("--a", f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
+    if not (0 < value <= 1):
+        raise InputError("--a", f"must be in (0, 1], got {a}")
+    return value
+
+
+def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> None:
+    ok = (0.0 <= value < 1.0) if closed_low else (0.0 < value < 1.0)
+    if not (math.isfinite(value) and ok):
+        raise InputError(option, f"must be in [0, 1), got {value}")
+
+
+def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
+    """Validate one spec against data with n samples; raises InputError naming the CLI option."""
+    a = parse_a(spec.a)
+    if not (math.isfinite(spec.eta0) and spec.eta0 > 0):
+        raise InputError("--eta0", f"must be a positive number, got {spec.eta0}")
+    if spec.polar not in POLAR_METHODS:
+        raise InputError("--polar", f"must be exact or newton-schulz, got {spec.polar!r}")
+    algorithm = resolve_algorithm(spec.algo, spec.norm, n=n, batch=spec.batch, momentum=spec.momentum, vr=spec.vr)
+    named = ALGORITHMS[algorithm.name]
+    batch = algorithm.batch
+    if algorithm.vr:
+        if batch is None or batch >= n:
+            raise InputError("--batch", f"variance reduction needs mini-batches: give --batch b < n={n} dividing n")
+        source = "vr"
+    elif batch is not None and (batch < n or named.stochastic):
+        source = "minibatch"
+    elif named.stochastic:
+        raise InputError("--batch", f"{algorithm.name} is stochastic: give --batch b dividing n={n} (b=1: per-sample)")
+    else:
+        source, batch = "full", None
+    if algorithm.adam:
+        _check_unit_interval(spec.adam_beta1, "--adam-beta1")
+        _check_unit_interval(spec.adam_beta2, "--adam-beta2")
+        if not (math.isfinite(spec.adam_eps) and spec.adam_eps >= 0):
+            raise InputError("--adam-eps", f"must be >= 0, got {spec.adam_eps}")
+    recipe = Recipe(source=source, batch=batch, norm=algorithm.norm,
+                    polar=spec.polar if algorithm.norm == "spectral" else "exact",
+                    adam=algorithm.adam, momentum=algorithm.momentum > 0)
+    return ResolvedRun(spec, algorithm, a, recipe)
+
+
+def checkpoint_times(steps: int, checkpoints: int) -> np.ndarray:
+    """Unique integers, log-spaced from 1 to ``steps`` (both included), at most ``checkpoints`` of them."""
+    grid = np.unique(np.round(np.geomspace(1, steps, num=max(int(checkpoints), 2))).astype(np.int64))
+    return grid[(grid >= 1) & (grid <= steps)]
+
+
+class _Measure:
+    """Checkpoint measurements on the device; one host transfer per checkpoint."""
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, norm: str):
+        self.H, self.y = H, y
+        self.Ht = H.transpose(0, 1).contiguous()
+        self.labels = labels(y, k, H.dtype)
+        self.norms = {name: parse_norm(name) for name in dict.fromkeys((norm,) + REPORTED_NORMS)}
+        self.norm = norm
+
+    def __call__(self, W: torch.Tensor) -> dict[str, np.ndarray]:
+        logits = logits_of(W, self.Ht)
+        u = wrong_class_softmax(logits, self.labels).u
+        # min_{i, c != y_i} (z_{y_i} - z_c), as rates.margins.unnormalized_margins, but from the logits
+        # already formed here with the batch-independent product (so a run's record is the same alone).
+        raw = ((logits * self.labels.onehot).sum(dim=-2) - (logits + self.labels.mask).amax(dim=-2)).amin(dim=-1)
+        values = {name: norm.value(W) for name, norm in self.norms.items()}
+        out = {"log_loss": log_loss_from_u(u), "norm": values[self.norm], "margin": raw / values[self.norm]}
+        for name in REPORTED_NORMS:
+            out[f"margin:{name}"] = raw / values[name]
+        return {key: value.detach().cpu().numpy() for key, value in out.items()}
+
+
+def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
+    def column(values: list[float]) -> torch.Tensor:
+        return torch.tensor(values, dtype=DTYPE, device=device)
+
+    return Hyper(
+        eta0=column([r.spec.eta0 for r in runs]),
+        a=column([float(r.a) for r in runs]),
+        beta=column([r.algorithm.momentum for r in runs]),
+        beta1=column([r.spec.adam_beta1 for r in runs]),
+        beta2=column([r.spec.adam_beta2 for r in runs]),
+        eps=column([r.spec.adam_eps for r in runs]),
+        seeds=[r.spec.seed for r in runs],
+    )
+
+
+def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int, steps: int,
+              times: np.ndarray, advance=None) -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
+    """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records."""
+    recipe = runs[0].recipe
+    if any(r.recipe != recipe for r in runs):
+        raise ValueError("run_group needs runs of one recipe")
+    optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
+    measure = _Measure(H, y, k, recipe.norm)
+    W = torch.zeros((len(runs), k, H.shape[1]), dtype=DTYPE, device=H.device)
+    state = optimizer.init(W)
+    records = []
+    wanted = iter(times.tolist())
+    next_t = next(wanted, None)
+    report_every = max(1, min(10_000, steps // 200))
+    with torch.no_grad(), single_thread_on_cpu(H.device):
+        for t in range(steps):
+            W, state = optimizer.step(W, state, t)
+            if t + 1 == next_t:
+                records.append(measure(W))
+                next_t = next(wanted, None)
+            if advance is not None and (t + 1) % report_every == 0:
+                advance(report_every)
+    if advance is not None and steps % report_every:
+        advance(steps % report_every)
+    return W, records
+
+
+@contextlib.contextmanager
+def single_thread_on_cpu(device: torch.device) -> Iterator[None]:
+    """Run the step loop on one CPU thread.
+
+    Per-step kernels here are tiny (k x n blocks for R runs); with several OpenMP/MKL threads a 3x5 by 5x30
+    product was measured at ~0.5-3 ms (barrier spinning on a loaded 2-core machine) against ~9 us on one
+    thread. One thread also keeps reductions in one fixed order, which bit-for-bit reproducibility needs.
+    """
+    if device.type != "cpu":
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) -> dict[str, Any]:
+    config = dataclasses.asdict(resolved.spec)
+    alg = resolved.algorithm
+    config.update(a=str(resolved.a), algo=alg.name, norm=alg.norm, family=alg.family, batch=resolved.recipe.batch,
+                  momentum=alg.momentum, vr=alg.vr, source=resolved.recipe.source, data=data.name,
+                  steps=int(steps), device=str(device), dtype="float64")
+    if not alg.adam:
+        for key in ("adam_beta1", "adam_beta2", "adam_eps"):
+            config.pop(key)
+    return config
+
+
+def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int = 60, device: str = "auto",
+             progress: bool = False) -> Trajectory:
+    """Run every spec on ``data`` for ``steps`` steps; the Trajectory lists runs in the order of ``specs``.
+
+    Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise InputError("--steps", f"must be a positive integer, got {steps}")
+    if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
+        raise InputError("--checkpoints", f"must be an integer >= 2, got {checkpoints}")
+    if not specs:
+        raise InputError("--algo", "no run configuration given")
+    dev = resolve_device(device)
+    resolved = [resolve_spec(spec, data.n) for spec in specs]
+    gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
+    times = checkpoint_times(int(steps), int(checkpoints))
+
+    H = torch.as_tensor(np.asarray(data.H), dtype=DTYPE).to(dev)
+    y = torch.as_tensor(np.asarray(data.y), dtype=torch.long).to(dev)
+    groups: dict[Recipe, list[int]] = {}
+    for i, r in enumerate(resolved):
+        groups.setdefault(r.recipe, []).append(i)
+
+    records: list[Optional[list[dict[str, np.ndarray]]]] = [None] * len(specs)
+    positions: list[int] = [0] * len(specs)
+    started = time.perf_counter()
+    with _progress_bar(progress, total=steps * len(groups)) as advance:
+        for members in groups.values():
+            _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance)
+            for position, i in enumerate(members):
+                records[i], positions[i] = group_records, position
+    wall = time.perf_counter() - started
+
+    runs = []
+    for i, r in enumerate(resolved):
+        rows, p = records[i], positions[i]
+        column = {key: np.array([row[key][p] for row in rows], dtype=float) for key in rows[0]}
+        gamma = gammas[r.algorithm.norm]
+        runs.append(Run(
+            config=_config(r, data, steps, dev),
+            gamma={"value": float(gamma.gamma), "norm": gamma.norm, "solver": gamma.solver,
+                   "accuracy": float(gamma.accuracy)},
+            t=times.copy(), gap=float(gamma.gamma) - column["margin"], margin=column["margin"],
+            log_loss=column["log_loss"], norm=column["norm"],
+            margins={name: column[f"margin:{name}"] for name in REPORTED_NORMS},
+        ))
+    meta = {"engine": "rates.engine.simulate", "steps": int(steps), "device": str(dev), "dtype": "float64",
+            "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},
+            "groups": len(groups), "wall_s": wall, "config_steps_per_s": len(specs) * steps / max(wall, 1e-12)}
+    return Trajectory(runs=runs, meta=meta)
+
+
+class _progress_bar:
+    """A rich progress bar on stderr when asked for; yields ``advance(n)`` (a no-op when off)."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total, self.bar = enabled, total, None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task("run", total=self.total)
+        return lambda count: self.bar.advance(task, count)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        return False

@@ -1,0 +1,152 @@
+"""Cross-entropy, its proxy G and its gradient in the log domain (batched torch, float64).
+
+Setting (THEORY.md section 1; SIGNADAM section 2, MINIBATCH section 2): logits ``z_i = W h_i`` for
+``W`` in R^{k x d}, cross-entropy ``L(W) = (1/n) sum_i -log S_{y_i}(z_i)`` and proxy
+``G(W) = (1/n) sum_i (1 - S_{y_i}(z_i))``. The gradient is
+
+    grad L(W) = (1/n) sum_i (S(z_i) - e_{y_i}) h_i^T = (1/n) sum_i (1 - S_{y_i}) (q_i - e_{y_i}) h_i^T,
+
+where ``q_i`` is the softmax of the *wrong-class* logits (``q_{i,y_i} = 0``): for c != y,
+``S_c = (1 - S_y) q_c`` and ``S_y - 1 = -(1 - S_y)``. Written this way nothing cancels: ``q_i`` is an
+ordinary softmax and the per-sample weight ``1 - S_{y_i} = exp(-softplus(u_i))`` with
+``u_i = z_{i,y_i} - log sum_{c != y_i} exp(z_{i,c})`` is kept as its logarithm.
+
+Why (THEORY.md section 7): logits grow like sum_s eta_s, so ``1 - S_y`` underflows float64 long before a
+run ends and a naive gradient becomes exactly zero. We return the gradient as ``exp(log_scale) * G``
+with ``G`` built from weights ``exp(log w_i - max_j log w_j)`` (the largest is 1). Normalised steps only
+need ``G`` (they are invariant to a positive rescaling of the signal); transforms that mix signals of
+different times (momentum, VR, Adam) carry ``log_scale`` along (see :mod:`rates.optim`).
+
+Tensor layout: a leading runs axis R; logits ``(R, k, m)`` for m samples; labels of shape ``(k, m)``
+or ``(R, k, m)`` (:class:`Labels`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+
+class Labels(NamedTuple):
+    """Label encodings for a block of m samples: ``onehot`` (float, 1 on labels) and ``mask``
+    (-inf on labels, 0 elsewhere), both ``(k, m)`` or ``(R, k, m)``; built once, used every step."""
+
+    onehot: torch.Tensor
+    mask: torch.Tensor
+
+
+def labels(y: torch.Tensor, k: int, dtype: torch.dtype = torch.float64) -> Labels:
+    """Encode labels ``y`` (m,) or (R, m) with classes on the second-to-last axis, as in the logits."""
+    hot = torch.nn.functional.one_hot(y, k).transpose(-2, -1)
+    return Labels(hot.to(dtype), torch.where(hot.bool(), -math.inf, 0.0).to(dtype))
+
+
+class Margins(NamedTuple):
+    """Per-sample quantities of a logits block: ``q`` (R, k, m) softmax over wrong classes, ``u`` (R, m)."""
+
+    q: torch.Tensor
+    u: torch.Tensor
+
+
+def wrong_class_softmax(logits: torch.Tensor, lab: Labels) -> Margins:
+    """``q_i`` = softmax of the wrong-class logits and ``u_i = z_y - logsumexp_{c != y} z_c``.
+
+    ``torch.logsumexp`` and ``masked_fill`` are avoided on purpose: on small CPU tensors they cost several
+    times more than the few plain kernels used here.
+    """
+    masked = logits + lab.mask
+    top = masked.amax(dim=-2, keepdim=True)
+    expd = torch.exp(masked - top)
+    total = expd.sum(dim=-2, keepdim=True)
+    q = expd / total
+    u = (logits * lab.onehot).sum(dim=-2) - (top + torch.log(total)).squeeze(-2)
+    return Margins(q, u)
+
+
+def softplus(x: torch.Tensor) -> torch.Tensor:
+    """log(1 + e^x) without overflow and without torch's linear cut-off at x > 20 (which errs by e^-20)."""
+    return torch.clamp(x, min=0.0) + torch.log1p(torch.exp(-x.abs()))
+
+
+def log_sample_weights(u: torch.Tensor) -> torch.Tensor:
+    """log(1 - S_{y_i}) = -softplus(u_i), exact in the log domain for any margin."""
+    return -softplus(u)
+
+
+def scaled_gradient(logits: torch.Tensor, lab: Labels, Ht: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean gradient over the m samples of ``logits`` as ``(G, log_scale)``: grad = exp(log_scale) * G.
+
+    ``Ht`` is ``(d, m)`` or ``(R, d, m)`` (the samples of the block, transposed). The largest per-sample weight in ``G``
+    is 1, so ``G`` never underflows as a whole; ``log_scale`` (R,) is log of the largest ``1 - S_{y_i}``.
+    Returns also what :func:`coefficients` returns, so VR can reuse a snapshot; see :func:`coefficients`.
+    """
+    coeff, log_scale = coefficients(logits, lab)
+    return over_samples(coeff, Ht) * (1.0 / logits.shape[-1]), log_scale
+
+
+def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-sample gradient coefficients ``(S_i - e_{y_i}) / exp(log_scale)`` (R, k, m) and ``log_scale`` (R,).
+
+    ``grad = exp(log_scale) * coeff @ H / m``; every column of ``coeff`` sums to zero.
+    """
+    q, u = wrong_class_softmax(logits, lab)
+    log_w = log_sample_weights(u)
+    log_scale = log_w.amax(dim=-1)
+    weights = torch.exp(log_w - log_scale.unsqueeze(-1))
+    return (q - lab.onehot) * weights.unsqueeze(-2), log_scale
+
+
+def log_loss_from_u(u: torch.Tensor) -> torch.Tensor:
+    """log L = log((1/m) sum_i softplus(-u_i)) without underflow, over the last axis.
+
+    For u > 0, ``log softplus(-u) = -u + log(log1p(x)/x)`` with ``x = e^-u``; the correction tends to 0
+    (and is taken as 0 once x underflows), so log L stays finite for margins of any size.
+    """
+    x = torch.exp(-u.abs())
+    ratio = torch.where(x > 0, torch.log1p(x) / torch.where(x > 0, x, torch.ones_like(x)), torch.ones_like(x))
+    log_terms = torch.where(u > 0, -u + torch.log(ratio), torch.log(softplus(-u)))
+    return torch.logsumexp(log_terms, dim=-1) - math.log(u.shape[-1])
+
+
+def log_proxy_from_u(u: torch.Tensor) -> torch.Tensor:
+    """log G = log((1/m) sum_i (1 - S_{y_i})) without underflow, over the last axis."""
+    return torch.logsumexp(log_sample_weights(u), dim=-1) - math.log(u.shape[-1])
+
+
+# The two contractions of every step are written so that on the CPU each run's result does not depend
+# on how many runs share the batch: MKL's GEMM rounds differently when R runs are folded into one
+# (R*k)-row product, and batched (k x m)(m x d) products vary with the batch count, while a batched
+# (k x d)(d x m) bmm and an elementwise product summed over the contiguous last axis were measured to be
+# batch-independent (tests/test_engine.py checks a run alone against the same run in a batch, bit for bit).
+
+
+def logits_of(W: torch.Tensor, Ht: torch.Tensor) -> torch.Tensor:
+    """Logits ``(R, k, m)`` of ``W`` (R, k, d) on samples ``Ht`` (d, m) or (R, d, m)."""
+    if W.is_cuda:
+        return W @ Ht
+    return torch.bmm(W, Ht.expand(W.shape[0], *Ht.shape[-2:]))
+
+
+def over_samples(coeff: torch.Tensor, Ht: torch.Tensor) -> torch.Tensor:
+    """``sum_i coeff[..., :, i] h_i^T`` (R, k, d) for ``coeff`` (R, k, m) and ``Ht`` (d, m) or (R, d, m)."""
+    if coeff.is_cuda:
+        return coeff @ Ht.transpose(-2, -1)
+    return (coeff.unsqueeze(-2) * Ht.unsqueeze(-3)).sum(dim=-1)
+
+
+def log_loss(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """log L(W) for W (R, k, d): convenience wrapper for tests and checkpoints."""
+    return log_loss_from_u(wrong_class_softmax(logits_of(W, H.transpose(0, 1)), labels(y, W.shape[-2], W.dtype)).u)
+
+
+def log_proxy(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """log G(W) for W (R, k, d)."""
+    return log_proxy_from_u(wrong_class_softmax(logits_of(W, H.transpose(0, 1)), labels(y, W.shape[-2], W.dtype)).u)
+
+
+def gradient(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Full gradient of L at W (R, k, d) as ``(G, log_scale)`` with grad = exp(log_scale) * G."""
+    Ht = H.transpose(0, 1)
+    return scaled_gradient(logits_of(W, Ht), labels(y, W.shape[-2], W.dtype), Ht)

@@ -1,0 +1,18 @@
+"""Optimisers as compositions (DESIGN.md, optax habit): gradient source -> transforms -> step.
+
+* :mod:`rates.optim.base` -- the Signal (mantissa + log-scale) and the transform protocol, ``chain``;
+* :mod:`rates.optim.sources` -- full gradient, random-reshuffling mini-batches, SVRG-style VR;
+* :mod:`rates.optim.transforms` -- momentum, Adam (eps = 0 or > 0), steepest direction, schedule;
+* :mod:`rates.optim.compose` -- the recipe of a run and the optimiser it builds.
+"""
+
+from rates.optim.base import GradientTransformation, Signal, chain
+from rates.optim.compose import Hyper, Optimizer, Recipe, build
+from rates.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced, epoch_permutations
+from rates.optim.transforms import adam, learning_rate, momentum, scale_by_schedule, steepest_direction
+
+__all__ = [
+    "GradientTransformation", "Signal", "chain", "Hyper", "Optimizer", "Recipe", "build",
+    "FullGradient", "ReshuffledBatches", "VarianceReduced", "epoch_permutations",
+    "adam", "learning_rate", "momentum", "scale_by_schedule", "steepest_direction",
+]

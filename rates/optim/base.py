@@ -1,0 +1,61 @@
+"""The composition protocol of the optimisers (the optax habit of DESIGN.md).
+
+Setting: every algorithm of THEORY.md section 2 (MINIBATCH section 3.1; SIGNADAM eq. 3-5) is
+*signal -> direction -> step*. A gradient source (:mod:`rates.optim.sources`) produces a signal; a chain
+of :class:`GradientTransformation` turns it into the update ``U`` with ``W <- W - U``.
+
+A :class:`Signal` is a scaled tensor: its true value is ``exp(log_scale) * value`` with ``log_scale`` one
+number per run. Gradients of separable data shrink like exp(-margin) and underflow float64 long before
+the asymptotic regime (THEORY.md section 7), so the scale is kept as a logarithm and ``value`` stays O(1).
+Each transform documents why its output equals that of the exact algorithm.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import torch
+
+
+class Signal(NamedTuple):
+    """``exp(log_scale)[:, None, None] * value``; ``value`` (R, k, d), ``log_scale`` (R,)."""
+
+    value: torch.Tensor
+    log_scale: torch.Tensor
+
+    def true_value(self) -> torch.Tensor:
+        """The unscaled tensor (may underflow: for tests and references only)."""
+        return torch.exp(self.log_scale)[:, None, None] * self.value
+
+
+class GradientTransformation(NamedTuple):
+    """``init(W) -> state`` and ``update(signal, state, t) -> (signal, state)`` at step t = 0, 1, ..."""
+
+    init: Callable[[torch.Tensor], Any]
+    update: Callable[[Signal, Any, int], tuple[Signal, Any]]
+
+
+def chain(*transforms: GradientTransformation) -> GradientTransformation:
+    """Apply transforms left to right, each with its own state (optax.chain)."""
+
+    def init(W: torch.Tensor) -> tuple:
+        return tuple(tr.init(W) for tr in transforms)
+
+    def update(signal: Signal, state: tuple, t: int) -> tuple[Signal, tuple]:
+        new_state = []
+        for tr, st in zip(transforms, state):
+            signal, st = tr.update(signal, st, t)
+            new_state.append(st)
+        return signal, tuple(new_state)
+
+    return GradientTransformation(init, update)
+
+
+def renormalise(value: torch.Tensor, log_scale: torch.Tensor) -> Signal:
+    """Move the largest |entry| of each run into the log-scale, so ``value`` has max |entry| 1 (or is 0).
+
+    Exact up to one rounding per entry; keeps stored states from drifting towards under/overflow.
+    """
+    top = value.abs().amax(dim=(-2, -1))
+    safe = torch.where(top > 0, top, torch.ones_like(top))
+    return Signal(value / safe[:, None, None], log_scale + torch.log(safe))

@@ -1,0 +1,84 @@
+"""Build an optimiser for a group of runs: gradient source -> [momentum] -> direction | Adam -> schedule.
+
+Setting: THEORY.md section 2. Seventeen named algorithms (rates.algorithms) are points of one recipe;
+:class:`Recipe` is the part of a configuration that fixes *which code* runs (source kind, batch size,
+norm, polar method, Adam or steepest direction, momentum or not), so all runs sharing a recipe advance
+as one batched tensor program and differ only in per-run numbers (eta0, a, beta, Adam betas, eps,
+seed). The recipe is a function of one run's configuration alone, so a run takes the same code path
+whether it is advanced alone or with others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import torch
+
+from rates.norms import parse_norm
+from rates.optim.base import GradientTransformation, chain
+from rates.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced
+from rates.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What code a run executes. ``source`` is ``full``, ``minibatch`` or ``vr``."""
+
+    source: str
+    batch: Optional[int]
+    norm: str
+    polar: str
+    adam: bool
+    momentum: bool
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """Per-run numbers of a group, each a (R,) float64 tensor on the run device (seeds: ints)."""
+
+    eta0: torch.Tensor
+    a: torch.Tensor
+    beta: torch.Tensor
+    beta1: torch.Tensor
+    beta2: torch.Tensor
+    eps: torch.Tensor
+    seeds: Sequence[int]
+
+
+class Optimizer:
+    """``W_{t+1} = W_t - U_t`` with ``U_t`` = transform(source(W_t)); all runs of one recipe at once."""
+
+    def __init__(self, source: Any, transform: GradientTransformation):
+        self.source = source
+        self.transform = transform
+
+    def init(self, W: torch.Tensor) -> tuple:
+        return self.source.init(W), self.transform.init(W)
+
+    def step(self, W: torch.Tensor, state: tuple, t: int) -> tuple[torch.Tensor, tuple]:
+        source_state, transform_state = state
+        signal, source_state = self.source(W, source_state, t)
+        update, transform_state = self.transform.update(signal, transform_state, t)
+        return W - update.value, (source_state, transform_state)
+
+
+def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
+    """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device."""
+    if recipe.source == "full":
+        source: Any = FullGradient(H, y, k)
+    elif recipe.source == "minibatch":
+        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds)
+    elif recipe.source == "vr":
+        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds)
+    else:
+        raise ValueError(f"unknown gradient source {recipe.source!r}")
+    parts = []
+    if recipe.momentum:
+        parts.append(momentum(hyper.beta))
+    if recipe.adam:
+        parts.append(adam(hyper.beta1, hyper.beta2, hyper.eps))
+    else:
+        parts.append(steepest_direction(parse_norm(recipe.norm), recipe.polar))
+    parts.append(scale_by_schedule(hyper.eta0, hyper.a))
+    return Optimizer(source, chain(*parts))

@@ -1,0 +1,110 @@
+"""Gradient sources: full gradient, mini-batches under random reshuffling, SVRG-style variance reduction.
+
+Setting (THEORY.md section 2; MINIBATCH section 3.1): the signal of step t is the full gradient
+``grad L(W_t)``; or the mean gradient over a batch B_t of size b, where each epoch splits a fresh random
+permutation of the n samples into n/b disjoint batches (random reshuffling, MINIBATCH Thm 4.1); or the
+variance-reduced signal ``grad_B(W_t) - grad_B(W~) + grad L(W~)`` with ``W~`` the iterate at the start of
+the epoch (MINIBATCH Thm 4.6).
+
+Every source returns a :class:`~rates.optim.base.Signal` whose true value is the exact signal: the
+gradients come from :func:`rates.losses.scaled_gradient` (log-domain weights, THEORY.md section 7).
+
+Randomness: run r draws its epoch permutations from its own ``torch.Generator`` seeded with its seed,
+always on the CPU, so a run's batches do not depend on the other runs advanced with it nor on the
+device; :func:`epoch_permutations` is that stream, exposed so tests can derive expected iterates.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import torch
+
+from rates.losses import coefficients, labels, logits_of, over_samples, scaled_gradient
+from rates.optim.base import Signal, renormalise
+
+
+def epoch_permutations(seed: int, n: int) -> Iterator[torch.Tensor]:
+    """The permutations of [n] that a run seeded with ``seed`` uses, epoch after epoch."""
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    while True:
+        yield torch.randperm(n, generator=gen)
+
+
+class FullGradient:
+    """grad L(W_t) over all n samples, one (R, k, n) logits block per step."""
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int):
+        self.Ht = H.transpose(0, 1).contiguous()
+        self.labels = labels(y, k, H.dtype)
+
+    def init(self, W: torch.Tensor) -> None:
+        return None
+
+    def __call__(self, W: torch.Tensor, state: None, t: int) -> tuple[Signal, None]:
+        G, log_scale = scaled_gradient(logits_of(W, self.Ht), self.labels, self.Ht)
+        return Signal(G, log_scale), state
+
+
+class ReshuffledBatches:
+    """Mean gradient over the batch of step t; batches are consecutive b-slices of the epoch permutation."""
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int]):
+        n = H.shape[0]
+        if batch < 1 or n % batch:
+            raise ValueError(f"batch {batch} must divide n = {n}")
+        self.H, self.y, self.k, self.batch = H, y, k, batch
+        self.Ht = H.transpose(0, 1).contiguous()
+        self.seeds = [int(s) for s in seeds]
+        self.steps_per_epoch = n // batch
+
+    def init(self, W: torch.Tensor) -> dict:
+        return {"streams": [epoch_permutations(s, self.H.shape[0]) for s in self.seeds]}
+
+    def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
+        perms = torch.stack([next(stream) for stream in state["streams"]]).to(self.H.device)  # (R, n)
+        state.update(perms=perms, Ht=self.H[perms].transpose(-2, -1).contiguous(),
+                     labels=labels(self.y[perms], self.k, self.H.dtype))
+
+    def _batch(self, state: dict, t: int) -> tuple[slice, torch.Tensor]:
+        j = t % self.steps_per_epoch
+        cols = slice(j * self.batch, (j + 1) * self.batch)
+        return cols, state["Ht"][..., cols]
+
+    def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
+        if t % self.steps_per_epoch == 0:
+            self._new_epoch(W, state)
+        cols, HBt = self._batch(state, t)
+        lab = state["labels"]
+        G, log_scale = scaled_gradient(logits_of(W, HBt), type(lab)(lab.onehot[..., cols], lab.mask[..., cols]), HBt)
+        return Signal(G, log_scale), state
+
+
+class VarianceReduced(ReshuffledBatches):
+    """SVRG-style signal ``grad_B(W_t) - grad_B(W~) + grad L(W~)``, snapshot W~ at each epoch start.
+
+    The snapshot's per-sample coefficients (``S_i - e_{y_i}`` up to one shared scale) are stored, so
+    ``grad_B(W~)`` and ``grad L(W~)`` share the snapshot's log-scale; the batch term at W_t has its own.
+    The two are combined at the larger scale: ``e^{s1-m} A + e^{s0-m} (C - B)`` with ``m = max(s1, s0)``,
+    which is the exact signal times ``e^{-m}`` (a term that underflows is below 1e-308 of the other).
+    """
+
+    def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
+        super()._new_epoch(W, state)
+        coeff, log_scale = coefficients(logits_of(W, self.Ht), labels(self.y, self.k, self.H.dtype))
+        perms = state["perms"]
+        state.update(
+            snapshot_full=over_samples(coeff, self.Ht) * (1.0 / self.H.shape[0]),
+            snapshot_coeff=coeff.gather(-1, perms.unsqueeze(-2).expand_as(coeff)),
+            snapshot_log_scale=log_scale,
+        )
+
+    def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
+        signal, state = super().__call__(W, state, t)
+        cols, HBt = self._batch(state, t)
+        snapshot_batch = over_samples(state["snapshot_coeff"][..., cols], HBt) * (1.0 / self.batch)
+        s1, s0 = signal.log_scale, state["snapshot_log_scale"]
+        top = torch.maximum(s1, s0)
+        value = (torch.exp(s1 - top)[:, None, None] * signal.value
+                 + torch.exp(s0 - top)[:, None, None] * (state["snapshot_full"] - snapshot_batch))
+        return renormalise(value, top), state

@@ -1,0 +1,129 @@
+"""Signal transforms: momentum, Adam, the steepest direction of a norm, and the step-size schedule.
+
+Each is a :class:`~rates.optim.base.GradientTransformation` acting on a whole runs axis at once; its
+per-run hyper-parameters are (R,) tensors so runs with different beta, eta0 or a advance together.
+
+Exactness under the log-scale (THEORY.md section 7). A signal is ``e^s * value``.
+
+* Momentum ``M_t = beta M_{t-1} + (1 - beta) Z_t`` (MINIBATCH section 3.1) is linear, so with
+  ``M_{t-1} = e^{s_M} M~`` and ``Z_t = e^{s_Z} Z~`` we store ``M_t = e^{m} (e^{s_M + log beta - m} M~ +
+  e^{s_Z + log(1-beta) - m} Z~)`` with ``m`` the larger exponent: the same number, only the split between
+  mantissa tensor and log-scale differs. beta = 0 passes Z through unchanged.
+* Adam with eps = 0 (SIGNADAM eq. 3) is invariant to one common rescaling ``m -> c m``, ``v -> c^2 v``;
+  we keep ``m = e^s m~`` and ``v = e^{2s} v~`` with a shared s. Bias correction and the ratio
+  ``m^/sqrt(v^)`` do not see s. With eps > 0 the update is ``m~^ / (sqrt(v~^) + eps e^{-s})``, again the
+  exact value. With beta1 = beta2 = 0 the update is g / |g| = sign(g): SignGD.
+* A steepest direction (THEORY.md section 2) maximises <Z, Delta> over the unit ball, which is invariant
+  to positive rescaling of Z, so it only needs the mantissa.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from rates.norms import Norm
+from rates.optim.base import GradientTransformation, Signal, renormalise
+
+
+def _per_run(value: torch.Tensor) -> torch.Tensor:
+    return value[:, None, None]
+
+
+def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
+    return torch.full(W.shape[:1], -math.inf, dtype=W.dtype, device=W.device)
+
+
+def momentum(beta: torch.Tensor) -> GradientTransformation:
+    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3)."""
+    log_beta = torch.log(beta)
+    log_rest = torch.log1p(-beta)
+
+    def init(W: torch.Tensor) -> Signal:
+        return Signal(torch.zeros_like(W), _fresh_scale(W))
+
+    def update(signal: Signal, state: Signal, t: int) -> tuple[Signal, Signal]:
+        old = state.log_scale + log_beta
+        new = signal.log_scale + log_rest
+        top = torch.maximum(old, new)
+        value = _per_run(torch.exp(old - top)) * state.value + _per_run(torch.exp(new - top)) * signal.value
+        out = renormalise(value, top)
+        return out, out
+
+    return GradientTransformation(init, update)
+
+
+def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> GradientTransformation:
+    """Bias-corrected Adam (SIGNADAM eq. 3; eps = 0 as in the theory, eps > 0 as in practice).
+
+    ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2`` from zero, and the
+    direction ``m_t/(1-beta1^{t+1}) / (sqrt(v_t/(1-beta2^{t+1})) + eps)``; entries with v = 0 move by 0.
+    """
+    log_eps = torch.log(eps)
+
+    def init(W: torch.Tensor) -> tuple:
+        return torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W)
+
+    def update(signal: Signal, state: tuple, t: int) -> tuple[Signal, tuple]:
+        m, v, s = state
+        top = torch.maximum(s, signal.log_scale)
+        keep = _per_run(torch.exp(s - top))
+        take = _per_run(torch.exp(signal.log_scale - top))
+        g = take * signal.value
+        m = _per_run(beta1) * keep * m + _per_run(1.0 - beta1) * g
+        v = _per_run(beta2) * (keep * keep) * v + _per_run(1.0 - beta2) * (g * g)
+        # Shared renormalisation of m and sqrt(v): the only rescaling Adam (eps = 0) is invariant to.
+        r = torch.maximum(m.abs().amax(dim=(-2, -1)), v.amax(dim=(-2, -1)).sqrt())
+        r = torch.where(r > 0, r, torch.ones_like(r))
+        m, v, s = m / _per_run(r), v / _per_run(r * r), top + torch.log(r)
+        m_hat = m / _per_run(1.0 - beta1 ** (t + 1))
+        v_hat = v / _per_run(1.0 - beta2 ** (t + 1))
+        denom = v_hat.sqrt() + _per_run(torch.exp(log_eps - s))
+        direction = torch.where(denom > 0, m_hat / torch.where(denom > 0, denom, torch.ones_like(denom)),
+                                torch.zeros_like(m_hat))
+        return Signal(direction, torch.zeros_like(s)), (m, v, s)
+
+    return GradientTransformation(init, update)
+
+
+def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformation:
+    """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (THEORY.md section 2; rates.norms)."""
+
+    def init(W: torch.Tensor) -> None:
+        return None
+
+    def update(signal: Signal, state: None, t: int) -> tuple[Signal, None]:
+        delta = norm.steepest(signal.value, polar=polar)
+        return Signal(delta, torch.zeros_like(signal.log_scale)), state
+
+    return GradientTransformation(init, update)
+
+
+def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) -> GradientTransformation:
+    """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (THEORY.md section 2).
+
+    The rates are tabulated ``block`` steps at a time (one kernel instead of several per step).
+    """
+
+    def table(start: int) -> torch.Tensor:
+        t = torch.arange(start + 2, start + 2 + block, dtype=a.dtype, device=a.device)
+        # One column per run: a (block, R) broadcast pow rounds differently with R (vector vs tail path).
+        columns = [eta0[r] * torch.pow(t, -a[r]) for r in range(a.shape[0])]
+        return torch.stack(columns, dim=1)[:, :, None, None]  # (block, R, 1, 1)
+
+    def init(W: torch.Tensor) -> dict:
+        return {"start": 0, "table": table(0)}
+
+    def update(signal: Signal, state: dict, t: int) -> tuple[Signal, dict]:
+        if not state["start"] <= t < state["start"] + block:
+            start = t - t % block
+            state = {"start": start, "table": table(start)}
+        return Signal(state["table"][t - state["start"]] * signal.value, signal.log_scale), state
+
+    return GradientTransformation(init, update)
+
+
+def learning_rate(eta0: float, a: float, t: int) -> float:
+    """eta_t of the schedule as a Python float (for references and naive loops)."""
+    return eta0 * float(t + 2) ** (-a)

@@ -32,6 +32,17 @@ def label_gap(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     return z[np.arange(z.shape[0]), y] - logsumexp(masked, axis=-1)
 
 
+_MAX_GAP = 700.0  # exp(-700) ~ 1e-304: beyond it 1 - S_y is subnormal and loses its digits
+
+
+def _in_float64_range(u: np.ndarray) -> np.ndarray:
+    """Refuse instances whose ``1 - S_y`` or per-sample loss is subnormal in float64: a ratio of two such
+    numbers is round-off, not mathematics (the search treats the instance as outside the domain)."""
+    if np.any(u > _MAX_GAP):
+        raise FloatingPointError("1 - S_y underflows float64 (label gap > 700)")
+    return u
+
+
 def log_complement(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``log(1 - S_{y_i}(z_i))`` for logits ``z`` (n, k) and labels ``y`` (n,)."""
     return -np.logaddexp(0.0, label_gap(z, y))
@@ -49,12 +60,12 @@ def logits(W: np.ndarray, H: np.ndarray) -> np.ndarray:
 
 def proxy(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> float:
     """``G(W) = (1/n) sum_i (1 - S_{y_i}(W h_i))``."""
-    return float(np.mean(np.exp(log_complement(logits(W, H), y))))
+    return float(np.mean(np.exp(-np.logaddexp(0.0, _in_float64_range(label_gap(logits(W, H), y))))))
 
 
 def loss(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> float:
     """``L(W) = (1/n) sum_i -log S_{y_i}(W h_i)``."""
-    return float(np.mean(np.logaddexp(0.0, -label_gap(logits(W, H), y))))
+    return float(np.mean(np.logaddexp(0.0, -_in_float64_range(label_gap(logits(W, H), y)))))
 
 
 def sample_gradients(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -63,7 +74,7 @@ def sample_gradients(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> np.ndarray:
     s = softmax(z)
     rows = np.arange(len(y))
     coeff = s.copy()
-    coeff[rows, y] = -np.exp(log_complement(z, y))
+    coeff[rows, y] = -np.exp(-np.logaddexp(0.0, _in_float64_range(label_gap(z, y))))
     return coeff[:, :, None] * H[:, None, :]
 
 
@@ -83,8 +94,17 @@ def loss_torch(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     return (torch.logsumexp(z, dim=-1) - z[torch.arange(len(y)), y]).mean()
 
 
+AUTOGRAD_MIN_PROXY = 1e-10  # below it autograd's S_y - 1 cancels to 0 and the gradient loses all digits
+
+
+def _autograd_accurate(W, H, y) -> None:
+    if proxy(W, H, y) < AUTOGRAD_MIN_PROXY:
+        raise FloatingPointError("G(W) < 1e-10: autograd's S_y - 1 cancels (outside the searched domain)")
+
+
 def autograd_gradient(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``grad L(W)`` by reverse-mode autodiff of the loss (an independent route to the gradient)."""
+    _autograd_accurate(W, H, y)
     Wt = torch.as_tensor(W, dtype=torch.float64).clone().requires_grad_(True)
     value = loss_torch(Wt, torch.as_tensor(H, dtype=torch.float64), torch.as_tensor(y))
     (grad,) = torch.autograd.grad(value, Wt)
@@ -93,6 +113,7 @@ def autograd_gradient(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> np.ndarray
 
 def autograd_curvature(W: np.ndarray, Delta: np.ndarray, H: np.ndarray, y: np.ndarray) -> float:
     """``d^2/de^2 L(W + e Delta)`` at ``e = 0`` by double backward (no Hessian formula involved)."""
+    _autograd_accurate(W, H, y)
     eps = torch.zeros((), dtype=torch.float64, requires_grad=True)
     Wt = torch.as_tensor(W, dtype=torch.float64) + eps * torch.as_tensor(Delta, dtype=torch.float64)
     value = loss_torch(Wt, torch.as_tensor(H, dtype=torch.float64), torch.as_tensor(y))

@@ -30,14 +30,22 @@ import mpmath
 import sympy as sp
 from mpmath import iv
 
-from proofs.claims import (VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, VERDICT_PROVEN, MethodResult,
-                           ScalarProblem)
+from proofs.claims import VERDICT_COUNTEREXAMPLE, VERDICT_PROVEN, MethodResult, ScalarProblem
 
+UNDECIDED = "undecided"  # boxes left that neither a proof nor a certified counterexample settled
+
+_IV_TYPE = type(iv.mpf(0))
 _IV_FUNCTIONS = {"mpf": iv.mpf, "log": iv.log, "exp": iv.exp, "sqrt": iv.sqrt, "sin": iv.sin, "cos": iv.cos}
 
 
 def _iv_function(expr: sp.Expr, variables) -> Callable:
-    return sp.lambdify(list(variables), expr, modules=[_IV_FUNCTIONS, "mpmath"])
+    compiled = sp.lambdify(list(variables), expr, modules=[_IV_FUNCTIONS, "mpmath"])
+
+    def evaluate(*args):
+        value = compiled(*args)
+        return value if isinstance(value, _IV_TYPE) else iv.mpf(value)  # constants come back as int/float
+
+    return evaluate
 
 
 Box = tuple[tuple[mpmath.mpf, mpmath.mpf], ...]
@@ -52,6 +60,11 @@ class IntervalProof:
     boxes_examined: int = 0
     worst_ratio: float = float("-inf")  # max lhs/rhs at box centres (a lower estimate of the supremum)
     worst_point: dict = field(default_factory=dict)
+
+
+def _lower(value) -> mpmath.mpf:
+    """The lower end of an ``iv`` interval as a plain mpf (``iv``'s ``.a`` is itself a point interval)."""
+    return mpmath.mp.make_mpf(value._mpi_[0])
 
 
 def _to_mpf(value) -> mpmath.mpf:
@@ -89,8 +102,6 @@ class _Enclosure:
         expr = self.expr if expr is None else expr
         depth = self.order if depth is None else depth
         value = self._fn(expr)(*X)
-        if not isinstance(value, type(iv.mpf(0))):
-            value = iv.mpf(value)
         if depth == 0:
             return value
         for j, grad in enumerate(self._gradient(expr)):
@@ -142,7 +153,7 @@ def prove_on_box(problem: ScalarProblem, max_boxes: int = 20000, order: int = 3)
             at_centre = f(*point)
             lhs_c, rhs_c = lhs_f(*point), rhs_f(*point)
             if rhs_c.a > 0:
-                ratio = float(lhs_c.mid.a / rhs_c.mid.a)
+                ratio = float(_lower(lhs_c.mid) / _lower(rhs_c.mid))
                 if ratio > out.worst_ratio:
                     out.worst_ratio = ratio
                     out.worst_point = {str(v): float(c) for v, c in zip(variables, centre)}
@@ -152,9 +163,9 @@ def prove_on_box(problem: ScalarProblem, max_boxes: int = 20000, order: int = 3)
             lhs_c, rhs_c = lhs_f(*point), rhs_f(*point)
             out.counterexample = {
                 "point": {str(v): mpmath.nstr(c, 17) for v, c in zip(variables, centre)},
-                "lhs": mpmath.nstr(lhs_c.mid.a, 17),
-                "rhs": mpmath.nstr(rhs_c.mid.a, 17),
-                "rhs_minus_lhs_at_most": mpmath.nstr(at_centre.b, 17),
+                "lhs": mpmath.nstr(_lower(lhs_c.mid), 17),
+                "rhs": mpmath.nstr(_lower(rhs_c.mid), 17),
+                "rhs_minus_lhs_at_most": mpmath.nstr(mpmath.mp.make_mpf(at_centre._mpi_[1]), 17),
             }
             return out
         if out.boxes_examined + len(stack) >= max_boxes:
@@ -163,6 +174,9 @@ def prove_on_box(problem: ScalarProblem, max_boxes: int = 20000, order: int = 3)
         j = max(range(len(box)), key=lambda i: (box[i][1] - box[i][0]) / widths[i] if widths[i] else -1)
         lo, hi = box[j]
         mid = (lo + hi) / 2
+        if not lo < mid < hi:  # at working precision the box cannot shrink: report it, do not spin
+            out.undecided.append(box)
+            continue
         left = tuple((lo, mid) if i == j else b for i, b in enumerate(box))
         right = tuple((mid, hi) if i == j else b for i, b in enumerate(box))
         stack.extend([right, left])
@@ -181,7 +195,7 @@ def interval_method(problem: ScalarProblem, thorough: bool = False) -> MethodRes
         return MethodResult("interval", VERDICT_PROVEN, proof.boxes_examined, worst,
                             {"worst_centre": proof.worst_point, "cover_boxes": len(proof.proven_boxes)},
                             f"{len(proof.proven_boxes)} boxes cover the whole domain, each certified")
-    return MethodResult("interval", VERDICT_ERROR, proof.boxes_examined, worst,
+    return MethodResult("interval", UNDECIDED, proof.boxes_examined, worst,
                         {"undecided_boxes": [[[float(a), float(b)] for a, b in box] for box in proof.undecided[:5]]},
                         f"{len(proof.undecided)} boxes undecided after {proof.boxes_examined} boxes")
 

@@ -140,4 +140,25 @@ def low_loss_separability() -> Claim:
     )
 
 
-CLAIMS = [proxy_below_loss(), loss_below_twice_proxy(), proxy_lower_bound(), low_loss_separability()]
+def separation_level_chord() -> Claim:
+    """Step 3 of the project's theorem template (:mod:`rates.theorems.base`, after SIGNADAM Lemma B.3 (ii) /
+    MINIBATCH Lemma C.7 (ii)): ``G(W) <= 1/(2n)`` gives ``L(W) <= 2 log 2 G(W) <= log 2 / n`` because
+    ``-log(1 - x) <= 2 log(2) x`` on ``x = 1 - s_i in [0, 1/2]`` [rebuilt].
+
+    Tight at both ends (``x = 1/2`` is an irrational touching point: interval enclosures of ``log 2 - log 2``
+    straddle 0, so the proof is the symbolic chord argument -- the concave ``f = 2 log2 x + log(1 - x)``
+    vanishes at both ends).
+    """
+    return Claim(
+        name="separation-level-chord",
+        source=f"rates.theorems.base step 3; {SIGNADAM} Lemma B.3 (ii); {MINIBATCH} Lemma C.7 (ii)",
+        statement="-log(1 - x) <= 2 log(2) x for x in [0, 1/2]; so G <= 1/(2n) implies L <= 2 log2 G <= log2/n",
+        latex=r"-\log(1-x) \le 2\log 2\, x,\ x\in[0,\tfrac12]",
+        status="rebuilt",
+        domain="x in [0, 1/2]",
+        scalar=ScalarProblem([x], [(0, sp.Rational(1, 2))], -sp.log(1 - x), 2 * sp.log(2) * x),
+    )
+
+
+CLAIMS = [proxy_below_loss(), loss_below_twice_proxy(), proxy_lower_bound(), low_loss_separability(),
+          separation_level_chord()]

@@ -97,8 +97,16 @@ def hessian_loss_bound(constant=4) -> Claim:
     def sample(rng):
         n, k, d, y = random_problem(rng)
         scale = log_uniform(rng, 0.1, 8.0)
-        params = np.concatenate([rng.standard_normal(n * d), scale * rng.standard_normal(k * d), rng.standard_normal(k * d)])
-        return params, (n, k, d, y, NORM_NAMES[int(rng.integers(len(NORM_NAMES)))])
+        H, W, Delta = rng.standard_normal((n, d)), scale * rng.standard_normal((k, d)), rng.standard_normal((k, d))
+        if rng.random() < 0.3:  # the tight corner: one feature, a +-1 column, one confidently correct sample
+            H = np.zeros((n, d))
+            H[:, 0] = log_uniform(rng, 0.2, 3.0)
+            Delta = np.zeros((k, d))
+            Delta[:, 0] = np.where(np.arange(k) == y[0], 1.0, -1.0)
+            W = np.zeros((k, d))
+            W[y[0], 0] = log_uniform(rng, 0.5, 8.0)
+            y = np.full(n, y[0])
+        return np.concatenate([H.ravel(), W.ravel(), Delta.ravel()]), (n, k, d, y, NORM_NAMES[int(rng.integers(len(NORM_NAMES)))])
 
     def unpack(params, context):
         n, k, d, y, norm = context
@@ -122,7 +130,7 @@ def hessian_loss_bound(constant=4) -> Claim:
         statement=f"d^2/de^2 L(W + e Delta) <= {constant} B^2 ||Delta||^2 G(W) for every entry-wise/Schatten norm",
         latex=rf"\nabla^2 L(W)[\Delta,\Delta] \le {constant} B^2 \|\Delta\|^2 G(W)",
         status="rebuilt",
-        domain=f"n = 1..6, k = 2..5, d = 1..4, any W, Delta; norms {', '.join(NORM_NAMES)}",
+        domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10, Delta; norms {', '.join(NORM_NAMES)}",
         search=SearchProblem(sample, ratio, describe, starts=150, polish=4, tolerance=1e-6),
         notes="tolerance 1e-6: autograd forms diag(s) - s s^T with cancellation where 1 - S_y is tiny",
     )

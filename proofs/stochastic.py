@@ -33,7 +33,13 @@ def _sum_norm(A: np.ndarray) -> float:
     return float(np.abs(A).sum())
 
 
-def minibatch_gradient_error() -> Claim:
+def seed_literal_error_bound(B_value, n_value, b_value, G_value):
+    """The coefficient as the seed's proof of C.11 writes it, ``2 B (n/b - 1) G`` (no ``max(., 1)``): the proof
+    takes ``1/b - 1/n`` as the larger coefficient, which fails for ``b > n/2`` (see proofs/FINDINGS.md)."""
+    return 2.0 * B_value * (n_value / b_value - 1.0) * G_value
+
+
+def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: str = "") -> Claim:
     """MINIBATCH Lemma C.11 as rebuilt in :func:`rates.theorems.minibatch.minibatch_gradient_error_bound`.
 
     Claim: ``||grad_S L(W) - grad L(W)||_sum <= 2 B c(n, b) G(W)`` for every batch ``S`` of size ``b``,
@@ -57,7 +63,7 @@ def minibatch_gradient_error() -> Claim:
         H, W, y = unpack(params, context)
         grads = sample_gradients(W, H, y)
         lhs = _sum_norm(_batch_gradient(grads, batch) - grads.mean(axis=0))
-        rhs = minibatch_gradient_error_bound(data_bound(H), n, b, proxy(W, H, y))
+        rhs = error_bound(data_bound(H), n, b, proxy(W, H, y))
         return lhs / rhs if rhs > 0 else (np.inf if lhs > 1e-15 else -np.inf)
 
     def describe(params, context):
@@ -66,7 +72,7 @@ def minibatch_gradient_error() -> Claim:
         return {"n": n, "b": b, "batch": [int(i) for i in batch], "H": H.tolist(), "W": W.tolist(), "y": y.tolist()}
 
     return Claim(
-        name="minibatch-gradient-error",
+        name="minibatch-gradient-error" + (f"[{label}]" if label else ""),
         source=f"{MINIBATCH} Lemma C.11 (constant: rates.theorems.minibatch.minibatch_gradient_error_bound)",
         statement="||grad_S L(W) - grad L(W)||_sum <= 2 B max(n/b - 1, 1) G(W) for every batch S of size b < n",
         latex=r"\|\nabla_S L(W)-\nabla L(W)\|_{\mathrm{sum}} \le 2B\,c(n,b)\,G(W)",

@@ -5,6 +5,8 @@ Setting: ``lhs(x) <= rhs(x)`` on an interval ``[lo, hi]`` (one variable), ``f = 
 Algorithm:
 
 * *identity* -- ``simplify(f) == 0`` proves equality (both inequalities);
+* *concavity* -- ``f'' <= 0`` on I and ``f >= 0`` at both ends give ``f >= 0`` (a chord argument; this is
+  what certifies bounds that are tight at an irrational end point, where interval enclosures cannot);
 * *sign of a derivative* (Taylor with remainder) -- find the least ``k <= 4`` with a decided sign of
   ``f^(k)`` on the interval (``solveset(f^(k) < 0, x, I)`` empty) and check the lower-order derivatives at
   one end: anchored at ``lo``, ``f^(k) >= 0`` on I and ``f^(j)(lo) >= 0`` for ``j < k`` give ``f >= 0``
@@ -67,7 +69,12 @@ def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[b
                 facts = ", ".join(f"f^({j})({anchor}) = {e}" for j, e in enumerate(ends))
                 where = "non-negative" if sign ** k > 0 else "non-positive"
                 return True, f"f = rhs - lhs; f^({k}) = {sp.simplify(g)} is {where} on {interval}; {facts or 'k = 0'}"
-    return False, "no derivative of order <= 4 with a decided sign"
+    if _nonnegative_on(-derivatives[2] if len(derivatives) > 2 else -sp.diff(f, x, 2), x, interval):
+        ends = [_end_value(f, x, lo, "+"), _end_value(f, x, hi, "-")]
+        ends = [sp.simplify(e) for e in ends]
+        if all(e.is_extended_nonnegative for e in ends):
+            return True, f"f = rhs - lhs is concave on {interval} (f'' <= 0) and f({lo}) = {ends[0]}, f({hi}) = {ends[1]} >= 0"
+    return False, "no derivative of order <= 4 with a decided sign, not concave with non-negative ends"
 
 
 def symbolic_method(problem: ScalarProblem) -> MethodResult:

@@ -1,0 +1,84 @@
+"""``rates check``: table/JSON output, exit codes (0 pass, 1 refuted, 2 bad input), saved instances."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cli.app import main
+
+
+def _run(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_unknown_claim_name_is_one_line_exit_2_listing_known_names(capsys):
+    code, out, err = _run(["check", "no-such-lemma"], capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rates: error: NAME: unknown claim 'no-such-lemma'")
+    assert "known: simplex-complement" in lines[0] and "per-sample-bias" in lines[0]
+
+
+def test_json_output_for_scalar_claims_proven(capsys):
+    code, out, _ = _run(["check", "simplex-complement", "proxy-below-loss", "--json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    names = [c["name"] for c in report["claims"]]
+    assert names == ["simplex-complement", "proxy-below-loss"]
+    for claim in report["claims"]:
+        assert claim["verdict"] == "proven"
+        methods = {m["method"]: m for m in claim["methods"]}
+        assert methods["interval"]["verdict"] == "proven"
+        assert methods["adversarial"]["trials"] >= 200
+        assert ".txt" in claim["source"] and claim["status"] == "rebuilt"
+
+
+def test_refuted_claim_exits_1_and_saves_the_counterexample(capsys, monkeypatch, tmp_path):
+    from proofs import registry
+    from proofs.softmax import simplex_complement
+
+    monkeypatch.setattr(registry, "all_claims", lambda: [simplex_complement(constant=1)])
+    code, out, _ = _run(["check", "--save-dir", str(tmp_path)], capsys)
+    assert code == 1
+    row = next(line for line in out.splitlines() if line.startswith("| simplex-complement"))
+    assert row.rstrip().endswith("| counterexample |")
+    saved = json.loads((tmp_path / "simplex-complement[c=1].adversarial.json").read_text())
+    s, c = saved["instance"]["s"], saved["instance"]["c"]
+    assert sum(p * (1 - p) for p in s) > 1 - s[c]  # the saved instance really violates the weakened lemma
+    interval = json.loads((tmp_path / "simplex-complement[c=1].interval.json").read_text())
+    assert interval["verdict"] == "counterexample"
+
+
+def test_thorough_searches_longer(capsys):
+    code, out, _ = _run(["check", "soft-margin-key-inequality", "--json"], capsys)
+    quick = json.loads(out)["claims"][0]["trials"]
+    code2, out2, _ = _run(["check", "soft-margin-key-inequality", "--json", "--thorough"], capsys)
+    thorough = json.loads(out2)["claims"][0]["trials"]
+    assert code == code2 == 0 and thorough >= 5 * quick
+
+
+def test_subprocess_table_and_list():
+    proc = subprocess.run([sys.executable, "-m", "rates", "check", "--list"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    names = [line.split("\t")[0] for line in proc.stdout.splitlines()]
+    assert len(names) >= 15 and "minibatch-gradient-error" in names
+    proc = subprocess.run([sys.executable, "-m", "rates", "check", "schedule-assumption-3.3"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "| schedule-assumption-3.3 | MINIBATCH Lemma C.15" in proc.stdout and "| proven |" in proc.stdout
+
+
+@pytest.mark.slow
+def test_default_run_under_two_minutes():
+    import time
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "rates", "check"], capture_output=True, text=True, timeout=300)
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert elapsed < 120
+    assert "counterexample |" not in proc.stdout

@@ -1,0 +1,95 @@
+"""``rates homogeneous``: train bias-free ReLU nets with FLAVORS eq. 1 steepest descent (or Adam) and measure.
+
+Prints a table of end-of-run quantities over the seeds (loss, own-norm soft margin, gamma_1/2/inf of FLAVORS
+eq. 13, the spectral margin of eq. 15, accuracies, the first separating step, the largest soft-margin drop
+after L < l(0), the homogeneity check); ``--out FILE.json`` also writes the checkpoint history.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rates.errors import InputError
+from rates.homogeneous.data import load_dataset, parse_data_spec
+from rates.homogeneous.measures import check_loss
+from rates.homogeneous.models import INIT_RULES, relu_network
+from rates.homogeneous.steepest import ALGORITHMS, make_optimizer
+from rates.homogeneous.study import default_lr
+from rates.homogeneous.summary import history_table
+from rates.homogeneous.train import TrainConfig, pick_device, train
+from rates.io import write_text_atomic
+
+FORMATS = ("markdown", "latex", "json")
+
+
+def homogeneous(
+    algo: str = typer.Option(..., "--algo", help="gd | sd | cd | spectral | adam"),
+    data: str = typer.Option("teacher-student", "--data", help="teacher-student or digits:A,B (e.g. digits:3,6)"),
+    width: int = typer.Option(64, "--width", help="hidden width k' (> 0)"),
+    depth: int = typer.Option(1, "--depth", help="number of hidden layers (1: 2-homogeneous; D: (D+1)-homogeneous)"),
+    freeze_output: bool = typer.Option(False, "--freeze-output", help="freeze the output layer (FLAVORS §4.3)"),
+    loss: str = typer.Option("exp", "--loss", help="exp | logistic"),
+    lr: Optional[float] = typer.Option(None, "--lr", help="learning rate eta (default: per algorithm and data)"),
+    steps: int = typer.Option(2000, "--steps", help="number of full-batch steps"),
+    seeds: int = typer.Option(5, "--seeds", help="number of seeds (runs 0..seeds-1, trained together)"),
+    init_scale: float = typer.Option(0.1, "--init-scale", help="initialisation scale alpha (> 0)"),
+    init: str = typer.Option("auto", "--init", help="fan-in | width | auto (width for cd, as FLAVORS §4.1)"),
+    n_train: Optional[int] = typer.Option(None, "--n-train", help="training points (default 64 teacher, 100 digits)"),
+    dim: int = typer.Option(16, "--dim", help="teacher-student input dimension d"),
+    teacher_width: int = typer.Option(16, "--teacher-width", help="teacher width k"),
+    teacher_active: int = typer.Option(3, "--teacher-active", help="non-zero input weights per teacher neuron"),
+    eps: float = typer.Option(1e-8, "--eps", help="Adam precision constant (>= 0)"),
+    beta1: float = typer.Option(0.9, "--beta1", help="Adam beta1 in [0, 1)"),
+    beta2: float = typer.Option(0.99, "--beta2", help="Adam beta2 in [0, 1)"),
+    device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
+    fmt: str = typer.Option("markdown", "--format", help="markdown | latex | json"),
+    out: Optional[Path] = typer.Option(None, "--out", help="write the checkpoint history as JSON here"),
+) -> None:
+    """Train homogeneous ReLU nets (FLAVORS, 001_76d30ba647d4c3d1.txt) and print the measured margins."""
+    if algo not in ALGORITHMS:
+        raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algo!r}")
+    kind, _ = parse_data_spec(data)
+    if width <= 0:
+        raise InputError("--width", f"must be a positive integer, got {width}")
+    if depth <= 0:
+        raise InputError("--depth", f"must be a positive integer, got {depth}")
+    check_loss(loss)
+    if steps <= 0:
+        raise InputError("--steps", f"must be a positive integer, got {steps}")
+    if seeds <= 0:
+        raise InputError("--seeds", f"must be a positive integer, got {seeds}")
+    if init not in (*INIT_RULES, "auto"):
+        raise InputError("--init", f"must be fan-in, width or auto, got {init!r}")
+    if fmt not in FORMATS:
+        raise InputError("--format", f"must be one of {'|'.join(FORMATS)}, got {fmt!r}")
+    if out is not None and out.exists() and out.is_dir():
+        raise InputError("--out", f"{out} is a directory; give a file name such as run.json")
+    rate = default_lr(algo, kind, freeze_output) if lr is None else lr
+    make_optimizer(algo, rate, eps, beta1, beta2)  # validates --lr, --eps, --beta1, --beta2 before any work
+    torch_device = pick_device(device)
+
+    seed_list = list(range(seeds))
+    teacher = {"d": dim, "teacher_width": teacher_width, "active": teacher_active}
+    dataset = load_dataset(data, seed_list, n_train=n_train, **({} if kind == "digits" else teacher))
+    rule = ("width" if algo == "cd" else "fan-in") if init == "auto" else init
+    net = relu_network(dataset.input_dim, [width] * depth, seed_list, init_scale, init=rule,
+                       freeze_output=freeze_output, device=torch_device)
+    config = TrainConfig(algo, rate, steps, loss=loss, eps=eps, beta1=beta1, beta2=beta2)
+    history = train(net, dataset.to(torch_device), config)
+    caption = (f"{algo} (eta={rate:g}) on {dataset.name}, width {width}, depth {depth}"
+               f"{', frozen output' if freeze_output else ''}, {loss} loss, alpha={init_scale:g}, {steps} steps")
+    table = history_table(history, caption)
+    if out is not None:
+        record = history.to_dict()
+        record["command"] = {"algo": algo, "data": data, "width": width, "depth": depth,
+                             "freeze_output": freeze_output, "init_scale": init_scale, "init": rule, "seeds": seed_list}
+        write_text_atomic(out, json.dumps(record, indent=1) + "\n")
+    print(table.render(fmt), end="")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("homogeneous")(homogeneous)

@@ -1,0 +1,11 @@
+"""Homogeneous ReLU networks trained by steepest descent: the FLAVORS experiments as measured claims.
+
+FLAVORS = seed ``001_76d30ba647d4c3d1.txt`` (Tsilivis, Vardi, Kempe), THEORY.md section 6.
+
+* :mod:`~rates.homogeneous.models` -- bias-free ReLU nets (L-homogeneous), batched over runs;
+* :mod:`~rates.homogeneous.steepest` -- FLAVORS eq. 1 steps for l2 / l_inf / l1 / per-layer spectral, Adam (eq. 75);
+* :mod:`~rates.homogeneous.measures` -- soft margin (eq. 5), margins of eq. 13 and 15, accuracies, homogeneity;
+* :mod:`~rates.homogeneous.data` -- teacher-student (eq. 14) and a pair of sklearn 8x8 digits;
+* :mod:`~rates.homogeneous.train` -- the loop with log-spaced checkpoints over several seeds at once;
+* :mod:`~rates.homogeneous.study` -- ``rates report flavors``: Fig. 1-3 at CPU size and the claims table.
+"""

@@ -1,0 +1,142 @@
+"""mpmath reference implementation of the optimisers (THEORY.md section 7), for small problems.
+
+Setting: THEORY.md sections 1-2; the same steps as :mod:`rates.optim` (signal -> [momentum] -> steepest
+direction | Adam -> ``W <- W - eta_t * direction``), written the textbook way, one sample and one entry at
+a time, in ``dps``-digit arithmetic. mpmath numbers have an unbounded exponent, so ``exp(-1000)`` is an
+ordinary number: no log-domain trick is needed and none is used (only ``S_y - 1`` is formed as
+``-sum_{c != y} S_c``, since 1 - S_y falls below 10^-dps long before the runs end). This is what makes it an independent
+check of the engine's shifted log-domain weights and shared log-scales.
+
+Algorithm: ``grad L(W) = (1/m) sum_i (S(W h_i) - e_{y_i}) h_i^T`` over the samples of the step's batch;
+momentum ``M_t = beta M_{t-1} + (1-beta) Z_t``; SVRG ``grad_B(W_t) - grad_B(W~) + grad L(W~)``; steepest
+directions of THEORY.md section 2 (sign; one signed coordinate; Z/||Z||_F; entry-wise l_p; the polar
+factor from mpmath's SVD); bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a.
+
+Reference: Kingma & Ba (2014) for Adam; MINIBATCH section 3.1 and SIGNADAM eq. 3-5 for the framework.
+It is slow (pure Python): meant for n, k, d of a few and a few thousand steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterable, Optional, Sequence
+
+import mpmath as mp
+
+from rates.norms import parse_norm
+
+Matrix = list[list[mp.mpf]]
+
+
+@dataclass(frozen=True)
+class ReferenceConfig:
+    """One run: ``norm`` (max, sum, frobenius, lp:P, spectral) unless ``adam``; ``a`` as a fraction string."""
+
+    norm: str = "max"
+    a: str = "1/2"
+    eta0: float = 1.0
+    momentum: float = 0.0
+    adam: bool = False
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 0.0
+    vr: bool = False
+
+
+def _zeros(k: int, d: int) -> Matrix:
+    return [[mp.mpf(0) for _ in range(d)] for _ in range(k)]
+
+
+def gradient(W: Matrix, H: Sequence[Sequence[mp.mpf]], y: Sequence[int], samples: Iterable[int]) -> Matrix:
+    """Mean cross-entropy gradient over ``samples`` in full precision (no shifting needed)."""
+    k, d = len(W), len(W[0])
+    G = _zeros(k, d)
+    samples = list(samples)
+    for i in samples:
+        z = [mp.fsum(W[c][j] * H[i][j] for j in range(d)) for c in range(k)]
+        top = max(z)
+        e = [mp.exp(zc - top) for zc in z]
+        total = mp.fsum(e)
+        for c in range(k):
+            # S_y - 1 = -sum_{c != y} S_c: subtracting from 1 would cancel every digit once 1 - S_y < 10^-dps.
+            coeff = e[c] / total if c != y[i] else -mp.fsum(e[o] for o in range(k) if o != c) / total
+            for j in range(d):
+                G[c][j] += coeff * H[i][j]
+    m = len(samples)
+    return [[g / m for g in row] for row in G]
+
+
+def steepest(Z: Matrix, norm: str) -> Matrix:
+    """argmax_{||D|| <= 1} <Z, D> for the norms of THEORY.md section 2 (those needed by the tests)."""
+    parsed = parse_norm(norm)
+    k, d = len(Z), len(Z[0])
+    if parsed.kind == "entrywise" and parsed.p == mp.inf:
+        return [[mp.sign(v) for v in row] for row in Z]
+    if parsed.kind == "entrywise" and parsed.p == 1.0:
+        c, j = max(((c, j) for c in range(k) for j in range(d)), key=lambda cj: abs(Z[cj[0]][cj[1]]))
+        out = _zeros(k, d)
+        out[c][j] = mp.sign(Z[c][j])
+        return out
+    if parsed.kind == "entrywise" or (parsed.kind == "schatten" and parsed.p == 2.0):
+        q = mp.mpf(parsed.q)
+        total = mp.fsum(abs(v) ** q for row in Z for v in row)
+        if total == 0:
+            return _zeros(k, d)
+        scale = total ** ((q - 1) / q)
+        return [[mp.sign(v) * abs(v) ** (q - 1) / scale for v in row] for row in Z]
+    if parsed.kind == "schatten" and parsed.p == mp.inf:
+        U, S, V = mp.svd_r(mp.matrix(Z))
+        top = max(S[i] for i in range(len(S)))
+        rank = [i for i in range(len(S)) if S[i] > top * mp.mpf(10) ** (-mp.mp.dps // 2)]
+        return [[mp.fsum(U[c, i] * V[i, j] for i in rank) for j in range(d)] for c in range(k)]
+    raise ValueError(f"the reference implements max, sum, frobenius, lp:P and spectral, not {norm!r}")
+
+
+def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: ReferenceConfig, steps: int,
+        batches: Optional[Sequence[Sequence[int]]] = None, epoch_length: Optional[int] = None,
+        dps: int = 50) -> Matrix:
+    """W after ``steps`` steps from W = 0 (mpf entries). ``batches[t]`` lists the samples of step t
+    (full batch when None); ``epoch_length`` (steps per epoch) sets the VR snapshot times."""
+    with mp.workdps(dps):
+        Hm = [[mp.mpf(v) for v in row] for row in H]
+        n, d = len(Hm), len(Hm[0])
+        exponent = Fraction(str(config.a))
+        a = mp.mpf(exponent.numerator) / exponent.denominator
+        eta0 = mp.mpf(config.eta0)
+        beta = mp.mpf(config.momentum)
+        W = _zeros(k, d)
+        M = _zeros(k, d)
+        m1, v2 = _zeros(k, d), _zeros(k, d)
+        b1, b2, eps = mp.mpf(config.beta1), mp.mpf(config.beta2), mp.mpf(config.eps)
+        snapshot_W = None
+        everyone = range(n)
+        for t in range(steps):
+            batch = everyone if batches is None else batches[t]
+            Z = gradient(W, Hm, y, batch)
+            if config.vr:
+                if t % epoch_length == 0:
+                    snapshot_W = [row[:] for row in W]
+                    snapshot_full = gradient(snapshot_W, Hm, y, everyone)
+                snap_batch = gradient(snapshot_W, Hm, y, batch)
+                Z = [[Z[c][j] - snap_batch[c][j] + snapshot_full[c][j] for j in range(d)] for c in range(k)]
+            eta = eta0 * mp.power(t + 2, -a)
+            if config.adam:
+                m1 = [[b1 * m1[c][j] + (1 - b1) * Z[c][j] for j in range(d)] for c in range(k)]
+                v2 = [[b2 * v2[c][j] + (1 - b2) * Z[c][j] ** 2 for j in range(d)] for c in range(k)]
+                c1, c2 = 1 - b1 ** (t + 1), 1 - b2 ** (t + 1)
+                for c in range(k):
+                    for j in range(d):
+                        denom = mp.sqrt(v2[c][j] / c2) + eps
+                        W[c][j] -= eta * (m1[c][j] / c1 / denom if denom > 0 else 0)
+                continue
+            if beta > 0:
+                M = [[beta * M[c][j] + (1 - beta) * Z[c][j] for j in range(d)] for c in range(k)]
+                Z = M
+            D = steepest(Z, config.norm)
+            W = [[W[c][j] - eta * D[c][j] for j in range(d)] for c in range(k)]
+        return W
+
+
+def to_float(W: Matrix) -> list[list[float]]:
+    return [[float(v) for v in row] for row in W]

@@ -8,7 +8,9 @@ Setting
 Algorithm
     1. *Window* (:func:`choose_window`): the first checkpoint after which every margin stays positive and
        the loss never increases (the observable counterpart of ``t_1`` in THEORY.md section 3, step 3),
-       intersected with the last ``decades`` decades of the usable run, where "usable" stops at the first
+       intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``
+       (before it unknown constants of the bound move its local slope by more than the tolerance), where
+       "usable" stops at the first
        checkpoint whose gap is within ``100 x`` the margin solver's accuracy (``accuracy * gamma``, THEORY.md
        section 7): below that floor the gap is solver noise, not optimiser progress.
     2. *Fit* (:func:`fit_slope`): least-squares slope of ``log gap`` on ``log t`` over the window, per run;
@@ -49,6 +51,11 @@ VERDICTS = ("tight", "loose", "violated", "inconclusive")
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_DECADES = 2.0
 MIN_DECADES = 1.0
+# Earliest start of an automatic window. The bound's shape is drawn with unit constants and t_1 = 0; the
+# true constants shift a log factor's local slope by about 1/(log t + C)^2 per unit of C (e.g. for 1/log t:
+# d/dC of -1/(log t + C)), which is below the default tolerance 0.05 only from t ~ 1e3 on (1/log(1e3)^2 =
+# 0.02; at t = 1e2 it is 0.047). Earlier checkpoints can fake a 'violated' or a 'tight'.
+MIN_WINDOW_START = 1e3
 MIN_POINTS = 6
 FLOOR_FACTOR = 100.0
 BOOTSTRAP_SAMPLES = 2000
@@ -132,7 +139,8 @@ def _usable_mask(run: Run) -> np.ndarray:
 
 
 def choose_window(run: Run, override: Optional[tuple[float, float]] = None, decades: float = DEFAULT_DECADES,
-                  min_decades: float = MIN_DECADES, min_points: int = MIN_POINTS) -> Window:
+                  min_decades: float = MIN_DECADES, min_points: int = MIN_POINTS,
+                  min_start: float = MIN_WINDOW_START) -> Window:
     """Pick the asymptotic window of one run (module docstring, step 1), or validate a user window.
 
     A user window (``--window T0:T1``) must satisfy ``1 <= T0 < T1`` and lie inside the run's checkpoints;
@@ -176,8 +184,13 @@ def choose_window(run: Run, override: Optional[tuple[float, float]] = None, deca
         reason = "gap at the solver floor" if floor_idx is not None else "no checkpoint with a positive gap after entry"
         return Window(float("nan"), float("nan"), 0, "auto", entry_t, floor, floor_t, reason)
     t_end = float(t[candidates][-1])
-    chosen = candidates & (t >= t_end / 10.0 ** decades)
-    problem_if_short = "gap at the solver floor" if floor_idx is not None and floor_idx < len(t) - 1 else None
+    chosen = candidates & (t >= max(t_end / 10.0 ** decades, min_start))
+    if floor_idx is not None and floor_idx < len(t) - 1:
+        problem_if_short = "gap at the solver floor"
+    elif t_end < min_start * 10.0 ** min_decades:
+        problem_if_short = f"run too short for an asymptotic window (t >= {min_start:g})"
+    else:
+        problem_if_short = None
     return _window(t, chosen, "auto", entry_t, floor, floor_t, None, min_decades, min_points,
                    short_reason=problem_if_short)
 

@@ -87,12 +87,14 @@ def exact_a(config: dict[str, Any]) -> sp.Rational:
 
 def prediction_for(config: dict[str, Any]):
     """The Prediction of ``rates.theorems`` for a run's configuration."""
-    from rates.algorithms import resolve_algorithm
+    from rates.algorithms import ALGORITHMS, resolve_algorithm
     from rates.theorems import predict
 
-    algorithm = resolve_algorithm(str(config["algo"]), norm=config.get("norm"), n=config.get("n"),
-                                  batch=config.get("batch"), momentum=config.get("momentum"),
-                                  vr=bool(config.get("vr", False)))
+    name = str(config["algo"])
+    # The engine records momentum 0.0 for Adam, whose betas are its own (resolve_algorithm refuses both).
+    momentum = None if name in ALGORITHMS and ALGORITHMS[name].adam else config.get("momentum")
+    algorithm = resolve_algorithm(name, norm=config.get("norm"), n=config.get("n"), batch=config.get("batch"),
+                                  momentum=momentum, vr=bool(config.get("vr", False)))
     return predict(algorithm, exact_a(config))
 
 
@@ -229,8 +231,8 @@ DEFAULT_STUDY_CONFIGS: tuple[tuple[str, str], ...] = tuple(
 DEFAULT_STUDY_DATA = "default"
 DEFAULT_STUDY_SEEDS = 3
 DEFAULT_STUDY_STEPS = 300_000
-QUICK_STUDY_STEPS = 3_000
-QUICK_STUDY_SEEDS = 2
+QUICK_STUDY_STEPS = 400
+QUICK_STUDY_SEEDS = 1
 STUDY_CHECKPOINTS = 60
 
 
@@ -249,9 +251,10 @@ def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, 
         slug = run_slug(rec.config)
         written.append(save_trajectory(Trajectory(rec.runs, dict(meta or {})), out_dir / "trajectories" / f"{slug}.json"))
         if figures:
-            for ext in (".png", ".pdf"):
-                written.append(plot_fit(rec.runs, rec.verdict, rec.prediction, out_dir / "figures" / f"{slug}{ext}",
-                                        title=rec.title, bound_label=f"bound {rec.prediction.rate.text}"))
+            paths = [out_dir / "figures" / f"{slug}{ext}" for ext in (".png", ".pdf")]
+            plot_fit(rec.runs, rec.verdict, rec.prediction, paths, title=rec.title,
+                     bound_label=f"bound {rec.prediction.rate.text}")
+            written += paths
     table = verdict_table(records, caption=caption, seeds_note=seeds_note)
     written.append(write_text_atomic(out_dir / "table.md", table.to_markdown()))
     written.append(write_text_atomic(out_dir / "table.tex", latex_document(table.to_latex())))

@@ -174,3 +174,11 @@ def test_tolerance_out_of_range_is_refused():
     with pytest.raises(InputError) as err:
         judge([synthetic_run(lambda t: t ** -0.5)], PowerLog(0.5), tolerance=0)
     assert err.value.option == "--tolerance"
+
+
+def test_short_run_is_inconclusive_even_when_the_law_matches():
+    # 400 steps: every checkpoint is before t = 1e3, where the bound's unknown constants still move its
+    # local slope by more than the tolerance (see rates.compare.MIN_WINDOW_START).
+    run = synthetic_run(lambda t: t ** -0.5, t=checkpoints(400, 40))
+    verdict = judge([run], PowerLog(0.5))
+    assert verdict.label == "inconclusive" and "too short" in verdict.reason

@@ -8,35 +8,18 @@ the fitted slope ± bootstrap error with its window, the fitted log power and th
 from __future__ import annotations
 
 import json
-import re
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from cli.options import parse_exponent_a
+from cli.run import parse_seeds
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
 from rates.report import FitRecord, fit_group, group_runs, run_slug, source_text
-
-_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
-
-
-def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
-    """``0..4`` (inclusive), ``0,2,5`` or ``3`` -> a list of distinct non-negative seeds."""
-    match = _RANGE.match(text)
-    if match:
-        lo, hi = int(match.group(1)), int(match.group(2))
-        if lo > hi:
-            raise InputError(option, f"range {text!r} is empty (needs A <= B in A..B)")
-        return list(range(lo, hi + 1))
-    parts = [p.strip() for p in text.split(",")]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise InputError(option, f"expected a range A..B (e.g. 0..4), a list such as 0,2,5 or one seed, got {text!r}")
-    seeds = [int(p) for p in parts]
-    if len(set(seeds)) != len(seeds):
-        raise InputError(option, f"repeated seed in {text!r}")
-    return seeds
-
+from rates.trajectory import Run, Trajectory
 
 def _plot_path(base: Path, slug: str, several: bool) -> Path:
     return base.with_name(f"{base.stem}_{slug}{base.suffix}") if several else base
@@ -63,34 +46,92 @@ def describe(record: FitRecord) -> str:
     return "\n".join(lines)
 
 
+def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, checkpoints: int,
+                   out: Optional[Path]) -> list[Run]:
+    """Run one configuration once per seed; seed s is both the data draw and the reshuffling seed.
+
+    Full-batch runs from W_0 = 0 are deterministic given the data, so seeds must change the data to say
+    anything (a file dataset ignores the seed; then only stochastic algorithms differ between seeds).
+    """
+    from rates.data import parse_data
+    from rates.engine import RunSpec, simulate
+    from rates.trajectory import save
+
+    runs: list[Run] = []
+    meta: dict = {}
+    for seed in seeds:
+        dataset = parse_data(options["data"], seed=seed)
+        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k != "data"})
+        trajectory = simulate([spec], dataset, steps, checkpoints=checkpoints, device=device,
+                              progress=sys.stderr.isatty())
+        for run in trajectory.runs:
+            run.config["data_seed"] = seed
+        runs += trajectory.runs
+        meta = trajectory.meta
+    if out is not None:
+        save(Trajectory(runs, {**meta, "command": "rates fit", "seeds": seeds, "seed_meaning": "data draw and reshuffling"}), out)
+    return runs
+
+
 def fit(
-    from_file: Optional[Path] = typer.Option(None, "--from", help="a Trajectory JSON (rates run --out)"),
-    seeds: Optional[str] = typer.Option(None, "--seeds", help="seeds: 0..4, 0,2,5 or 3"),
+    from_file: Optional[Path] = typer.Option(None, "--from", help="fit a Trajectory JSON (rates run --out) instead of running"),
+    algo: Optional[str] = typer.Option(None, "--algo", help="as in rates run (needed unless --from)"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="as in rates run"),
+    a: Optional[str] = typer.Option(None, "--a", help="schedule exponent a in (0, 1] (needed unless --from)"),
+    eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
+    steps: Optional[int] = typer.Option(None, "--steps", help="number of steps (needed unless --from)"),
+    data: str = typer.Option("default", "--data", help="as in rates run"),
+    batch: Optional[int] = typer.Option(None, "--batch", help="as in rates run"),
+    momentum: Optional[float] = typer.Option(None, "--momentum", help="as in rates run"),
+    vr: bool = typer.Option(False, "--vr", help="as in rates run"),
+    seed: int = typer.Option(0, "--seed", help="one seed: data draw and reshuffling"),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="several seeds (0..4 or 0,3,7): data draws and reshuffling; with --from: which runs to fit"),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    polar: str = typer.Option("exact", "--polar", help="exact | newton-schulz"),
+    checkpoints: int = typer.Option(60, "--checkpoints", help="log-spaced checkpoints >= 2"),
+    adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
+    adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
+    adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0"),
+    out: Optional[Path] = typer.Option(None, "--out", help="also save the simulated Trajectory JSON"),
     window: Optional[str] = typer.Option(None, "--window", help="fit window T0:T1 (default: automatic)"),
     tolerance: float = typer.Option(DEFAULT_TOLERANCE, "--tolerance", help="slope tolerance of 'tight', in (0, 1)"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="draw the fit to FILE.png or FILE.pdf"),
     as_json: bool = typer.Option(False, "--json", help="print the fit records as JSON"),
 ) -> None:
-    """Fit the empirical rate of the margin gap and judge it against the predicted bound."""
+    """Fit the empirical rate of the margin gap (of a run or a file) and judge it against the predicted bound."""
     from rates.plots import check_figure_path, plot_fit
     from rates.trajectory import load
 
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
     user_window = parse_window(window) if window is not None else None
-    wanted = parse_seeds(seeds) if seeds is not None else None
+    wanted = parse_seeds(seed, seeds) if seeds is not None else None
     if plot is not None:
         check_figure_path(plot)
-    if from_file is None:
-        raise InputError("--from", "give a Trajectory file with --from FILE.json")
-    runs = load(from_file).runs
-    if wanted is not None:
-        runs = [run for run in runs if run.config.get("seed") in wanted]
-        if not runs:
-            raise InputError("--seeds", f"no run of {from_file} has a seed in {seeds}")
-    if user_window is not None:
-        for run in runs:  # refuse a window outside any run before fitting or writing anything
-            choose_window(run, user_window)
+    if from_file is not None:
+        given = [name for name, value in (("--algo", algo), ("--a", a), ("--steps", steps), ("--out", out)) if value is not None]
+        if given:
+            raise InputError("--from", f"fits a saved Trajectory; drop the run options {', '.join(given)}")
+        runs = load(from_file).runs
+        if wanted is not None:
+            runs = [run for run in runs if run.config.get("seed") in wanted]
+            if not runs:
+                raise InputError("--seeds", f"no run of {from_file} has a seed in {seeds}")
+        if user_window is not None:
+            for run in runs:  # refuse a window outside any run before fitting or writing anything
+                choose_window(run, user_window)
+    else:
+        for name, value in (("--algo", algo), ("--a", a), ("--steps", steps)):
+            if value is None:
+                raise InputError(name, "is needed to run (or give --from FILE.json)")
+        if steps < 1:
+            raise InputError("--steps", f"must be a positive integer, got {steps}")
+        if user_window is not None and not user_window[1] <= steps:
+            raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
+        options = dict(algo=algo, a=str(parse_exponent_a(a, "--a")), eta0=eta0, norm=norm, batch=batch,
+                       momentum=momentum, vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps,
+                       polar=polar, data=data)
+        runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out)
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     if plot is not None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cli.app import main
-from cli.fit import parse_seeds
+from cli.run import parse_seeds
 from rates.errors import InputError
 from rates.trajectory import Trajectory, save
 from test_compare import checkpoints, synthetic_run
@@ -95,9 +95,31 @@ def test_wrong_schema_and_missing_file_exit_two(tmp_path, capsys):
 
 
 def test_parse_seeds_forms():
-    assert parse_seeds("0..4") == [0, 1, 2, 3, 4]
-    assert parse_seeds("0,2,5") == [0, 2, 5]
-    assert parse_seeds("3") == [3]
-    for bad in ("", "0..", "-1", "1,1", "a..b", "0...3"):
+    assert parse_seeds(0, "0..4") == [0, 1, 2, 3, 4]
+    assert parse_seeds(0, "0,2,5") == [0, 2, 5]
+    assert parse_seeds(0, "3") == [3]
+    for bad in ("", "0..", "-1", "1,1", "a..b", "0...3", "4..1"):
         with pytest.raises(InputError):
-            parse_seeds(bad)
+            parse_seeds(0, bad)
+
+
+def test_fit_runs_when_given_run_options(tmp_path, capsys):
+    out_file = tmp_path / "run.json"
+    code, out, err = run_cli(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "300", "--seeds", "0..1",
+                              "--device", "cpu", "--out", str(out_file)], capsys)
+    assert code == 0, err
+    saved = json.loads(out_file.read_text())["runs"]
+    assert [r["config"]["data_seed"] for r in saved] == [0, 1]
+    assert saved[0]["gamma"]["value"] != saved[1]["gamma"]["value"]  # each seed is its own data draw
+    # 300 steps never reach t = 1e3: the comparator must refuse to judge rather than guess
+    assert "verdict        : inconclusive" in out and "too short" in out
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--algo", "signgd"], "--from"),  # run options together with --from
+    (None, "--algo"),  # neither --from nor run options
+])
+def test_fit_needs_either_a_file_or_run_options(quarter_file, capsys, args, option):
+    argv = ["fit", "--from", str(quarter_file), *args] if args is not None else ["fit", "--a", "1/2", "--steps", "10"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.startswith(f"rates: error: {option}:")

@@ -242,8 +242,9 @@ def claims_table(h: dict[str, History], seeds: list[int], device) -> Table:
     table.notes += [
         f"Source: {FLAVORS} (FLAVORS). Every number is measured by rates.homogeneous; the claims are [given] by "
         "the seed, the sizes and learning rates are ours (CPU-sized).",
-        "O(eta) tolerance of the monotonicity rows: a run passes when the largest relative drop of its soft "
-        "margin below the running maximum after L < l(0) is at most L * max_t rho_t, rho_t = "
+        "O(eta) tolerance of the monotonicity rows: a run passes when the largest drop of its soft margin below "
+        "the running maximum after L < l(0), divided by the run's largest soft margin, is at most "
+        "L * max_t rho_t, rho_t = "
         "||theta_{t+1} - theta_t|| / ||theta_t|| in the algorithm's own norm (rho is proportional to eta).",
         "Orderings use seeds where every compared run separated and did not diverge; 'partly' = holds for "
         "the seed means but not in every seed.",

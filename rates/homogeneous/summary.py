@@ -51,5 +51,5 @@ def history_table(history: History, caption: str = "") -> Table:
     t_sep = history.t_separated[ok].astype(float)
     table.add("first step with 100% train accuracy", "measured", spread(np.where(t_sep >= 0, t_sep, np.nan)))
     drops = np.where(history.t_below_level[ok] >= 0, history.max_soft_margin_drop[ok], np.nan)
-    table.add("max relative drop of gamma~ after L < l(0)", "FLAVORS Thm 3.1 (flow: 0)", spread(drops, 3))
+    table.add("max drop of gamma~ after L < l(0) / max gamma~", "FLAVORS Thm 3.1 (flow: 0)", spread(drops, 3))
     return table

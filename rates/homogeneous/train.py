@@ -11,7 +11,8 @@ shrink with L as the theory says -- nothing here normalises them.
 Measured (at log-spaced checkpoints): ``log L``, the soft margin gamma_tilde in the algorithm's own norm
 (eq. 5), gamma_1 / gamma_2 / gamma_inf (eq. 13), gamma_spectral (eq. 15), the norm, train and test accuracy.
 Measured at *every* step: the first step with 100% train accuracy, the first step with L < l(0), and after
-that step the largest relative drop of gamma_tilde below its running maximum and the largest relative step
+that step the largest drop of gamma_tilde below its running maximum, in units of the largest gamma_tilde of
+the run (so that the tiny values right after L < l(0) do not dominate), and the largest relative step
 ``rho = ||theta_{t+1} - theta_t|| / ||theta_t||`` (own norm; ``rho = eta ||g||_* / ||theta||`` for eq. 1).
 FLAVORS Thm 3.1 says gamma_tilde is non-decreasing for the flow; for finite steps the drop is O(eta). The
 tolerance used by the study is ``L * max rho``: log gamma_tilde = log l^{-1}(L) - L log ||theta|| and one
@@ -76,7 +77,7 @@ class History:
     metrics: dict[str, np.ndarray]
     t_separated: np.ndarray  # first step with 100% train accuracy, -1 if never
     t_below_level: np.ndarray  # first step with L < l(0), -1 if never
-    max_soft_margin_drop: np.ndarray  # max relative drop of gamma_tilde below its running max after t_below_level
+    max_soft_margin_drop: np.ndarray  # max drop of gamma_tilde below its running max after t_below_level / max gamma_tilde
     max_relative_step: np.ndarray  # max ||theta_{t+1} - theta_t|| / ||theta_t|| (own norm) after t_below_level
     diverged: np.ndarray
     homogeneity_error: float
@@ -154,8 +155,7 @@ def train(net: Network, data: Dataset, config: TrainConfig) -> History:
             t_below = torch.where((t_below < 0) & (logL < level), step, t_below)
             watch = (t_below >= 0) & ~frozen
             running_max = torch.where(watch, torch.maximum(running_max, gamma_soft), running_max)
-            drop = (running_max - gamma_soft) / running_max.abs()
-            max_drop = torch.where(watch, torch.maximum(max_drop, drop), max_drop)
+            max_drop = torch.where(watch, torch.maximum(max_drop, running_max - gamma_soft), max_drop)
             if step == t_grid[next_checkpoint]:
                 margins = geometric_margins(q, params, degree)
                 f_test = forward(current, X_test)
@@ -171,6 +171,10 @@ def train(net: Network, data: Dataset, config: TrainConfig) -> History:
         with torch.no_grad():
             loss_value = torch.exp(logL)[:, None, None]
             grads = [loss_value * g for g in grads]
+            overflow = ~torch.stack([torch.isfinite(g).flatten(1).all(dim=1) for g in grads]).all(dim=0)
+            diverged |= overflow & ~frozen
+            frozen |= overflow
+            grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in grads]
             updates, state = optimizer.update(grads, state)
             proposed = [p + u for p, u in zip(params, updates)]
             finite = torch.stack([torch.isfinite(p).flatten(1).all(dim=1) for p in proposed]).all(dim=0)
@@ -192,7 +196,7 @@ def train(net: Network, data: Dataset, config: TrainConfig) -> History:
         metrics=metrics,
         t_separated=t_separated.cpu().numpy(),
         t_below_level=t_below.cpu().numpy(),
-        max_soft_margin_drop=max_drop.cpu().numpy(),
+        max_soft_margin_drop=(max_drop / running_max.abs()).cpu().numpy(),
         max_relative_step=max_step.cpu().numpy(),
         diverged=diverged.cpu().numpy(),
         homogeneity_error=homogeneity_error(final_net, X),

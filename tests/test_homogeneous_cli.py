@@ -1,0 +1,60 @@
+"""``rates homogeneous`` and ``rates report flavors --quick``: output, files, and one-line bad-input errors."""
+
+import json
+
+import pytest
+
+from cli.app import main
+from rates.studies import StudyOptions, get_study
+from rates.tables import latex_document
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+@pytest.mark.parametrize("args,option", [
+    (["--algo", "gd", "--data", "digits:3,12"], "--data"),
+    (["--algo", "gd", "--data", "digits:4,4"], "--data"),
+    (["--algo", "gd", "--width", "0"], "--width"),
+    (["--algo", "gd", "--width", "-3"], "--width"),
+    (["--algo", "gd", "--teacher-width", "1", "--dim", "5"], "--teacher-width"),
+    (["--algo", "newton"], "--algo"),
+    (["--algo", "adam", "--eps", "-1"], "--eps"),
+])
+def test_bad_input_exits_2_with_one_line_and_no_file(args, option, capsys, tmp_path):
+    out_file = tmp_path / "run.json"
+    code, out, err = run_cli(["homogeneous", *args, "--steps", "5", "--seeds", "2", "--out", str(out_file)], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"rates: error: {option}:")
+    assert out == "" and not out_file.exists()
+
+
+def test_a_small_run_prints_the_table_and_writes_the_history(capsys, tmp_path):
+    out_file = tmp_path / "run.json"
+    code, out, err = run_cli(["homogeneous", "--algo", "sd", "--data", "digits:3,6", "--n-train", "20",
+                              "--width", "6", "--steps", "60", "--seeds", "2", "--loss", "logistic",
+                              "--out", str(out_file)], capsys)
+    assert code == 0, err
+    assert "gamma_1" in out and "FLAVORS eq. 13" in out and "001_76d30ba647d4c3d1.txt" in out
+    record = json.loads(out_file.read_text())
+    assert record["schema"] == "rates.homogeneous/1" and record["degree"] == 2 and record["geometry"] == "linf"
+    assert len(record["metrics"]["gamma_1"]) == 2 and record["t"][-1] == 60
+    assert record["homogeneity_error"] < 1e-12
+
+
+def test_quick_flavors_study_writes_figures_and_a_compiling_claims_table(tmp_path, compile_latex):
+    written = get_study("flavors")(tmp_path, StudyOptions(seeds=3, quick=True, progress=False))
+    names = {p.name for p in written}
+    assert {"fig1_teacher_student.png", "fig2_digits_adam.png", "fig3_digits_spectral.png", "table.md",
+            "claims.tex", "claims.json", "histories.json"} <= names
+    assert all(p.stat().st_size > 0 for p in written)
+    claims = json.loads((tmp_path / "claims.json").read_text())
+    assert len(claims["rows"]) == 10
+    assert all(row["verdict"].split(" ")[0] in {"reproduced", "partly", "not"} for row in claims["rows"])
+    assert any("tolerance" in note for note in claims["notes"])
+    compile_latex(latex_document((tmp_path / "claims.tex").read_text()))

@@ -1,0 +1,130 @@
+"""FLAVORS eq. 1 steps: ||Delta|| = ||g||_*, <Delta, g> = -||g||_*^2, closed forms for GD / SD / CD, optimality
+against random feasible directions, the modular spectral norm, and Adam's eps -> 0, beta -> 0 limit."""
+
+import numpy as np
+import pytest
+import torch
+
+from rates.errors import InputError
+from rates.homogeneous.steepest import geometry_of, make_optimizer, two_point_subgradient
+
+
+def random_grads(seed=0, runs=3):
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randn(runs, 4, 3, generator=gen, dtype=torch.float64),
+            torch.randn(runs, 1, 4, generator=gen, dtype=torch.float64)]
+
+
+def numpy_dual(name, grads, r):
+    """The dual norm of each algorithm's norm, computed independently with numpy."""
+    flat = np.concatenate([g[r].numpy().ravel() for g in grads])
+    if name == "gd":
+        return np.linalg.norm(flat)
+    if name == "sd":  # dual of l_inf is l1
+        return np.abs(flat).sum()
+    if name == "cd":  # dual of l1 is l_inf
+        return np.abs(flat).max()
+    # dual of max_l sigma_max(W_l) is sum_l ||G_l||_nuclear
+    return sum(np.linalg.svd(g[r].numpy(), compute_uv=False).sum() for g in grads)
+
+
+def step(name, grads, lr=1.0):
+    opt = make_optimizer(name, lr)
+    updates, _ = opt.update(grads, opt.init(grads))
+    return updates
+
+
+@pytest.mark.parametrize("name", ["gd", "sd", "cd", "spectral"])
+def test_eq1_step_has_dual_norm_length_and_steepest_slope(name):
+    grads = random_grads()
+    delta = step(name, grads)
+    geometry = geometry_of(name)
+    for r in range(3):
+        dual = numpy_dual(name, grads, r)
+        assert geometry.dual_value(grads)[r].item() == pytest.approx(dual, rel=1e-12)
+        # ||Delta|| = ||g||_* and <Delta, g> = -||g||_*^2 (FLAVORS eq. 7)
+        assert geometry.value(delta)[r].item() == pytest.approx(dual, rel=1e-12)
+        slope = sum((d[r] * g[r]).sum().item() for d, g in zip(delta, grads))
+        assert slope == pytest.approx(-dual ** 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["gd", "sd", "cd", "spectral"])
+def test_no_feasible_direction_beats_the_eq1_step(name):
+    grads = random_grads(1, runs=1)
+    geometry = geometry_of(name)
+    best = sum((d * g).sum().item() for d, g in zip(step(name, grads), grads))
+    gen = torch.Generator().manual_seed(7)
+    for _ in range(300):
+        u = [torch.randn(g.shape, generator=gen, dtype=torch.float64) for g in grads]
+        scale = geometry.dual_value(grads) / geometry.value(u)  # put u on the sphere of radius ||g||_*
+        value = sum((scale[:, None, None] * a * g).sum().item() for a, g in zip(u, grads))
+        assert value >= best - 1e-9
+
+
+def test_closed_forms_gd_sd_cd():
+    grads = random_grads(2, runs=1)
+    flat = torch.cat([g.flatten() for g in grads])
+    lr = 0.1
+    gd = torch.cat([d.flatten() for d in step("gd", grads, lr)])
+    torch.testing.assert_close(gd, -lr * flat, rtol=1e-14, atol=0)
+    sd = torch.cat([d.flatten() for d in step("sd", grads, lr)])
+    torch.testing.assert_close(sd, -lr * flat.abs().sum() * torch.sign(flat), rtol=1e-14, atol=0)
+    cd = torch.cat([d.flatten() for d in step("cd", grads, lr)])
+    j = int(flat.abs().argmax())
+    assert torch.count_nonzero(cd) == 1
+    # -||g||_inf sign(g_j) e_j = -g_j e_j: the largest coordinate takes a plain gradient step
+    assert cd[j].item() == pytest.approx(-lr * flat[j].item(), rel=1e-14)
+
+
+def test_spectral_step_is_shampoo_without_accumulation():
+    # FLAVORS eq. 77: each layer moves along -U V^T; eq. 1 scales all layers by sum_l ||G_l||_nuc.
+    grads = random_grads(3, runs=1)
+    delta = step("spectral", grads)
+    total = sum(np.linalg.svd(g[0].numpy(), compute_uv=False).sum() for g in grads)
+    for d, g in zip(delta, grads):
+        U, _, Vt = np.linalg.svd(g[0].numpy(), full_matrices=False)
+        np.testing.assert_allclose(d[0].numpy(), -total * U @ Vt, rtol=1e-11, atol=1e-12)
+
+
+def test_adam_without_momentum_and_eps_is_normalised_sign_descent():
+    # FLAVORS App. C.1: beta1 = beta2 = eps = 0 gives -eta sign(g); a coordinate with g = 0 stays put.
+    grads = random_grads(4, runs=2)
+    grads[0][0, 0, 0] = 0.0
+    opt = make_optimizer("adam", 0.01, eps=0.0, beta1=0.0, beta2=0.0)
+    state = opt.init(grads)
+    for _ in range(3):
+        updates, state = opt.update(grads, state)
+        for u, g in zip(updates, grads):
+            torch.testing.assert_close(u, -0.01 * torch.sign(g), rtol=1e-14, atol=0)
+    assert updates[0][0, 0, 0].item() == 0.0
+
+
+def test_adam_first_step_with_eps():
+    # Bias correction makes m_hat = g and v_hat = g^2 at step 1: update = -eta g / (|g| + eps).
+    grads = random_grads(5, runs=1)
+    opt = make_optimizer("adam", 0.5, eps=0.3, beta1=0.9, beta2=0.99)
+    updates, _ = opt.update(grads, opt.init(grads))
+    for u, g in zip(updates, grads):
+        torch.testing.assert_close(u, -0.5 * g / (g.abs() + 0.3), rtol=1e-13, atol=0)
+
+
+def test_two_point_subgradient_is_the_min_magnitude_point_of_the_interval():
+    t = two_point_subgradient()
+    first = [torch.tensor([[[2.0, -1.0, 3.0, 0.5]]], dtype=torch.float64)]
+    second = [torch.tensor([[[-2.0, -0.4, 1.0, 0.0]]], dtype=torch.float64)]
+    out, state = t.update(first, t.init(first))
+    assert torch.equal(out[0], first[0])  # no previous sample yet
+    out, _ = t.update(second, state)
+    assert out[0].tolist() == [[[0.0, -0.4, 1.0, 0.0]]]
+
+
+def test_bad_optimizer_options():
+    for kwargs, option in [({"lr": 0.0}, "--lr"), ({"lr": 1.0, "eps": -1.0}, "--eps"),
+                           ({"lr": 1.0, "beta1": 1.0}, "--beta1")]:
+        lr = kwargs.pop("lr")
+        with pytest.raises(InputError) as err:
+            make_optimizer("adam", lr, **kwargs)
+        assert err.value.option == option
+    with pytest.raises(InputError) as err:
+        geometry_of("newton")
+    assert err.value.option == "--algo"

@@ -101,7 +101,7 @@ def _run(H, y, algorithm: str, steps: int, per_sample: bool, rng, a=0.5, eta0=1.
 def _bias_runs(thorough: bool, seed: int) -> SimulationOutcome:
     rng = np.random.default_rng(seed)
     instances = 6 if thorough else 2
-    epochs = 1500 if thorough else 150
+    epochs = 800 if thorough else 150
     trials, worst, worst_instance = 0, -math.inf, {}
     for _ in range(instances):
         counts, y, scales, H, gaps = _instance(rng)
@@ -133,7 +133,7 @@ def per_sample_bias() -> Claim:
         latex=r"\frac{W_t}{\|W_t\|}\to\frac{M}{\|M\|},\ M=\sum_c \tfrac{n_c}{n} D_c e_c^\top;\ "
               r"\gamma(W^{\mathrm{full}}_t)\to\gamma > \gamma(M)",
         status="rebuilt",
-        domain=f"k = 3, class counts 1..5, scales e^U(-1.5, 1.5); a = 1/2, eta0 = 1; 150 epochs (thorough 1500); "
+        domain=f"k = 3, class counts 1..5, scales e^U(-1.5, 1.5); a = 1/2, eta0 = 1; 150 epochs (thorough 800); "
                f"1 - cos <= {DIRECTION_TOLERANCE}, full-batch gap <= gap(M)/2",
         simulation=SimulationProblem(_bias_runs),
     )

@@ -44,9 +44,21 @@ class ScalarProblem:
     bounds: Sequence[tuple[Any, Any]]  # exact endpoints (sympy/int/fraction), one pair per variable
     lhs: sp.Expr
     rhs: sp.Expr
-    # rhs - lhs rewritten so that interval arithmetic stays finite at singular endpoints
-    # (``log s (log s + 2)`` rather than ``log(s)**2 + 2 log s`` at s = 0); checked equal by sympy.
+    # An expression with the sign of rhs - lhs that interval arithmetic encloses better: rhs - lhs rewritten
+    # (``log s (log s + 2)`` rather than ``log(s)**2 + 2 log s``, finite at s = 0) or exp(rhs - lhs) - 1
+    # (``4^x (1 - x) - 1`` is exactly 0 at x = 1/2 where ``log 2 - log 2`` is not); sympy checks which.
     margin: Optional[sp.Expr] = None
+
+    def certified_margin(self) -> sp.Expr:
+        """The margin to prove ``>= 0``, after sympy has certified it has the sign of ``rhs - lhs``."""
+        difference = self.rhs - self.lhs
+        if self.margin is None:
+            return difference
+        if sp.simplify(self.margin - difference) == 0:
+            return self.margin
+        if sp.simplify((sp.exp(difference) - 1 - self.margin).rewrite(sp.exp)) == 0:
+            return self.margin  # exp is increasing with exp(0) = 1, so the sign is the same
+        raise ValueError("the margin has not been shown to have the sign of rhs - lhs")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import sympy as sp
 
 from proofs.claims import ScalarProblem
 from proofs.interval import interval_method, prove_on_box
-from proofs.proxy import loss_below_twice_proxy, proxy_below_loss, proxy_lower_bound
+from proofs.proxy import loss_below_twice_proxy, proxy_below_loss, proxy_lower_bound, separation_level_chord
 from proofs.softmax import simplex_complement
 
 x, y = sp.symbols("x y")
@@ -27,7 +27,8 @@ def test_proxy_below_loss_is_proven_on_the_whole_domain_not_sampled():
 
 
 def test_every_scalar_claim_has_a_complete_certified_cover():
-    for claim in (simplex_complement(), proxy_below_loss(), loss_below_twice_proxy(), proxy_lower_bound()):
+    for claim in (simplex_complement(), proxy_below_loss(), loss_below_twice_proxy(), proxy_lower_bound(),
+                  separation_level_chord()):
         problem = claim.scalar
         proof = prove_on_box(problem)
         lo, hi = (mpmath.mpf(sp.Float(sp.nsimplify(b), 30)) for b in problem.bounds[0])
@@ -64,3 +65,13 @@ def test_weakened_lemma_a4_is_refuted_deterministically():
     assert first.instance == second.instance
     s_c = Fraction(first.instance["point"]["x"])
     assert 1 - s_c**2 > 1 - s_c  # the returned point violates the weakened statement exactly
+
+
+def test_margin_rewriting_must_be_sign_equivalent():
+    import pytest
+
+    good = ScalarProblem([x], [(0, sp.Rational(1, 2))], -sp.log(1 - x), 2 * sp.log(2) * x, margin=4**x * (1 - x) - 1)
+    assert good.certified_margin() == 4**x * (1 - x) - 1
+    bad = ScalarProblem([x], [(0, sp.Rational(1, 2))], -sp.log(1 - x), 2 * sp.log(2) * x, margin=x)  # not equivalent
+    with pytest.raises(ValueError):
+        bad.certified_margin()

@@ -194,7 +194,7 @@ def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: 
     wanted = iter(times.tolist())
     next_t = next(wanted, None)
     report_every = max(1, min(10_000, steps // 200))
-    with torch.no_grad(), single_thread_on_cpu(H.device):
+    with torch.inference_mode(), single_thread_on_cpu(H.device):
         for t in range(steps):
             W, state = optimizer.step(W, state, t)
             if t + 1 == next_t:

@@ -36,13 +36,14 @@ class FullGradient:
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int):
         self.Ht = H.transpose(0, 1).contiguous()
+        self.Ht_mean = self.Ht / H.shape[0]
         self.labels = labels(y, k, H.dtype)
 
     def init(self, W: torch.Tensor) -> None:
         return None
 
     def __call__(self, W: torch.Tensor, state: None, t: int) -> tuple[Signal, None]:
-        G, log_scale = scaled_gradient(logits_of(W, self.Ht), self.labels, self.Ht)
+        G, log_scale = scaled_gradient(logits_of(W, self.Ht), self.labels, self.Ht_mean)
         return Signal(G, log_scale), state
 
 
@@ -55,6 +56,7 @@ class ReshuffledBatches:
             raise ValueError(f"batch {batch} must divide n = {n}")
         self.H, self.y, self.k, self.batch = H, y, k, batch
         self.Ht = H.transpose(0, 1).contiguous()
+        self.Ht_mean = self.Ht / n
         self.seeds = [int(s) for s in seeds]
         self.steps_per_epoch = n // batch
 
@@ -63,20 +65,22 @@ class ReshuffledBatches:
 
     def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
         perms = torch.stack([next(stream) for stream in state["streams"]]).to(self.H.device)  # (R, n)
-        state.update(perms=perms, Ht=self.H[perms].transpose(-2, -1).contiguous(),
+        Ht = self.H[perms].transpose(-2, -1).contiguous()
+        state.update(perms=perms, Ht=Ht, Ht_mean=Ht / self.batch,
                      labels=labels(self.y[perms], self.k, self.H.dtype))
 
-    def _batch(self, state: dict, t: int) -> tuple[slice, torch.Tensor]:
+    def _batch(self, state: dict, t: int) -> tuple[slice, torch.Tensor, torch.Tensor]:
         j = t % self.steps_per_epoch
         cols = slice(j * self.batch, (j + 1) * self.batch)
-        return cols, state["Ht"][..., cols]
+        return cols, state["Ht"][..., cols], state["Ht_mean"][..., cols]
 
     def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
         if t % self.steps_per_epoch == 0:
             self._new_epoch(W, state)
-        cols, HBt = self._batch(state, t)
+        cols, HBt, HBt_mean = self._batch(state, t)
         lab = state["labels"]
-        G, log_scale = scaled_gradient(logits_of(W, HBt), type(lab)(lab.onehot[..., cols], lab.mask[..., cols]), HBt)
+        batch_labels = type(lab)(lab.onehot[..., cols], lab.mask[..., cols])
+        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HBt_mean)
         return Signal(G, log_scale), state
 
 
@@ -94,15 +98,15 @@ class VarianceReduced(ReshuffledBatches):
         coeff, log_scale = coefficients(logits_of(W, self.Ht), labels(self.y, self.k, self.H.dtype))
         perms = state["perms"]
         state.update(
-            snapshot_full=over_samples(coeff, self.Ht) * (1.0 / self.H.shape[0]),
+            snapshot_full=over_samples(coeff, self.Ht_mean),
             snapshot_coeff=coeff.gather(-1, perms.unsqueeze(-2).expand_as(coeff)),
             snapshot_log_scale=log_scale,
         )
 
     def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
         signal, state = super().__call__(W, state, t)
-        cols, HBt = self._batch(state, t)
-        snapshot_batch = over_samples(state["snapshot_coeff"][..., cols], HBt) * (1.0 / self.batch)
+        cols, _, HBt_mean = self._batch(state, t)
+        snapshot_batch = over_samples(state["snapshot_coeff"][..., cols], HBt_mean)
         s1, s0 = signal.log_scale, state["snapshot_log_scale"]
         top = torch.maximum(s1, s0)
         value = (torch.exp(s1 - top)[:, None, None] * signal.value

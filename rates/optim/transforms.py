@@ -90,12 +90,11 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
 def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformation:
     """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (THEORY.md section 2; rates.norms)."""
 
-    def init(W: torch.Tensor) -> None:
-        return None
+    def init(W: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(W.shape[:1], dtype=W.dtype, device=W.device)  # the unit scale, made once
 
-    def update(signal: Signal, state: None, t: int) -> tuple[Signal, None]:
-        delta = norm.steepest(signal.value, polar=polar)
-        return Signal(delta, torch.zeros_like(signal.log_scale)), state
+    def update(signal: Signal, unit_scale: torch.Tensor, t: int) -> tuple[Signal, torch.Tensor]:
+        return Signal(norm.steepest(signal.value, polar=polar), unit_scale), unit_scale
 
     return GradientTransformation(init, update)
 

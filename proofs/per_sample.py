@@ -9,7 +9,7 @@ Claim [given in words, formulas rebuilt]: per-sample SignSGD and N-SGD converge 
 falls short of the max margin under imbalance, while full-batch SignGD / NGD reach the max margin.
 
 Check (a small direct simulation, independent of :mod:`rates.engine`): directions from the log-domain
-gradient (weights ``1 - S_y`` rescaled by their maximum, so nothing underflows); max margins in closed
+gradient (:func:`_log_gradient`: every sign exact, nothing underflows); max margins in closed
 form for this data (max-norm ``2 min_i s_i``; Frobenius ``kappa / sqrt(sum_c 1/m_c^2)``,
 ``kappa = sqrt(k/(k-1))``, ``m_c`` the smallest scale of class c). Worst ratio is the larger of
 ``(1 - cos(W_T, M)) / 0.02`` and ``gap_full(T) / (gap(M)/2)``: above 1 means the per-sample iterate is not
@@ -29,24 +29,35 @@ from rates.theorems.per_sample import bias_matrix
 DIRECTION_TOLERANCE = 0.02
 
 
-def _scaled_gradient(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``grad L(W)`` up to a positive factor: weights ``1 - S_{y_i}`` divided by their maximum (log domain)."""
+def _log_gradient(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(log |grad L(W)|, sign grad L(W)) `` entry-wise, without forming any term that can underflow.
+
+    Term ``(i, r, j)`` of the gradient is ``(1 - S_{y_i}) (q_{ir} - [r = y_i]) h_{ij}`` with ``q_i`` the softmax
+    over the wrong classes; its logarithm is finite whatever the logits, and scipy's signed ``logsumexp``
+    adds the terms. SignSGD needs this: ``sign`` of an entry of size 1e-400 is still +-1, but a float64
+    gradient would have rounded it to 0.
+    """
     z = H @ W.T
     rows = np.arange(len(y))
     wrong = z.copy()
     wrong[rows, y] = -np.inf
     log_wrong_total = logsumexp(wrong, axis=1)
-    q = np.exp(wrong - log_wrong_total[:, None])  # softmax over the wrong classes, q_y = 0
-    log_weights = -np.logaddexp(0.0, z[rows, y] - log_wrong_total)
-    weights = np.exp(log_weights - log_weights.max())
-    coeff = q.copy()
-    coeff[rows, y] = -1.0
-    return (weights[:, None] * coeff).T @ H
+    log_coeff = wrong - log_wrong_total[:, None]  # log q_ir; the label entry is replaced below
+    log_coeff[rows, y] = 0.0  # |q_iy - 1| = 1
+    coeff_sign = np.ones_like(z)
+    coeff_sign[rows, y] = -1.0
+    log_weights = -np.logaddexp(0.0, z[rows, y] - log_wrong_total)  # log(1 - S_{y_i})
+    with np.errstate(divide="ignore"):
+        log_h = np.log(np.abs(H))
+    log_terms = log_weights[:, None, None] + log_coeff[:, :, None] + log_h[:, None, :]  # (n, k, d)
+    signs = coeff_sign[:, :, None] * np.sign(H)[:, None, :]
+    return logsumexp(log_terms, axis=0, b=signs, return_sign=True)
 
 
-def _direction(G: np.ndarray, algorithm: str) -> np.ndarray:
+def _direction(log_abs: np.ndarray, sign: np.ndarray, algorithm: str) -> np.ndarray:
     if algorithm == "signsgd":
-        return -np.sign(G)
+        return -sign
+    G = sign * np.exp(log_abs - np.max(log_abs))  # the gradient up to a positive factor
     return -G / np.linalg.norm(G)
 
 
@@ -91,10 +102,10 @@ def _run(H, y, algorithm: str, steps: int, per_sample: bool, rng, a=0.5, eta0=1.
             if t % n == 0:
                 order = rng.permutation(n)
             i = order[t % n]
-            G = _scaled_gradient(W, H[i:i + 1], y[i:i + 1])
+            log_abs, sign = _log_gradient(W, H[i:i + 1], y[i:i + 1])
         else:
-            G = _scaled_gradient(W, H, y)
-        W = W + eta0 * (t + 2) ** (-a) * _direction(G, algorithm)
+            log_abs, sign = _log_gradient(W, H, y)
+        W = W + eta0 * (t + 2) ** (-a) * _direction(log_abs, sign, algorithm)
     return W
 
 

@@ -110,3 +110,63 @@ def test_subset_of_claims_passes_quickly():
     for result in results:
         assert result.verdict.startswith("no counterexample"), (result.claim.name, result.verdict)
         assert 0.2 < max(r.worst_ratio for r in result.results) <= 1 + 1e-9
+
+
+def test_schedule_sum_matches_a_direct_double_loop_and_holds_at_t_star():
+    from proofs.schedule import assumption_34_constant, assumption_34_sum, assumption_34_time
+
+    a, beta, c1, eta0 = 0.5, 0.6, 1.3, 0.4
+    eta = lambda s: mpmath.mpf(eta0) * (s + 2) ** (-mpmath.mpf(a))  # noqa: E731
+    for t in (0, 1, 5, 17):
+        with mpmath.workdps(40):
+            direct = mpmath.fsum(mpmath.mpf(beta) ** tau * (mpmath.exp(c1 * mpmath.fsum(eta(t - j) for j in range(1, tau + 1))) - 1)
+                                 for tau in range(t + 1))
+        assert abs(assumption_34_sum(t, a, beta, c1, eta0) - float(direct)) <= 1e-12 * max(1.0, float(direct))
+    t_star = assumption_34_time(a, beta, c1, eta0)
+    C = assumption_34_constant(a, beta, c1)
+    for t in (t_star, t_star + 1, 3 * t_star + 11):
+        assert assumption_34_sum(t, a, beta, c1, eta0) <= C * eta0 * (t + 2) ** (-a)
+
+
+def test_exact_power_sums_agree_with_brute_force_and_the_schedule_module():
+    from proofs.schedule import _exact_power_sum
+    from rates.schedules import Schedule
+    import sympy as sp
+
+    for q, t0, t in ((0.5, 0, 50), (1, 3, 40), (2.0, 0, 30)):
+        with mpmath.workdps(40):
+            brute = mpmath.fsum(mpmath.mpf(s + 2) ** (-mpmath.mpf(q)) for s in range(t0, t))
+            assert abs(_exact_power_sum(q, t0, t) - brute) < 1e-25
+    schedule = Schedule(sp.Rational(1, 2), 1)
+    assert abs(schedule.partial_sum_numeric(1, 0, 10**6) - _exact_power_sum(mpmath.mpf(1) / 2, 0, 10**6)) < 1e-20
+
+
+def test_per_sample_signsgd_direction_is_the_theory_column():
+    from proofs.per_sample import _direction, _log_gradient
+
+    rng = np.random.default_rng(5)
+    k = 4
+    for _ in range(20):
+        W = rng.standard_normal((k, k)) * 50  # logit gaps ~ 2000: every float64 softmax entry but one is 0
+        c = int(rng.integers(k))
+        H = np.eye(k)[[c]] * float(rng.uniform(0.1, 10))
+        D = _direction(*_log_gradient(W, H, np.array([c])), "signsgd")
+        expected = np.zeros((k, k))
+        expected[:, c] = 2 * np.eye(k)[c] - 1  # THEORY.md section 5: -sign(grad l_i) = (2 e_y - 1) e_y^T
+        assert np.array_equal(D, expected)
+
+
+def test_euler_identity_by_finite_differences_of_the_scaling():
+    import torch
+
+    from proofs.homogeneous import parameter_count, relu_net
+
+    rng = np.random.default_rng(2)
+    widths = (3, 4)
+    theta = torch.as_tensor(rng.standard_normal(parameter_count(2, widths)))
+    x = torch.as_tensor(rng.standard_normal((1, 2)))
+    f = lambda c: float(relu_net(c * theta, x, widths)[0])  # noqa: E731
+    h = 1e-5
+    derivative = (f(1 + h) - f(1 - h)) / (2 * h)  # = <theta, grad f> (chain rule), no autograd involved
+    assert abs(derivative - 3 * f(1)) < 1e-7 * max(1.0, abs(f(1)))
+    assert abs(f(2.0) - 8 * f(1.0)) < 1e-12 * max(1.0, abs(f(1.0)))

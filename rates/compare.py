@@ -344,10 +344,78 @@ def fit_log_power(runs: Sequence[Run], window: Window, exponent: float, samples:
 def local_slope(shape: Callable[[np.ndarray], np.ndarray], t: np.ndarray) -> float:
     """Least-squares slope of ``log shape(t)`` on ``log t`` at the given checkpoints (the bound's local slope)."""
     t = np.asarray(t, dtype=float)
-    values = np.asarray(shape(t), dtype=float)
+    return _loglog_slope(t, np.asarray(shape(t), dtype=float))
+
+
+def _loglog_slope(t: np.ndarray, values: np.ndarray) -> float:
     if np.any(~(values > 0)):
         raise ValueError("bound shape must be positive on the window")
     return float(_ols_slopes(np.log(t), np.log(values)))
+
+
+@dataclass(frozen=True)
+class Settling:
+    """Slopes over the two halves of the window (split at its geometric middle): data and bound.
+
+    ``bend`` is how much more the data's slope changes across the window than the bound's own shape
+    does; a gap that is still leaving a plateau or still bending has not reached the asymptotic regime
+    the theorem speaks about, whatever its average slope.
+    """
+
+    data: tuple[float, float]
+    bound: tuple[float, float]
+    split_t: float
+    bend_stderr: float = 0.0  # from the half-window fits' residuals (noise must not pass for bending)
+
+    @property
+    def differences(self) -> tuple[float, float]:
+        return self.data[0] - self.bound[0], self.data[1] - self.bound[1]
+
+    @property
+    def bend(self) -> float:
+        d1, d2 = self.differences
+        return d2 - d1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"data": list(self.data), "bound": list(self.bound), "split_t": self.split_t, "bend": self.bend,
+                "bend_stderr": self.bend_stderr}
+
+    def unsettled(self, tolerance: float) -> bool:
+        """The bend exceeds the tolerance by more than two standard errors."""
+        return abs(self.bend) - 2 * self.bend_stderr > tolerance
+
+
+def settling(runs: Sequence[Run], window: Window, t_window: np.ndarray, bound_values: np.ndarray,
+             min_points: int = 3) -> Optional[Settling]:
+    """Half-window slopes of the data (mean over seeds) and of the bound; None if a half is too thin."""
+    split = math.sqrt(window.t0 * window.t1)
+    halves = (t_window <= split, t_window >= split)
+    if any(h.sum() < min_points for h in halves):
+        return None
+    bound = tuple(_loglog_slope(t_window[h], bound_values[h]) for h in halves)
+    data, variances = [], []
+    for lower in (True, False):
+        slopes, errors = [], []
+        for run in runs:
+            mask = window_mask(run, window)
+            t = np.asarray(run.t, dtype=float)
+            mask &= (t <= split) if lower else (t >= split)
+            if mask.sum() < min_points:
+                return None
+            slope, stderr = _ols_slope_stderr(np.log(t[mask]), np.log(np.asarray(run.gap, dtype=float)[mask]))
+            slopes.append(slope)
+            errors.append(stderr)
+        data.append(float(np.mean(slopes)))
+        variances.append(float(np.sum(np.square(errors))) / len(runs) ** 2)
+    return Settling((data[0], data[1]), (bound[0], bound[1]), split, math.sqrt(sum(variances)))
+
+
+def _ols_slope_stderr(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares slope and its textbook standard error (residual variance over n - 2)."""
+    slope = float(_ols_slopes(x, y))
+    residuals = (y - y.mean()) - slope * (x - x.mean())
+    sxx = float(np.sum((x - x.mean()) ** 2))
+    return slope, math.sqrt(float(np.sum(residuals ** 2)) / max(len(x) - 2, 1) / sxx)
 
 
 # --------------------------------------------------------------------------------------------- verdict
@@ -365,6 +433,7 @@ class Verdict:
     predicted_local_slope: Optional[float] = None
     log_power: Optional[SlopeFit] = None
     notes: list[str] = field(default_factory=list)
+    settling: Optional[Settling] = None
 
     @property
     def difference(self) -> Optional[float]:
@@ -376,14 +445,28 @@ class Verdict:
         return {"verdict": self.label, "reason": self.reason, "tolerance": self.tolerance,
                 "window": self.window.to_json(), "fit": self.fit.to_json() if self.fit else None,
                 "predicted_local_slope": self.predicted_local_slope, "difference": self.difference,
-                "log_power": self.log_power.to_json() if self.log_power else None, "notes": list(self.notes)}
+                "log_power": self.log_power.to_json() if self.log_power else None, "notes": list(self.notes),
+                "settling": self.settling.to_json() if self.settling else None}
 
 
-def classify(fitted: SlopeFit, predicted_local: float, tolerance: float) -> tuple[str, str]:
-    """The one-sided rule of the module docstring applied to one fitted slope; returns (label, reason)."""
+def classify(fitted: SlopeFit, predicted_local: float, tolerance: float,
+             settled: Optional[Settling] = None) -> tuple[str, str]:
+    """The one-sided rule of the module docstring applied to one fitted slope; returns (label, reason).
+
+    When the data's slope bends across the window by more than the tolerance (beyond the bound's own
+    bending, and by more than two standard errors of noise), only ``loose`` survives -- and only if the gap is faster than the bound in *both* halves;
+    otherwise the window is not yet asymptotic and the verdict is ``inconclusive``.
+    """
     diff = fitted.slope - predicted_local
     if not math.isfinite(fitted.stderr) or fitted.stderr > tolerance:
         return "inconclusive", f"uncertainty {fitted.stderr:.3g} exceeds the tolerance {tolerance:g}"
+    if settled is not None and settled.unsettled(tolerance):
+        (s1, s2), (b1, b2) = settled.data, settled.bound
+        halves = (f"slopes {s1:+.3f} then {s2:+.3f} on the two halves of the window split at t = "
+                  f"{settled.split_t:.3g} (bound {b1:+.3f}, {b2:+.3f})")
+        if max(settled.differences) < -tolerance:
+            return "loose", f"gap decays faster than the bound in both halves of the window ({halves})"
+        return "inconclusive", f"the gap's slope has not settled: {halves}; run longer"
     if abs(diff) <= tolerance:
         return "tight", f"fitted slope within {tolerance:g} of the bound's local slope (difference {diff:+.3f})"
     if diff < 0:
@@ -415,8 +498,10 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
         return Verdict("inconclusive", win.problem, tolerance, win)
     fitted = fit_slope(runs, win, samples, seed)
     t_window = np.asarray(runs[0].t, dtype=float)[window_mask(runs[0], win)]
-    predicted = local_slope(bound.bound_shape, t_window)
-    label, reason = classify(fitted, predicted, tolerance)
+    bound_values = np.asarray(bound.bound_shape(t_window), dtype=float)
+    predicted = _loglog_slope(t_window, bound_values)
+    settled = settling(runs, win, t_window, bound_values)
+    label, reason = classify(fitted, predicted, tolerance, settled)
     log_power = None
     if exponent is not None and np.all(t_window > 1) and len(t_window) >= 3:
         log_power = fit_log_power(runs, win, exponent, samples, seed)
@@ -424,4 +509,4 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
     if win.source == "user" and (win.entry_t is None or win.t0 < win.entry_t):
         entry = "never observed" if win.entry_t is None else f"t = {win.entry_t:g}"
         notes.append(f"user window starts before the empirical separable, monotone-loss phase ({entry})")
-    return Verdict(label, reason, tolerance, win, fitted, predicted, log_power, notes)
+    return Verdict(label, reason, tolerance, win, fitted, predicted, log_power, notes, settled)

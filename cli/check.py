@@ -13,6 +13,8 @@ from typing import List, Optional
 
 import typer
 
+from rates.errors import InputError
+
 
 def check(
     names: Optional[List[str]] = typer.Argument(None, help="claims to check (default: all)", metavar="[NAME]..."),
@@ -26,6 +28,8 @@ def check(
     from proofs.runner import result_json, results_table, run_checks, save_instances, short_source
 
     claims = select_claims(names)
+    if save_dir is not None and save_dir.exists() and not save_dir.is_dir():
+        raise InputError("--save-dir", f"must be a directory (it is created if missing), got the file {save_dir}")
     if list_only:
         for claim in claims:
             print(f"{claim.name}\t[{claim.status}]\t{short_source(claim.source)}")

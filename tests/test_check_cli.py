@@ -24,6 +24,14 @@ def test_unknown_claim_name_is_one_line_exit_2_listing_known_names(capsys):
     assert "known: simplex-complement" in lines[0] and "per-sample-bias" in lines[0]
 
 
+def test_save_dir_that_is_a_file_is_bad_input(capsys, tmp_path):
+    target = tmp_path / "taken"
+    target.write_text("x")
+    code, out, err = _run(["check", "schedule-assumption-3.3", "--save-dir", str(target)], capsys)
+    assert code == 2 and out == "" and err.startswith("rates: error: --save-dir: must be a directory")
+    assert target.read_text() == "x"
+
+
 def test_json_output_for_scalar_claims_proven(capsys):
     code, out, _ = _run(["check", "simplex-complement", "proxy-below-loss", "--json"], capsys)
     assert code == 0

@@ -188,12 +188,13 @@ def test_plateau_then_drop_is_not_judged():
     # A gap that sits on a plateau and then drops (Adam-like transients) has an average slope near the
     # bound's, but no settled power law: neither 'tight' nor 'violated' may be claimed.
     def gap(t):
-        return np.where(t < 2e4, 0.3 * t ** -0.03, 0.3 * 2e4 ** -0.03 * (t / 2e4) ** -0.6)
+        return np.where(t < 2e5, 0.3 * t ** -0.03, 0.3 * 2e5 ** -0.03 * (t / 2e5) ** -0.6)
 
     verdict = judge([synthetic_run(gap, noise=0.01)], PowerLog(0.25))
     assert verdict.label == "inconclusive" and "not settled" in verdict.reason
     d1, d2 = verdict.settling.differences
     assert d1 == pytest.approx(0.22, abs=0.05) and d2 < -0.2  # slower, then faster than t^-1/4
+    assert abs(verdict.fit.slope + 0.25) < 0.05  # the average slope alone would have said 'tight'
 
 
 def test_bending_but_faster_everywhere_is_loose():

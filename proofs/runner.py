@@ -103,6 +103,7 @@ def result_json(result: CheckResult) -> dict:
     return {
         "name": claim.name, "source": claim.source, "status": claim.status, "statement": claim.statement,
         "latex": claim.latex, "domain": claim.domain, "verdict": result.verdict,
+        "method": "+".join(r.method for r in result.results),
         "trials": sum(r.trials for r in result.results), "worst_ratio": _json_number(_worst(result)),
         "seconds": round(getattr(result, "seconds", math.nan), 3),
         "methods": [{"method": r.method, "verdict": r.verdict, "trials": r.trials,

@@ -17,7 +17,7 @@ from rates.errors import InputError
 
 
 def check(
-    names: Optional[List[str]] = typer.Argument(None, help="claims to check (default: all)", metavar="[NAME]..."),
+    names: Optional[List[str]] = typer.Argument(None, help="claims to check (default: all)", metavar="NAME"),
     thorough: bool = typer.Option(False, "--thorough", help="10x random starts, 4x local searches, finer boxes, longer runs"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object per run instead of the table"),
     save_dir: Optional[Path] = typer.Option(None, "--save-dir", help="write the worst instance of every claim/method as JSON here"),

@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 from scipy.special import logsumexp
 
-from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem
+from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, ScalarProblem, SearchProblem
 from proofs.crossentropy import (NORM_NAMES, autograd_curvature, complements, data_bound, log_complement, logits,
                                  log_uniform, norm_value, proxy, random_problem, softmax)
 
@@ -20,6 +20,27 @@ x = sp.Symbol("x")
 
 def _logit_vector(rng, k):
     return rng.standard_normal(k) * log_uniform(rng, 0.05, 40.0)
+
+
+def _simplex_reduction_then_scalar(constant, scalar: ScalarProblem):
+    """Sympy checks the reduction for k = 2..6 (``1 - s_c^2 - sum_j s_j(1 - s_j) = sum_{j != c} s_j^2`` on the
+    simplex, a sum of squares) and then proves the scalar claim on ``x = s_c``."""
+
+    def prove() -> MethodResult:
+        from proofs.symbolic import symbolic_method
+
+        for k in range(2, 7):
+            s = sp.symbols(f"s0:{k}", real=True)
+            on_simplex = {s[0]: 1 - sum(s[1:])}  # c = 0 without loss of generality (symmetry)
+            gap = sp.expand((1 - s[0] ** 2 - sum(sj * (1 - sj) for sj in s)).subs(on_simplex))
+            if sp.expand(gap - sum(sj**2 for sj in s[1:])) != 0:
+                return MethodResult("symbolic", "undecided", k, float("nan"), {}, f"reduction fails at k = {k}")
+        scalar_result = symbolic_method(scalar)
+        scalar_result.detail = ("reduction: 1 - s_c^2 - sum_j s_j(1-s_j) = sum_{j!=c} s_j^2 >= 0 on the simplex (sympy, "
+                                f"k = 2..6); scalar: {scalar_result.detail}")
+        return scalar_result
+
+    return prove
 
 
 def simplex_complement(constant=2) -> Claim:
@@ -49,6 +70,7 @@ def simplex_complement(constant=2) -> Claim:
         domain="s in the simplex of R^k (k = 2..6 searched; scalar reduction x = s_c in [0, 1])",
         scalar=ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)),
         search=SearchProblem(sample, ratio, lambda z, c: {"logits": z.tolist(), "s": softmax(z).tolist(), "c": c}),
+        symbolic_proof=_simplex_reduction_then_scalar(constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x))),
     )
 
 

@@ -7,8 +7,11 @@ the fitted slope ± bootstrap error with its window, the fitted log power and th
 
 from __future__ import annotations
 
+import copy
+import inspect
 import json
 import sys
+import typing
 from pathlib import Path
 from typing import Optional
 
@@ -16,6 +19,7 @@ import typer
 
 from cli.options import parse_exponent_a
 from cli.run import parse_seeds
+from cli.run import run as run_command
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
 from rates.report import FitRecord, fit_group, group_runs, run_slug, source_text
@@ -61,7 +65,7 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
     meta: dict = {}
     for seed in seeds:
         dataset = parse_data(options["data"], seed=seed)
-        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k != "data"})
+        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps")})
         trajectory = simulate([spec], dataset, steps, checkpoints=checkpoints, device=device,
                               progress=sys.stderr.isatty())
         for run in trajectory.runs:
@@ -73,32 +77,42 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
     return runs
 
 
-def fit(
-    from_file: Optional[Path] = typer.Option(None, "--from", help="fit a Trajectory JSON (rates run --out) instead of running"),
-    algo: Optional[str] = typer.Option(None, "--algo", help="as in rates run (needed unless --from)"),
-    norm: Optional[str] = typer.Option(None, "--norm", help="as in rates run"),
-    a: Optional[str] = typer.Option(None, "--a", help="schedule exponent a in (0, 1] (needed unless --from)"),
-    eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
-    steps: Optional[int] = typer.Option(None, "--steps", help="number of steps (needed unless --from)"),
-    data: str = typer.Option("default", "--data", help="as in rates run"),
-    batch: Optional[int] = typer.Option(None, "--batch", help="as in rates run"),
-    momentum: Optional[float] = typer.Option(None, "--momentum", help="as in rates run"),
-    vr: bool = typer.Option(False, "--vr", help="as in rates run"),
-    seed: int = typer.Option(0, "--seed", help="one seed: data draw and reshuffling"),
-    seeds: Optional[str] = typer.Option(None, "--seeds", help="several seeds (0..4 or 0,3,7): data draws and reshuffling; with --from: which runs to fit"),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
-    polar: str = typer.Option("exact", "--polar", help="exact | newton-schulz"),
-    checkpoints: int = typer.Option(60, "--checkpoints", help="log-spaced checkpoints >= 2"),
-    adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
-    adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
-    adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0"),
-    out: Optional[Path] = typer.Option(None, "--out", help="also save the simulated Trajectory JSON"),
-    window: Optional[str] = typer.Option(None, "--window", help="fit window T0:T1 (default: automatic)"),
-    tolerance: float = typer.Option(DEFAULT_TOLERANCE, "--tolerance", help="slope tolerance of 'tight', in (0, 1)"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="draw the fit to FILE.png or FILE.pdf"),
-    as_json: bool = typer.Option(False, "--json", help="print the fit records as JSON"),
-) -> None:
+def _fit_parameters() -> list[inspect.Parameter]:
+    """``rates fit`` takes the options of ``rates run`` (one source of truth: cli/run.py) plus its own.
+
+    The options ``rates run`` requires (--algo, --a, --steps) become optional here, because ``--from``
+    replaces them; ``--out`` keeps its meaning (save the simulated Trajectory) but is optional.
+    """
+    hints = typing.get_type_hints(run_command)
+    own = {
+        "from_file": (Optional[Path], typer.Option(None, "--from", help="fit a Trajectory JSON instead of running")),
+        "window": (Optional[str], typer.Option(None, "--window", help="fit window T0:T1 (default: automatic)")),
+        "tolerance": (float, typer.Option(DEFAULT_TOLERANCE, "--tolerance", help="slope tolerance of 'tight', in (0, 1)")),
+        "plot": (Optional[Path], typer.Option(None, "--plot", help="draw the fit to FILE.png or FILE.pdf")),
+        "as_json": (bool, typer.Option(False, "--json", help="print the fit records as JSON")),
+    }
+    params = [inspect.Parameter("from_file", inspect.Parameter.KEYWORD_ONLY, default=own["from_file"][1],
+                                annotation=own["from_file"][0])]
+    for name, param in inspect.signature(run_command).parameters.items():
+        info, annotation = copy.copy(param.default), hints[name]
+        if info.default is ...:
+            info.default, annotation = None, Optional[annotation]
+        if name == "seeds":
+            info.help = "several seeds (0..4 or 0,3,7), each a data draw and reshuffling seed; with --from: runs to fit"
+        if name == "out":
+            info.help = "also save the simulated Trajectory JSON"
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+               for name, (annotation, info) in own.items() if name != "from_file"]
+    return params
+
+
+def fit(**options) -> None:
     """Fit the empirical rate of the margin gap (of a run or a file) and judge it against the predicted bound."""
+    from_file, window, tolerance, plot, as_json = (options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
+    algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
+    seed, seeds = options.pop("seed"), options.pop("seeds")
+    device, checkpoints = options.pop("device"), options.pop("checkpoints")
     from rates.plots import check_figure_path, plot_fit
     from rates.trajectory import load
 
@@ -128,9 +142,7 @@ def fit(
             raise InputError("--steps", f"must be a positive integer, got {steps}")
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
-        options = dict(algo=algo, a=str(parse_exponent_a(a, "--a")), eta0=eta0, norm=norm, batch=batch,
-                       momentum=momentum, vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps,
-                       polar=polar, data=data)
+        options["a"] = str(parse_exponent_a(a, "--a"))
         runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out)
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
@@ -144,6 +156,10 @@ def fit(
         print("\n\n".join(describe(rec) for rec in records))
     if any(rec.verdict.label == "violated" for rec in records):
         raise typer.Exit(1)
+
+
+fit.__signature__ = inspect.Signature(_fit_parameters())
+fit.__annotations__ = {p.name: p.annotation for p in fit.__signature__.parameters.values()}
 
 
 def register(app: typer.Typer) -> None:

@@ -229,6 +229,7 @@ DEFAULT_STUDY_CONFIGS: tuple[tuple[str, str], ...] = tuple(
     [(algo, a) for algo in ("signgd", "ngd", "spectral-gd") for a in ("3/10", "1/2", "3/4", "1")]
     + [("adam", a) for a in ("1/2", "2/3", "4/5")])
 DEFAULT_STUDY_DATA = "default"
+DEFAULT_STUDY_ETA0 = 1.0
 DEFAULT_STUDY_SEEDS = 3
 DEFAULT_STUDY_STEPS = 300_000
 QUICK_STUDY_STEPS = 400
@@ -264,7 +265,7 @@ def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, 
     return written
 
 
-def _simulate_seed(seed: int, steps: int, device: str, progress: bool) -> Trajectory:
+def _simulate_seed(seed: int, steps: int, device: str, progress: bool, eta0: float = DEFAULT_STUDY_ETA0) -> Trajectory:
     """One data draw of the default study, all configurations batched (runs in a worker process)."""
     import torch
 
@@ -272,7 +273,7 @@ def _simulate_seed(seed: int, steps: int, device: str, progress: bool) -> Trajec
     from rates.engine import RunSpec, simulate
 
     torch.set_num_threads(1)  # parallelism is across seeds; tiny tensors gain nothing from intra-op threads
-    specs = [RunSpec(algo, a, eta0=1.0, seed=seed, adam_eps=0.0) for algo, a in DEFAULT_STUDY_CONFIGS]
+    specs = [RunSpec(algo, a, eta0=eta0, seed=seed, adam_eps=0.0) for algo, a in DEFAULT_STUDY_CONFIGS]
     trajectory = simulate(specs, parse_data(DEFAULT_STUDY_DATA, seed=seed), steps, checkpoints=STUDY_CHECKPOINTS,
                           device=device, progress=progress)
     for run in trajectory.runs:
@@ -280,7 +281,8 @@ def _simulate_seed(seed: int, steps: int, device: str, progress: bool) -> Trajec
     return trajectory
 
 
-def simulate_study_seeds(seeds: Sequence[int], steps: int, device: str, progress: bool) -> list[Trajectory]:
+def simulate_study_seeds(seeds: Sequence[int], steps: int, device: str, progress: bool,
+                         eta0: float = DEFAULT_STUDY_ETA0) -> list[Trajectory]:
     """One trajectory per seed; seeds run in parallel processes (one per core) when there are several."""
     import multiprocessing
     import sys
@@ -288,10 +290,10 @@ def simulate_study_seeds(seeds: Sequence[int], steps: int, device: str, progress
 
     workers = min(len(seeds), os.cpu_count() or 1)
     if workers <= 1:
-        return [_simulate_seed(seed, steps, device, progress) for seed in seeds]
+        return [_simulate_seed(seed, steps, device, progress, eta0) for seed in seeds]
     # spawn, not fork: a forked child of a process that touched CUDA or OpenMP threads can deadlock
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_simulate_seed, seed, steps, device, False) for seed in seeds]
+        futures = [pool.submit(_simulate_seed, seed, steps, device, False, eta0) for seed in seeds]
         results = []
         for seed, future in zip(seeds, futures):
             results.append(future.result())
@@ -309,20 +311,24 @@ def run_default_study(out_dir: Path, options) -> list[Path]:
     configuration, judged and written. ``options.quick`` shrinks steps and seeds for tests: a quick run
     never reaches the asymptotic window, so its verdicts are ``inconclusive`` and the table says why.
     """
-    out_dir = Path(out_dir)
     n_seeds = options.seeds if options.seeds is not None else (QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS)
+    steps = QUICK_STUDY_STEPS if options.quick else DEFAULT_STUDY_STEPS
+    return run_study_plan(Path(out_dir), n_seeds, steps, DEFAULT_STUDY_ETA0, options)
+
+
+def run_study_plan(out_dir: Path, n_seeds: int, steps: int, eta0: float, options) -> list[Path]:
+    """The default study's configurations with the given size (``run_default_study`` fixes the size)."""
     if n_seeds < 1:
         raise InputError("--seeds", f"must be a positive number of seeds, got {n_seeds}")
-    steps = QUICK_STUDY_STEPS if options.quick else DEFAULT_STUDY_STEPS
     started = time.perf_counter()
-    trajectories = simulate_study_seeds(list(range(n_seeds)), steps, options.device, options.progress)
+    trajectories = simulate_study_seeds(list(range(n_seeds)), steps, options.device, options.progress, eta0)
     simulated = time.perf_counter() - started
     records = [fit_group(group) for group in group_runs([run for tr in trajectories for run in tr.runs])]
     seeds_note = (f"Seeds 0..{n_seeds - 1}: independent data draws of the '{DEFAULT_STUDY_DATA}' preset "
-                  f"(full-batch runs from W_0 = 0 are deterministic given the data); {steps} steps, eta_0 = 1, "
+                  f"(full-batch runs from W_0 = 0 are deterministic given the data); {steps} steps, eta_0 = {eta0:g}, "
                   f"W_0 = 0, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s of simulation "
                   f"on {trajectories[0].meta.get('device', options.device)}.")
-    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "seeds": list(range(n_seeds)), "steps": steps,
+    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "seeds": list(range(n_seeds)), "steps": steps, "eta0": eta0,
             "seed_meaning": "data draw of the preset (and reshuffling seed, unused by full-batch runs)",
             "engine": trajectories[0].meta}
     return write_outputs(records, out_dir, seeds_note, caption="Default study: predicted vs fitted margin-gap rates",

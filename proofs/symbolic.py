@@ -5,6 +5,10 @@ Setting: ``lhs(x) <= rhs(x)`` on an interval ``[lo, hi]`` (one variable), ``f = 
 Algorithm:
 
 * *identity* -- ``simplify(f) == 0`` proves equality (both inequalities);
+* *series with non-negative terms* -- expand ``f`` at one end in ``u = x - lo`` (or ``hi - x``) with sympy's
+  formal power series; if the first coefficients and the general one (``k`` beyond the polynomial part)
+  are ``>= 0`` and the radius of convergence (ratio test) reaches the other end, ``f >= 0`` on the interval
+  (at the far end by Abel's theorem, or ``f = +inf``);
 * *concavity* -- ``f'' <= 0`` on I and ``f >= 0`` at both ends give ``f >= 0`` (a chord argument; this is
   what certifies bounds that are tight at an irrational end point, where interval enclosures cannot);
 * *sign of a derivative* (Taylor with remainder) -- find the least ``k <= 4`` with a decided sign of
@@ -47,6 +51,43 @@ def _end_value(expr: sp.Expr, x: sp.Symbol, point, side: str):
         return sp.nan
 
 
+def series_proof(problem: ScalarProblem, first_terms: int = 8) -> tuple[bool, str]:
+    """``f = rhs - lhs`` as a power series with non-negative coefficients on the whole interval (module docstring)."""
+    from sympy.series.formal import Coeff
+
+    (x,) = problem.variables
+    lo, hi = (sp.nsimplify(b) for b in problem.bounds[0])
+    u = sp.Symbol("u", nonnegative=True)
+    f = problem.rhs - problem.lhs
+    for anchor, substitution in ((lo, lo + u), (hi, hi - u)):
+        g = sp.simplify(f.subs(x, substitution))
+        try:
+            series = sp.fps(g, u)
+        except (NotImplementedError, ValueError, TypeError):
+            continue
+        if not hasattr(series, "ak"):
+            continue
+        k = series.ak.variables[0]
+        head = sp.series(g, u, 0, first_terms).removeO()
+        coefficients = [sp.simplify(head.coeff(u, j)) for j in range(first_terms)]
+        if not all(c.is_nonnegative for c in coefficients):
+            continue
+        # beyond the polynomial part the Coeff(...) corrections vanish: check the general term for k >= first_terms
+        general = series.ak.formula.replace(lambda e: isinstance(e, Coeff), lambda e: sp.S.Zero)
+        m = sp.Symbol("m", integer=True, nonnegative=True)
+        if sp.simplify(general.subs(k, first_terms + m)).is_nonnegative is not True:
+            continue
+        radius = sp.limit(sp.Abs(general / general.subs(k, k + 1)), k, sp.oo)
+        if not (radius.is_extended_real and radius >= hi - lo):
+            continue
+        far = _end_value(f, x, hi if anchor == lo else lo, "-" if anchor == lo else "+")
+        if radius == hi - lo and not far.is_extended_nonnegative:
+            continue
+        return True, (f"f = rhs - lhs = sum_k a_k u^k with u = |x - {anchor}|, a_k = {sp.simplify(general)} >= 0 "
+                      f"(k >= {first_terms}; first terms {coefficients}), radius {radius} >= {hi - lo}")
+    return False, "no non-negative power series at either end"
+
+
 def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[bool, str]:
     """Try the Taylor-remainder argument; return (proven, the chain of facts used)."""
     if len(problem.variables) != 1:
@@ -69,6 +110,9 @@ def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[b
                 facts = ", ".join(f"f^({j})({anchor}) = {e}" for j, e in enumerate(ends))
                 where = "non-negative" if sign ** k > 0 else "non-positive"
                 return True, f"f = rhs - lhs; f^({k}) = {sp.simplify(g)} is {where} on {interval}; {facts or 'k = 0'}"
+    proven, chain = series_proof(problem)
+    if proven:
+        return True, chain
     if _nonnegative_on(-derivatives[2] if len(derivatives) > 2 else -sp.diff(f, x, 2), x, interval):
         ends = [_end_value(f, x, lo, "+"), _end_value(f, x, hi, "-")]
         ends = [sp.simplify(e) for e in ends]

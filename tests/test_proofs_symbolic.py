@@ -34,3 +34,13 @@ def test_false_or_unprovable_claims_are_not_proven():
 def test_claim_specific_symbolic_proofs():
     assert schedule_decay().symbolic_proof().verdict == "proven"
     assert euler_identity().symbolic_proof().verdict == "proven"
+
+
+def test_series_with_non_negative_terms():
+    from proofs.symbolic import series_proof
+
+    # G <= L per sample: -log s - (1 - s) = sum_{k>=2} (1 - s)^k / k, radius 1 = the whole of (0, 1]
+    proven, detail = series_proof(proxy_below_loss().scalar)
+    assert proven and "1/_k" in detail and "radius 1" in detail
+    # the weakened Lemma A.4 has a negative coefficient at both ends (-x + x^2 and -u + u^2)
+    assert series_proof(simplex_complement(constant=1).scalar)[0] is False

@@ -42,6 +42,10 @@ def describe(record: FitRecord) -> str:
             f"  bound local slope over the window : {v.predicted_local_slope:+.3f}",
             f"  fitted slope   : {v.fit.text()}",
         ]
+        if v.settling is not None:
+            (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
+            lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "
+                         f"(split at t = {v.settling.split_t:.3g})")
         if v.log_power is not None:
             lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} "
                          f"(fit of log(gap t^{pred.rate.exponent}) on log log t, same window)")

@@ -188,13 +188,19 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
     table.notes.append(
         "Fitted slope: least squares of log gap on log t over the window, mean over seeds; ± is the bootstrap "
         "standard error (resampling seeds and checkpoints, seeded). Window: after the empirical entry into the "
-        "separable, monotone-loss phase, last two decades, above 100x the margin solver's accuracy.")
+        "separable, monotone-loss phase, the last two decades of the run, t >= 1e3, above 100x the margin "
+        "solver's accuracy.")
     table.notes.append(
-        "Bound local slope: least-squares slope of the bound's shape (exact partial sums) over the same "
-        "checkpoints. Verdicts are one-sided (THEORY.md sec. 4): tight = within tolerance "
+        "Bound local slope: least-squares slope of the bound's shape (exact partial sums, unit constants) over "
+        "the same checkpoints. Verdicts are one-sided (THEORY.md sec. 4): tight = within tolerance "
         f"{', '.join(f'{t:g}' for t in sorted(tolerances)) or DEFAULT_TOLERANCE}; loose = faster than the bound; "
-        "violated = slower with the 95% interval excluding the bound; inconclusive otherwise.")
+        "violated = slower with the 95% interval excluding the bound; inconclusive = too short, at the floor, "
+        "not separated, too uncertain, or a slope that still bends across the window.")
     table.notes.append("Log power k: slope of log(gap t^r) on log log t with r the predicted exponent.")
+    for rec in records:
+        if rec.verdict.label in ("inconclusive", "violated"):
+            table.notes.append(f"{rec.config.get('algo')} a = {rec.config.get('a')}, {rec.verdict.label}: "
+                               f"{rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
     return table

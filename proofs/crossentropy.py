@@ -131,5 +131,12 @@ def random_problem(rng: np.random.Generator, n_range=(1, 6), k_range=(2, 5), d_r
     return n, k, d, y
 
 
+def split(params: np.ndarray, n: int, k: int, d: int, matrices: int) -> list[np.ndarray]:
+    """Cut a search vector into data ``H`` (n, d) and ``matrices`` weight matrices of shape (k, d)."""
+    sizes = [n * d] + [k * d] * matrices
+    pieces = np.split(params, np.cumsum(sizes)[:-1])
+    return [pieces[0].reshape(n, d)] + [piece.reshape(k, d) for piece in pieces[1:]]
+
+
 def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
     return float(np.exp(rng.uniform(np.log(low), np.log(high))))

@@ -11,7 +11,7 @@ import numpy as np
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, SearchProblem
 from proofs.crossentropy import (NORM_NAMES, autograd_gradient, data_bound, logits, log_uniform, norm_value,
-                                 proxy, random_problem)
+                                 proxy, random_problem, split)
 
 
 def norm_ordering() -> Claim:
@@ -63,10 +63,8 @@ def _gradient_search(ratio_of, with_reference: bool) -> SearchProblem:
 
     def unpack(params, context):
         n, k, d, y, norm = context
-        H = params[:n * d].reshape(n, d)
-        W = params[n * d:n * d + k * d].reshape(k, d)
-        reference = params[n * d + k * d:].reshape(k, d) if with_reference else None
-        return H, W, reference, y, norm
+        H, W, *reference = split(params, n, k, d, 2 if with_reference else 1)
+        return H, W, (reference[0] if reference else None), y, norm
 
     def describe(params, context):
         H, W, reference, y, norm = unpack(params, context)

@@ -14,7 +14,7 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem
-from proofs.crossentropy import log_complement, logits, log_uniform, loss, proxy, random_problem
+from proofs.crossentropy import logits, log_uniform, loss, proxy, random_problem, split
 
 s = sp.Symbol("s")
 u = sp.Symbol("u")
@@ -31,7 +31,7 @@ def _data_search(ratio_of, condition=None, **kwargs) -> SearchProblem:
 
     def unpack(params, context):
         n, k, d, y = context
-        return params[:n * d].reshape(n, d), params[n * d:].reshape(k, d), y
+        return (*split(params, n, k, d, 1), y)
 
     def ratio(params, context):
         H, W, y = unpack(params, context)

@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, ScalarProblem, SearchProblem
 from proofs.crossentropy import (NORM_NAMES, autograd_curvature, complements, data_bound, log_complement, logits,
-                                 log_uniform, norm_value, proxy, random_problem, softmax)
+                                 log_uniform, norm_value, proxy, random_problem, softmax, split)
 
 x = sp.Symbol("x")
 
@@ -132,9 +132,7 @@ def hessian_loss_bound(constant=4) -> Claim:
 
     def unpack(params, context):
         n, k, d, y, norm = context
-        H = params[:n * d].reshape(n, d)
-        W = params[n * d:n * d + k * d].reshape(k, d)
-        Delta = params[n * d + k * d:].reshape(k, d)
+        H, W, Delta = split(params, n, k, d, 2)
         return H, W, Delta, y, norm
 
     def ratio(params, context):
@@ -207,8 +205,7 @@ def proxy_ratio() -> Claim:
 
     def unpack(params, context):
         n, k, d, y = context
-        H = params[:n * d].reshape(n, d)
-        return H, params[n * d:n * d + k * d].reshape(k, d), params[n * d + k * d:].reshape(k, d), y
+        return (*split(params, n, k, d, 2), y)
 
     def ratio(params, context):
         H, W, W2, y = unpack(params, context)

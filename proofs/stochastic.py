@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from proofs.claims import MINIBATCH, Claim, SearchProblem
-from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients
+from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients, split
 from rates.theorems.minibatch import minibatch_gradient_error_bound
 from rates.theorems.momentum import momentum_accumulated_error_bound
 from rates.theorems.variance_reduction import vr_deviation_bound
@@ -56,7 +56,7 @@ def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: 
 
     def unpack(params, context):
         n, k, d, b, y, batch = context
-        return params[:n * d].reshape(n, d), params[n * d:].reshape(k, d), y
+        return (*split(params, n, k, d, 1), y)
 
     def ratio(params, context):
         n, k, d, b, y, batch = context
@@ -106,7 +106,7 @@ def momentum_accumulated_error() -> Claim:
 
     def unpack(params, context):
         n, k, d = context[:3]
-        return params[:n * d].reshape(n, d), params[n * d:].reshape(k, d)
+        return tuple(split(params, n, k, d, 1))
 
     def ratio(params, context):
         n, k, d, b, beta, t, y, batches = context
@@ -154,8 +154,7 @@ def vr_deviation() -> Claim:
 
     def unpack(params, context):
         n, k, d = context[:3]
-        H = params[:n * d].reshape(n, d)
-        return H, params[n * d:n * d + k * d].reshape(k, d), params[n * d + k * d:].reshape(k, d)
+        return tuple(split(params, n, k, d, 2))
 
     def ratio(params, context):
         n, k, d, b, y, batch = context

@@ -11,7 +11,6 @@ from proofs.homogeneous import euler_identity
 from proofs.per_sample import _margin, _max_margin
 from proofs.registry import all_claims, select_claims
 from proofs.softmax import hessian_loss_bound, hessian_quadratic, simplex_complement
-from proofs.stochastic import minibatch_gradient_error
 from rates.data import orthogonal_skewed
 from rates.margins import max_margin
 from rates.theorems.minibatch import minibatch_gradient_error_bound

@@ -110,14 +110,14 @@ def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[b
                 facts = ", ".join(f"f^({j})({anchor}) = {e}" for j, e in enumerate(ends))
                 where = "non-negative" if sign ** k > 0 else "non-positive"
                 return True, f"f = rhs - lhs; f^({k}) = {sp.simplify(g)} is {where} on {interval}; {facts or 'k = 0'}"
-    proven, chain = series_proof(problem)
-    if proven:
-        return True, chain
     if _nonnegative_on(-derivatives[2] if len(derivatives) > 2 else -sp.diff(f, x, 2), x, interval):
         ends = [_end_value(f, x, lo, "+"), _end_value(f, x, hi, "-")]
         ends = [sp.simplify(e) for e in ends]
         if all(e.is_extended_nonnegative for e in ends):
             return True, f"f = rhs - lhs is concave on {interval} (f'' <= 0) and f({lo}) = {ends[0]}, f({hi}) = {ends[1]} >= 0"
+    proven, chain = series_proof(problem)
+    if proven:
+        return True, chain
     return False, "no derivative of order <= 4 with a decided sign, not concave with non-negative ends"
 
 

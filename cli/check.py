@@ -1,7 +1,8 @@
 """``rates check [NAME...] [--thorough] [--json] [--save-dir DIR]``: run the proof checks of :mod:`proofs`.
 
 Prints one row per claim (claim, source, status, methods, trials, worst LHS/RHS, verdict); exit code 1 if
-any claim is refuted by a counterexample, 2 on an unknown claim name (the message lists the known ones).
+any claim is refuted by a counterexample (or a method crashed: verdict ``error``), 2 on bad input such as an
+unknown claim name (the message lists the known ones).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def check(
         print(json.dumps({"thorough": thorough, "claims": [result_json(r) for r in results]}, indent=1, default=float))
     else:
         print(results_table(results).to_markdown(), end="")
-    if any(r.verdict == "counterexample" for r in results):
-        raise typer.Exit(1)
+    if any(r.verdict in ("counterexample", "error") for r in results):
+        raise typer.Exit(1)  # a refuted claim, or a method that crashed: never a silent pass
 
 
 def register(app: typer.Typer) -> None:

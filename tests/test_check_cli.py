@@ -82,6 +82,22 @@ def test_thorough_searches_longer(capsys, monkeypatch):
     assert abs(thorough["worst_ratio"] - 0.5) < 1e-6 and thorough["verdict"].startswith("no counterexample")
 
 
+def test_a_crashing_method_is_an_error_verdict_and_exit_1(capsys, monkeypatch):
+    from proofs import registry
+    from proofs.claims import Claim, SearchProblem
+
+    def broken(x, _context):
+        raise RuntimeError("evaluator bug")
+
+    toy = Claim("toy-broken", "test", "-", "-", "given", "-",
+                search=SearchProblem(lambda rng: (rng.standard_normal(1), None), broken, lambda x, _: {}, starts=3))
+    monkeypatch.setattr(registry, "all_claims", lambda: [toy])
+    code, out, _ = _run(["check", "--json"], capsys)
+    claim = json.loads(out)["claims"][0]
+    assert code == 1 and claim["verdict"] == "error"
+    assert "RuntimeError: evaluator bug" in claim["methods"][0]["detail"]
+
+
 def test_list_in_process_and_table_from_a_subprocess(capsys):
     code, out, _ = _run(["check", "--list"], capsys)
     names = [line.split("\t")[0] for line in out.splitlines()]

@@ -29,19 +29,22 @@ FORMATS = ("markdown", "latex", "json")
 def homogeneous(
     algo: str = typer.Option(..., "--algo", help="gd | sd | cd | spectral | adam"),
     data: str = typer.Option("teacher-student", "--data", help="teacher-student or digits:A,B (e.g. digits:3,6)"),
-    width: int = typer.Option(64, "--width", help="hidden width k' (> 0)"),
+    width: int = typer.Option(32, "--width", help="hidden width k' (> 0)"),
     depth: int = typer.Option(1, "--depth", help="number of hidden layers (1: 2-homogeneous; D: (D+1)-homogeneous)"),
     freeze_output: bool = typer.Option(False, "--freeze-output", help="freeze the output layer (FLAVORS §4.3)"),
-    loss: str = typer.Option("exp", "--loss", help="exp | logistic"),
+    loss: str = typer.Option("logistic", "--loss", help="exp | logistic"),
     lr: Optional[float] = typer.Option(None, "--lr", help="learning rate eta (default: per algorithm and data)"),
     steps: int = typer.Option(2000, "--steps", help="number of full-batch steps"),
     seeds: int = typer.Option(5, "--seeds", help="number of seeds (runs 0..seeds-1, trained together)"),
-    init_scale: float = typer.Option(0.1, "--init-scale", help="initialisation scale alpha (> 0)"),
+    init_scale: float = typer.Option(1.0, "--init-scale", help="initialisation scale alpha (> 0)"),
     init: str = typer.Option("auto", "--init", help="fan-in | width | auto (width for cd, as FLAVORS §4.1)"),
-    n_train: Optional[int] = typer.Option(None, "--n-train", help="training points (default 64 teacher, 100 digits)"),
-    dim: int = typer.Option(16, "--dim", help="teacher-student input dimension d"),
+    n_train: Optional[int] = typer.Option(None, "--n-train", help="training points (default 32 teacher, 100 digits)"),
+    dim: int = typer.Option(8, "--dim", help="teacher-student input dimension d"),
     teacher_width: int = typer.Option(16, "--teacher-width", help="teacher width k"),
     teacher_active: int = typer.Option(3, "--teacher-active", help="non-zero input weights per teacher neuron"),
+    subgradient: str = typer.Option("auto", "--subgradient",
+                                    help="gradient (FLAVORS eq. 1 exactly) | two-point (kink-safe estimate) | "
+                                         "auto (two-point for cd, whose eq. 1 steps stall at ReLU kinks)"),
     eps: float = typer.Option(1e-8, "--eps", help="Adam precision constant (>= 0)"),
     beta1: float = typer.Option(0.9, "--beta1", help="Adam beta1 in [0, 1)"),
     beta2: float = typer.Option(0.99, "--beta2", help="Adam beta2 in [0, 1)"),
@@ -69,7 +72,8 @@ def homogeneous(
     if out is not None and out.exists() and out.is_dir():
         raise InputError("--out", f"{out} is a directory; give a file name such as run.json")
     rate = default_lr(algo, kind, freeze_output) if lr is None else lr
-    make_optimizer(algo, rate, eps, beta1, beta2)  # validates --lr, --eps, --beta1, --beta2 before any work
+    signal = ("two-point" if algo == "cd" else "gradient") if subgradient == "auto" else subgradient
+    make_optimizer(algo, rate, eps, beta1, beta2, signal)  # validates --lr/--eps/--beta*/--subgradient first
     torch_device = pick_device(device)
 
     seed_list = list(range(seeds))
@@ -78,10 +82,11 @@ def homogeneous(
     rule = ("width" if algo == "cd" else "fan-in") if init == "auto" else init
     net = relu_network(dataset.input_dim, [width] * depth, seed_list, init_scale, init=rule,
                        freeze_output=freeze_output, device=torch_device)
-    config = TrainConfig(algo, rate, steps, loss=loss, eps=eps, beta1=beta1, beta2=beta2)
+    config = TrainConfig(algo, rate, steps, loss=loss, eps=eps, beta1=beta1, beta2=beta2, subgradient=signal)
     history = train(net, dataset.to(torch_device), config)
     caption = (f"{algo} (eta={rate:g}) on {dataset.name}, width {width}, depth {depth}"
-               f"{', frozen output' if freeze_output else ''}, {loss} loss, alpha={init_scale:g}, {steps} steps")
+               f"{', frozen output' if freeze_output else ''}, {loss} loss, alpha={init_scale:g}, {steps} steps, "
+               f"subgradient {signal}")
     table = history_table(history, caption)
     if out is not None:
         record = history.to_dict()

@@ -93,7 +93,7 @@ def _teacher_outputs(X: np.ndarray, W: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.maximum(X @ W.T, 0.0) @ u
 
 
-def teacher_student(seeds: Sequence[int], n_train: int = 64, n_test: int = 2000, d: int = 16,
+def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000, d: int = 8,
                     teacher_width: int = 8, active: int = 3) -> Dataset:
     """FLAVORS eq. 14 with a sparse teacher; one teacher and one sample per seed."""
     if n_train <= 0:
@@ -171,7 +171,7 @@ def load_dataset(spec: str, seeds: Sequence[int], n_train: int | None = None, **
     kind, pair = parse_data_spec(spec)
     if kind == "digits":
         return digits_pair(pair, seeds, n_train=100 if n_train is None else n_train)
-    return teacher_student(seeds, n_train=64 if n_train is None else n_train, **teacher_options)
+    return teacher_student(seeds, n_train=32 if n_train is None else n_train, **teacher_options)
 
 
 def _stack(name, Xs, ys, Xt, yt, info) -> Dataset:

@@ -132,8 +132,10 @@ def steepest_direction(geometry: Geometry) -> Transform:
     """``g -> -||g||_* argmax_{||v||<=1} <v, g>`` (FLAVORS eq. 1 without eta)."""
 
     def update(grads: Params, state: Any) -> tuple[Params, Any]:
-        dual = geometry.dual_value(grads)[:, None, None]
-        return [-dual * D for D in geometry.direction(grads)], state
+        directions = geometry.direction(grads)
+        # <g, D> = ||g||_* for the unit maximiser D: no second SVD for the spectral geometry.
+        dual = sum((g * D).flatten(1).sum(dim=1) for g, D in zip(grads, directions))[:, None, None]
+        return [-dual * D for D in directions], state
 
     return Transform(lambda params: None, update)
 

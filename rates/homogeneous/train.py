@@ -181,7 +181,7 @@ def train(net: Network, data: Dataset, config: TrainConfig) -> History:
             # A step that overflows marks its run diverged and is not taken, so no NaN reaches the measures.
             diverged |= ~finite & ~frozen
             frozen |= ~finite
-            relative_step = geometry.value(updates) / geometry.value(params)
+            relative_step = geometry.value(updates) / theta_norm
             max_step = torch.where(watch & ~frozen, torch.maximum(max_step, relative_step), max_step)
             hold = frozen[:, None, None]
             params = [torch.where(hold, p, new).requires_grad_(True) for p, new in zip(params, proposed)]

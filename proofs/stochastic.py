@@ -182,4 +182,49 @@ def vr_deviation() -> Claim:
     )
 
 
-CLAIMS = [minibatch_gradient_error(), momentum_accumulated_error(), vr_deviation()]
+def gradient_stability() -> Claim:
+    """MINIBATCH Lemma C.10 (gradient stability via the proxy), in the batch form the project's momentum
+    constant uses (:func:`rates.theorems.momentum.momentum_drift_alpha`: "each batch gradient moves by
+    ``<= 2B (n/b) (exp(2B j eta) - 1) G``").
+
+    Claim: ``||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2 B (exp(2 B ||W' - W||_max) - 1) G(W)`` for every
+    batch ``S`` of size ``b`` (``b = n``: Lemma C.10 itself) [rebuilt]. Derivation: per sample
+    ``||S(z') - S(z)||_1 <= 2 (e^{2 delta} - 1)(1 - S_y(z))`` (Lemma C.4), ``delta <= B ||W' - W||_max``, and the
+    batch mean is at most ``n/b`` times the full mean.
+    """
+
+    def sample(rng):
+        n = int(rng.integers(1, 8))
+        k, d = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+        b = int(rng.integers(1, n + 1))
+        H, W = _skewed_data(rng, n, k, d)
+        moved = W + rng.standard_normal((k, d)) * log_uniform(rng, 1e-3, 2.0)
+        return (np.concatenate([H.ravel(), W.ravel(), moved.ravel()]),
+                (n, k, d, b, rng.integers(0, k, size=n), rng.permutation(n)[:b]))
+
+    def ratio(params, context):
+        n, k, d, b, y, batch = context
+        H, W, moved = split(params, n, k, d, 2)
+        diff = sample_gradients(moved, H, y) - sample_gradients(W, H, y)
+        lhs = _sum_norm(_batch_gradient(diff, batch))
+        B = data_bound(H)
+        return lhs / ((n / b) * 2 * B * np.expm1(2 * B * np.abs(moved - W).max()) * proxy(W, H, y))
+
+    def describe(params, context):
+        n, k, d, b, y, batch = context
+        H, W, moved = split(params, n, k, d, 2)
+        return {"n": n, "b": b, "batch": [int(i) for i in batch], "H": H.tolist(), "W": W.tolist(),
+                "W_prime": moved.tolist(), "y": y.tolist()}
+
+    return Claim(
+        name="gradient-stability",
+        source=f"{MINIBATCH} Lemma C.10 (batch form used by rates.theorems.momentum.momentum_drift_alpha)",
+        statement="||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2B (exp(2B||W'-W||_max) - 1) G(W), every batch S of size b",
+        latex=r"\|\nabla_S L(W')-\nabla_S L(W)\|_{\mathrm{sum}} \le \tfrac{n}{b}\,2B\,(e^{2B\|W'-W\|_{\max}}-1)\,G(W)",
+        status="rebuilt",
+        domain="n = 1..7, 1 <= b <= n, k = 2..4, d = 1..3, any W, W', batch",
+        search=SearchProblem(sample, ratio, describe),
+    )
+
+
+CLAIMS = [minibatch_gradient_error(), momentum_accumulated_error(), vr_deviation(), gradient_stability()]

@@ -38,7 +38,7 @@ def check(
 
     def progress(result):
         if not as_json:
-            print(f"  {result.claim.name}: {result.verdict} ({getattr(result, 'seconds', 0):.1f}s)", file=sys.stderr)
+            print(f"  {result.claim.name}: {result.verdict} ({result.seconds:.1f}s)", file=sys.stderr)
 
     results = run_checks(claims, thorough=thorough, progress=progress)
     if save_dir is not None:

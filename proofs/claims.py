@@ -152,6 +152,7 @@ class MethodResult:
 class CheckResult:
     claim: Claim
     results: list[MethodResult]
+    seconds: float = float("nan")  # wall time of all methods of this claim
 
     @property
     def verdict(self) -> str:

@@ -105,7 +105,7 @@ def result_json(result: CheckResult) -> dict:
         "latex": claim.latex, "domain": claim.domain, "verdict": result.verdict,
         "method": "+".join(r.method for r in result.results),
         "trials": sum(r.trials for r in result.results), "worst_ratio": _json_number(_worst(result)),
-        "seconds": round(getattr(result, "seconds", math.nan), 3),
+        "seconds": round(result.seconds, 3),
         "methods": [{"method": r.method, "verdict": r.verdict, "trials": r.trials,
                      "worst_ratio": _json_number(r.worst_ratio), "detail": r.detail, "instance": r.instance}
                     for r in result.results],

@@ -23,7 +23,7 @@ def tiny():
 def test_soft_margin_is_monotone_after_separation_on_a_tiny_net(tiny, algo, lr):
     seeds, data = tiny
     net = relu_network(6, [8], seeds, init_scale=1.0)
-    h = train(net, data, TrainConfig(algo, lr, 600, checkpoints=30))
+    h = train(net, data, TrainConfig(algo, lr, 300, checkpoints=20))
     assert not h.diverged.any()
     assert (h.t_below_level >= 0).all() and (h.final("train_acc") == 1.0).all()
     # Thm 3.1 for the flow; the discrete run may drop by at most one step's first-order change, L * max rho.

@@ -1,0 +1,62 @@
+"""Log-domain cross-entropy, proxy and gradient (rates.losses) against autograd and mpmath."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+import torch
+
+from rates.losses import gradient, log_loss, log_proxy
+
+
+@pytest.fixture
+def moderate():
+    gen = torch.Generator().manual_seed(5)
+    H = torch.randn(12, 4, dtype=torch.float64, generator=gen)
+    y = torch.tensor([0, 1, 2, 3] * 3)
+    W = torch.randn(5, 4, 4, dtype=torch.float64, generator=gen)  # R = 5 runs, k = 4, d = 4
+    return W, H, y
+
+
+def test_gradient_matches_autograd(moderate):
+    W, H, y = moderate
+    G, log_scale = gradient(W, H, y)
+    for r in range(W.shape[0]):
+        Wr = W[r].clone().requires_grad_(True)
+        torch.nn.functional.cross_entropy(H @ Wr.T, y).backward()
+        np.testing.assert_allclose((G[r] * math.exp(float(log_scale[r]))).numpy(), Wr.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_loss_and_proxy_match_direct_formulas(moderate):
+    W, H, y = moderate
+    logits = torch.einsum("rkd,nd->rnk", W, H)
+    loss = torch.stack([torch.nn.functional.cross_entropy(z, y) for z in logits])
+    proxy = (1 - torch.softmax(logits, dim=-1)[:, torch.arange(len(y)), y]).mean(dim=-1)
+    np.testing.assert_allclose(log_loss(W, H, y).numpy(), loss.log().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(log_proxy(W, H, y).numpy(), proxy.log().numpy(), rtol=1e-13)
+    assert torch.all(log_proxy(W, H, y) <= log_loss(W, H, y))  # G <= L (THEORY.md section 1)
+
+
+def mp_loss_and_proxy(W, H, y):
+    with mp.workdps(60):
+        losses, proxies = [], []
+        for h, label in zip(H.tolist(), y.tolist()):
+            z = [mp.fsum(mp.mpf(w) * mp.mpf(v) for w, v in zip(row, h)) for row in W.tolist()]
+            wrong = mp.fsum(mp.exp(zc - z[label]) for c, zc in enumerate(z) if c != label)
+            losses.append(mp.log1p(wrong))
+            proxies.append(wrong / (1 + wrong))
+        return float(mp.log(mp.fsum(losses) / len(losses))), float(mp.log(mp.fsum(proxies) / len(proxies)))
+
+
+@pytest.mark.parametrize("scale", [30.0, 3000.0])
+def test_log_loss_without_underflow_matches_mpmath(moderate, scale):
+    """Margins of hundreds to hundreds of thousands: L itself is far below 1e-308, log L is not."""
+    _, noise, y = moderate
+    H = torch.eye(4, dtype=torch.float64)[y] + 0.1 * noise  # near the class basis vectors
+    W = scale * torch.eye(4, dtype=torch.float64)[None]  # margins ~ 0.6 scale .. 1.4 scale
+    expected_loss, expected_proxy = mp_loss_and_proxy(W[0], H, y)
+    if scale > 100:
+        assert expected_loss < -1000  # L < 1e-434: zero in float64
+    assert float(log_loss(W, H, y)[0]) == pytest.approx(expected_loss, rel=1e-12)
+    assert float(log_proxy(W, H, y)[0]) == pytest.approx(expected_proxy, rel=1e-12)

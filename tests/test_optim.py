@@ -1,0 +1,188 @@
+"""Optimiser compositions (rates.optim): each transform against an independent implementation."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+import torch
+
+from rates.data import orthogonal_skewed, parse_data
+from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+from rates.norms import parse_norm
+from rates.optim import ReshuffledBatches, Signal, VarianceReduced, adam, epoch_permutations, momentum
+
+
+def tensors(ds):
+    return torch.tensor(np.asarray(ds.H)), torch.tensor(np.asarray(ds.y))
+
+
+def final_W(specs, ds, steps):
+    H, y = tensors(ds)
+    W, _ = run_group([resolve_spec(s, ds.n) for s in specs], H, y, ds.k, steps, checkpoint_times(steps, 2))
+    return W.numpy()
+
+
+def autograd_gradient(W, H, y):
+    W = W.detach().clone().requires_grad_(True)
+    torch.nn.functional.cross_entropy(H @ W.T, y).backward()
+    return W.grad
+
+
+@pytest.fixture(scope="module")
+def data():
+    return parse_data("default")
+
+
+def test_adam_with_zero_betas_is_signgd(data):
+    """SIGNADAM eq. 3 with beta1 = beta2 = 0: m/sqrt(v) = g/|g| = sign(g)."""
+    W_adam = final_W([RunSpec("adam", "1/2", adam_beta1=0.0, adam_beta2=0.0)], data, 300)
+    W_sign = final_W([RunSpec("signgd", "1/2")], data, 300)
+    np.testing.assert_allclose(W_adam, W_sign, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-8])
+def test_adam_matches_torch_optim_adam(data, eps):
+    H, y = tensors(data)
+    steps, eta0, a = 150, 0.05, 0.5
+    W_engine = final_W([RunSpec("adam", "1/2", eta0=eta0, adam_eps=eps)], data, steps)[0]
+    W = torch.zeros(data.k, data.d, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([W], lr=eta0, betas=(0.9, 0.999), eps=eps)
+    for t in range(steps):
+        opt.param_groups[0]["lr"] = eta0 * (t + 2.0) ** (-a)
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(H @ W.T, y).backward()
+        opt.step()
+    np.testing.assert_allclose(W_engine, W.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_momentum_signgd_matches_a_direct_loop(data):
+    H, y = tensors(data)
+    steps, beta = 200, 0.9
+    W_engine = final_W([RunSpec("signum", "1/2", momentum=beta)], data, steps)[0]
+    W = torch.zeros(data.k, data.d, dtype=torch.float64)
+    M = torch.zeros_like(W)
+    for t in range(steps):
+        M = beta * M + (1 - beta) * autograd_gradient(W, H, y)
+        W = W - (t + 2.0) ** -0.5 * torch.sign(M)
+    np.testing.assert_allclose(W_engine, W.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_momentum_log_scale_is_exact_beyond_float64_range():
+    """Signals e^{-900 t} Z_t (all but the first underflow float64) against the same sums in mpmath."""
+    gen = torch.Generator().manual_seed(3)
+    values = [torch.randn(2, 2, 3, dtype=torch.float64, generator=gen) for _ in range(4)]
+    scales = [torch.tensor([-900.0 * t, -450.0 * t], dtype=torch.float64) for t in range(4)]
+    beta = torch.tensor([0.9, 0.5], dtype=torch.float64)
+    tr = momentum(beta)
+    state = tr.init(values[0])
+    for t, (v, s) in enumerate(zip(values, scales)):
+        out, state = tr.update(Signal(v, s), state, t)
+    with mp.workdps(40):
+        for r in range(2):
+            expected = [[mp.mpf(0)] * 3 for _ in range(2)]
+            for v, s in zip(values, scales):
+                b = mp.mpf(float(beta[r]))
+                expected = [[b * expected[i][j] + (1 - b) * mp.exp(mp.mpf(float(s[r]))) * mp.mpf(float(v[r, i, j]))
+                             for j in range(3)] for i in range(2)]
+            got = [[mp.exp(mp.mpf(float(out.log_scale[r]))) * mp.mpf(float(out.value[r, i, j])) for j in range(3)]
+                   for i in range(2)]
+            for i in range(2):
+                for j in range(3):
+                    assert abs(got[i][j] - expected[i][j]) <= mp.mpf(1e-14) * max(abs(x) for row in expected for x in row)
+
+
+def test_adam_eps0_is_invariant_to_a_common_scale():
+    """Adam (eps = 0) sees only m/sqrt(v): the same gradients at scale e^-5000 give the same directions.
+
+    Tolerance 1e-11: the log-scales are numbers near -5000, so each e^{s - s'} carries ~ulp(5000) ~ 1e-12
+    of relative error; without the shared log-scale the result would be 0/0."""
+    gen = torch.Generator().manual_seed(4)
+    grads = [torch.randn(1, 3, 2, dtype=torch.float64, generator=gen) for _ in range(6)]
+    zero = torch.zeros(1, dtype=torch.float64)
+    b1, b2 = torch.tensor([0.9], dtype=torch.float64), torch.tensor([0.999], dtype=torch.float64)
+    plain, tiny = adam(b1, b2, zero), adam(b1, b2, zero)
+    sp, st = plain.init(grads[0]), tiny.init(grads[0])
+    for t, g in enumerate(grads):
+        out_plain, sp = plain.update(Signal(g, zero), sp, t)
+        out_tiny, st = tiny.update(Signal(g, zero - 5000.0), st, t)
+        np.testing.assert_allclose(out_tiny.value.numpy(), out_plain.value.numpy(), rtol=1e-11, atol=1e-12)
+
+
+def test_variance_reduced_signal_matches_its_definition(data):
+    """MINIBATCH Thm 4.6 signal grad_B(W_t) - grad_B(W~) + grad L(W~), W~ = iterate at the epoch start."""
+    H, y = tensors(data)
+    source = VarianceReduced(H, y, data.k, batch=5, seeds=[11])
+    gen = torch.Generator().manual_seed(6)
+    W_tilde = torch.randn(1, data.k, data.d, dtype=torch.float64, generator=gen)
+    W_now = W_tilde + 0.3 * torch.randn(1, data.k, data.d, dtype=torch.float64, generator=gen)
+    state = source.init(W_tilde)
+    _, state = source(W_tilde, state, 0)  # t = 0 starts the epoch: snapshot at W_tilde
+    signal, state = source(W_now, state, 1)
+    batch = state["perms"][0, 5:10]
+    expected = (autograd_gradient(W_now[0], H[batch], y[batch]) - autograd_gradient(W_tilde[0], H[batch], y[batch])
+                + autograd_gradient(W_tilde[0], H, y))
+    np.testing.assert_allclose(signal.true_value()[0].numpy(), expected.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_reshuffling_covers_each_sample_once_per_epoch_with_per_run_streams(data):
+    H, y = tensors(data)
+    source = ReshuffledBatches(H, y, data.k, batch=6, seeds=[0, 1, 2])
+    alone = ReshuffledBatches(H, y, data.k, batch=6, seeds=[2])
+    state, state_alone = source.init(None), alone.init(None)
+    W = torch.zeros(3, data.k, data.d, dtype=torch.float64)
+    streams = [epoch_permutations(s, data.n) for s in (0, 1, 2)]
+    for epoch in range(3):
+        _, state = source(W, state, epoch * source.steps_per_epoch)
+        _, state_alone = alone(W[:1], state_alone, epoch * alone.steps_per_epoch)
+        perms = state["perms"]
+        for r in range(3):
+            assert sorted(perms[r].tolist()) == list(range(data.n))
+            assert torch.equal(perms[r], next(streams[r]))
+        assert torch.equal(perms[2], state_alone["perms"][0])  # a run's batches do not depend on its neighbours
+
+
+@pytest.mark.parametrize("name", ["max", "sum", "frobenius", "spectral", "nuclear", "lp:3", "schatten:3"])
+def test_steepest_directions_ignore_the_signal_scale(name):
+    """The engine feeds mantissas only (log-scale dropped): valid because argmax <cZ, D> = argmax <Z, D>."""
+    gen = torch.Generator().manual_seed(8)
+    Z = torch.randn(4, 3, 5, dtype=torch.float64, generator=gen)
+    norm = parse_norm(name)
+    base = norm.steepest(Z)
+    for c in (1e-300, 1e300):
+        np.testing.assert_allclose(norm.steepest(c * Z).numpy(), base.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def per_sample_epoch(algo, ds, seed, a="1/2", eta0=1.0):
+    H, y = tensors(ds)
+    W, _ = run_group([resolve_spec(RunSpec(algo, a, eta0=eta0, seed=seed, batch=1), ds.n)], H, y, ds.k, ds.n,
+                     checkpoint_times(ds.n, 2))
+    order = next(epoch_permutations(seed, ds.n)).tolist()
+    etas = [eta0 * (t + 2.0) ** (-float(eval(a))) for t in range(ds.n)]
+    return W[0].numpy(), [int(ds.y[i]) for i in order], etas
+
+
+def test_one_epoch_of_per_sample_signsgd_is_the_predicted_sum():
+    """THEORY.md section 5 (MINIBATCH Def. 4.8, Thm 4.9): on h_i = s_i e_{y_i}, -sign(grad l_i(W)) =
+    (2 e_{y_i} - 1) e_{y_i}^T for every W and scale, so W after one epoch is sum_t eta_t (2e_c - 1) e_c^T
+    over the classes c met in the reshuffled order; the scales s_i play no role."""
+    ds = orthogonal_skewed([6, 3, 1], [1.0, 0.5, 2.0])
+    W, classes, etas = per_sample_epoch("signsgd", ds, seed=3)
+    expected = np.zeros((3, 3))
+    for c, eta in zip(classes, etas):
+        expected[:, c] += eta * (2 * np.eye(3)[c] - 1)
+    np.testing.assert_allclose(W, expected, rtol=0, atol=1e-15 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("algo", ["nsgd", "spectral-sgd"])
+def test_one_epoch_of_per_sample_nsgd_and_spectral_sgd_is_the_predicted_sum(algo):
+    """THEORY.md section 5: -grad l_i / ||grad l_i||_F = u_{y_i} e_{y_i}^T with u_c = (e_c - 1/k)/||e_c - 1/k||
+    along the whole path from 0 (by symmetry); rank-one gradients make the spectral step the same."""
+    ds = orthogonal_skewed([4, 2, 2, 1], [1.0, 3.0, 0.25, 2.0])
+    W, classes, etas = per_sample_epoch(algo, ds, seed=5)
+    k = 4
+    expected = np.zeros((k, k))
+    for c, eta in zip(classes, etas):
+        u = np.eye(k)[c] - 1.0 / k
+        expected[:, c] += eta * u / np.linalg.norm(u)
+    np.testing.assert_allclose(W, expected, rtol=0, atol=1e-14 * np.abs(expected).max())

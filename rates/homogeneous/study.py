@@ -288,49 +288,45 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def _curve_figure(plt, runs: dict[str, History], panels: list[tuple[str, bool]], title: str, extra: int = 0):
+    """One row of panels (metric, log_y) with the curves of ``runs``, plus ``extra`` empty panels."""
+    fig, axes = plt.subplots(1, len(panels) + extra, figsize=(4.3 * (len(panels) + extra), 3.8))
+    for ax, (metric, log_y) in zip(axes, panels):
+        _plot_curves(ax, runs, metric, log_y)
+    axes[0].legend()
+    fig.suptitle(title)
+    return fig, axes
+
+
 def figures(h: dict[str, History], out_dir: Path, n_seeds: int) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    written = []
     fig1 = {"gd": h["fig1-gd"], "sd": h["fig1-sd"], "cd": h["fig1-cd"]}
-    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
-    for ax, metric in zip(axes, ("gamma_1", "gamma_2", "gamma_inf")):
-        _plot_curves(ax, fig1, metric, log_y=True)
+    fig, axes = _curve_figure(plt, fig1, [("gamma_1", True), ("gamma_2", True), ("gamma_inf", True)],
+                              f"FLAVORS Fig. 1 at CPU size: teacher-student (eq. 14), mean and min-max over {n_seeds} "
+                              f"seeds (margins <= 0 not drawn)", extra=1)
     for name, run in fig1.items():
         ok = ~run.diverged
         axes[3].scatter(run.final("gamma_inf")[ok], run.final("test_acc")[ok], color=_COLORS[name], label=name.upper())
     axes[3].set_xscale("symlog", linthresh=1e-6)
     axes[3].set(xlabel=r"final $\gamma_\infty$", ylabel="final test accuracy", title="test accuracy vs $\\gamma_\\infty$")
-    axes[0].legend()
-    fig.suptitle(f"FLAVORS Fig. 1 at CPU size: teacher-student (eq. 14), mean and min-max over {n_seeds} seeds "
-                 f"(margins <= 0 not drawn)")
-    written.append(_save(fig, out_dir / "fig1_teacher_student.png"))
-    plt.close(fig)
-
+    figs = [(fig, "fig1_teacher_student.png")]
     fig2 = {"gd": h["fig2-gd"], "sd": h["fig2-sd"], "adam": h["fig2-adam"]}
-    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
-    _plot_curves(axes[0], fig2, "train_acc", log_y=False)
-    _plot_curves(axes[1], fig2, "test_acc", log_y=False)
-    _plot_curves(axes[2], fig2, "gamma_1", log_y=True)
-    _plot_curves(axes[3], fig2, "gamma_2", log_y=True)
-    axes[0].legend()
-    fig.suptitle(f"FLAVORS Fig. 2 at CPU size: digits 3 vs 6 (sklearn 8x8), logistic loss, Adam eps=1e-8, "
-                 f"{n_seeds} seeds")
-    written.append(_save(fig, out_dir / "fig2_digits_adam.png"))
-    plt.close(fig)
-
+    figs.append((_curve_figure(plt, fig2, [("train_acc", False), ("test_acc", False), ("gamma_1", True),
+                                           ("gamma_2", True)],
+                               f"FLAVORS Fig. 2 at CPU size: digits 3 vs 6 (sklearn 8x8), logistic loss, Adam "
+                               f"eps=1e-8, {n_seeds} seeds")[0], "fig2_digits_adam.png"))
     fig3 = {"gd": h["fig3-gd"], "adam": h["fig3-adam"], "spectral": h["fig3-spectral"]}
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    _plot_curves(axes[0], fig3, "log_loss", log_y=False)
-    _plot_curves(axes[1], fig3, "gamma_spectral", log_y=True)
-    _plot_curves(axes[2], fig3, "gamma_1", log_y=True)
-    axes[0].legend()
-    fig.suptitle(f"FLAVORS Fig. 3 at CPU size: digits 3 vs 6, frozen output layer, {n_seeds} seeds")
-    written.append(_save(fig, out_dir / "fig3_digits_spectral.png"))
-    plt.close(fig)
+    figs.append((_curve_figure(plt, fig3, [("log_loss", False), ("gamma_spectral", True), ("gamma_1", True)],
+                               f"FLAVORS Fig. 3 at CPU size: digits 3 vs 6, frozen output layer, {n_seeds} seeds")[0],
+                 "fig3_digits_spectral.png"))
+    written = []
+    for fig, name in figs:
+        written.append(_save(fig, out_dir / name))
+        plt.close(fig)
     return written
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, single_thread_on_cpu
 from rates.losses import gradient as log_domain_gradient
 from rates.reference import ReferenceConfig, gradient as reference_gradient, run as reference_run, steepest, to_float
 
@@ -48,11 +48,12 @@ def naive_run(H, y, steps, eta0, a, direction):
     """Returns the final W, the first step whose gradient is exactly zero, and W at that step."""
     W = torch.zeros(3, H.shape[1], dtype=torch.float64)
     first_zero, W_at_zero = None, None
-    for t in range(steps):
-        G = naive_softmax_gradient(W, H, y)
-        if first_zero is None and not torch.any(G != 0):
-            first_zero, W_at_zero = t, W.numpy().copy()
-        W = W - eta0 * (t + 2.0) ** (-a) * direction(G, t)
+    with single_thread_on_cpu(torch.device("cpu")):
+        for t in range(steps):
+            G = naive_softmax_gradient(W, H, y)
+            if first_zero is None and not torch.any(G != 0):
+                first_zero, W_at_zero = t, W.numpy().copy()
+            W = W - eta0 * (t + 2.0) ** (-a) * direction(G, t)
     return W.numpy(), first_zero, W_at_zero
 
 

@@ -10,7 +10,7 @@ mostly measures the neighbours); both must end at the same W (sanity check, rela
 
 Usage::
 
-    python3 benchmarks/engine_vs_numpy.py [--steps 2000] [--repeats 3] [--device auto|cpu|cuda]
+    python3 benchmarks/engine_vs_numpy.py [--steps 10000] [--repeats 3] [--device auto|cpu|cuda]
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def measure(R: int, steps: int, repeats: int, device: torch.device, data) -> dic
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--steps", type=int, default=10000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--sizes", default="1,32", help="comma-separated numbers of configurations R")

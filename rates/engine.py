@@ -35,7 +35,7 @@ import torch
 
 from rates.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
 from rates.errors import InputError
-from rates.losses import labels, log_loss_from_u, logits_of, wrong_class_softmax
+from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong_class_softmax
 from rates.margins import max_margin
 from rates.norms import parse_norm
 from rates.optim.compose import Hyper, Recipe, build
@@ -153,7 +153,7 @@ class _Measure:
         self.norm = norm
 
     def __call__(self, W: torch.Tensor) -> dict[str, np.ndarray]:
-        logits = logits_of(W, self.Ht)
+        logits = logits_of(W, sample_views(self.Ht, W.shape[0])[0])
         u = wrong_class_softmax(logits, self.labels).u
         # min_{i, c != y_i} (z_{y_i} - z_c), as rates.margins.unnormalized_margins, but from the logits
         # already formed here with the batch-independent product (so a run's record is the same alone).

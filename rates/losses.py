@@ -77,19 +77,19 @@ def log_sample_weights(u: torch.Tensor) -> torch.Tensor:
     return -softplus(u)
 
 
-def scaled_gradient(logits: torch.Tensor, lab: Labels, Ht_mean: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The mean gradient over the m samples of ``logits`` as ``(G, log_scale)``: grad = exp(log_scale) * G.
 
-    ``Ht_mean`` is the block's samples, transposed and divided by m: ``(d, m)`` or ``(R, d, m)`` (the 1/m
-    is folded into data the caller prepares once, which saves a kernel per step). The largest
-    per-sample coefficient in ``G`` is 1, so ``G`` never underflows as a whole.
+    ``H_mean`` (R, m, d) holds the block's samples divided by m (:func:`sample_views`: the 1/m is folded
+    into data prepared once, which saves a kernel per step). ``log_scale`` has shape (R, 1, 1). The
+    largest per-sample coefficient in ``G`` is 1, so ``G`` never underflows as a whole.
     """
     coeff, log_scale = coefficients(logits, lab)
-    return over_samples(coeff, Ht_mean), log_scale
+    return over_samples(coeff, H_mean), log_scale
 
 
 def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-sample gradient coefficients ``(S_i - e_{y_i}) / exp(log_scale)`` (R, k, m) and ``log_scale`` (R,).
+    """Per-sample gradient coefficients ``(S_i - e_{y_i}) / exp(log_scale)`` (R, k, m) and ``log_scale`` (R, 1, 1).
 
     ``grad = exp(log_scale) * coeff @ H / m``. Only wrong-class probabilities are exponentiated:
     ``log S_c = z_c - logsumexp(z)`` is accurate for c != y however small ``S_c`` is (one fused
@@ -97,8 +97,8 @@ def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch
     ``log_scale`` is the largest wrong-class ``log S_c`` of the run, so the largest entry is 1.
     """
     log_wrong = torch.log_softmax(logits, dim=-2) + lab.mask
-    log_scale = log_wrong.flatten(-2).amax(dim=-1)
-    wrong = torch.exp(log_wrong - log_scale[:, None, None])
+    log_scale = log_wrong.amax(dim=(-2, -1), keepdim=True)
+    wrong = torch.exp(log_wrong - log_scale)
     return torch.addcmul(wrong, lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
 
 
@@ -127,31 +127,37 @@ def log_proxy_from_u(u: torch.Tensor) -> torch.Tensor:
 # alone against the same run in a batch, bit for bit, for every recipe.
 
 
-def logits_of(W: torch.Tensor, Ht: torch.Tensor) -> torch.Tensor:
-    """Logits ``(R, k, m)`` of ``W`` (R, k, d) on samples ``Ht`` (d, m) or (R, d, m)."""
-    if W.is_cuda:
-        return W @ Ht
-    return torch.bmm(W, Ht.expand(W.shape[0], *Ht.shape[-2:]))
+def sample_views(Ht: torch.Tensor, runs: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Views of a sample block for a runs axis of size R, made once: ``(R, d, m)`` for the logits and
+    ``(R, m, d)`` holding ``h_i / m`` (the 1/m of the mean folded into the data) for the gradient."""
+    Ht_mean = Ht / Ht.shape[-1]
+    shape = (runs, *Ht.shape[-2:])
+    return Ht.expand(shape), Ht_mean.expand(shape).transpose(-2, -1)
 
 
-def over_samples(coeff: torch.Tensor, Ht: torch.Tensor) -> torch.Tensor:
-    """``sum_i coeff[..., :, i] h_i^T`` (R, k, d) for ``coeff`` (R, k, m) and ``Ht`` (d, m) or (R, d, m)."""
-    if coeff.is_cuda:
-        return coeff @ Ht.transpose(-2, -1)
-    return torch.bmm(coeff, Ht.transpose(-2, -1).expand(coeff.shape[0], *Ht.shape[-1:-3:-1]))
+def logits_of(W: torch.Tensor, Ht_view: torch.Tensor) -> torch.Tensor:
+    """Logits ``(R, k, m)`` of ``W`` (R, k, d) on samples ``Ht_view`` (R, d, m)."""
+    return torch.bmm(W, Ht_view)
+
+
+def over_samples(coeff: torch.Tensor, H_view: torch.Tensor) -> torch.Tensor:
+    """``sum_i coeff[:, :, i] h_i^T`` (R, k, d) for ``coeff`` (R, k, m) and samples ``H_view`` (R, m, d)."""
+    return torch.bmm(coeff, H_view)
 
 
 def log_loss(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """log L(W) for W (R, k, d): convenience wrapper for tests and checkpoints."""
-    return log_loss_from_u(wrong_class_softmax(logits_of(W, H.transpose(0, 1)), labels(y, W.shape[-2], W.dtype)).u)
+    logits = logits_of(W, sample_views(H.transpose(0, 1), W.shape[0])[0])
+    return log_loss_from_u(wrong_class_softmax(logits, labels(y, W.shape[-2], W.dtype)).u)
 
 
 def log_proxy(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """log G(W) for W (R, k, d)."""
-    return log_proxy_from_u(wrong_class_softmax(logits_of(W, H.transpose(0, 1)), labels(y, W.shape[-2], W.dtype)).u)
+    logits = logits_of(W, sample_views(H.transpose(0, 1), W.shape[0])[0])
+    return log_proxy_from_u(wrong_class_softmax(logits, labels(y, W.shape[-2], W.dtype)).u)
 
 
 def gradient(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Full gradient of L at W (R, k, d) as ``(G, log_scale)`` with grad = exp(log_scale) * G."""
-    Ht = H.transpose(0, 1)
-    return scaled_gradient(logits_of(W, Ht), labels(y, W.shape[-2], W.dtype), Ht / H.shape[0])
+    """Full gradient of L at W (R, k, d) as ``(G, log_scale)`` with grad = exp(log_scale) * G, scale (R, 1, 1)."""
+    Ht_view, H_mean = sample_views(H.transpose(0, 1), W.shape[0])
+    return scaled_gradient(logits_of(W, Ht_view), labels(y, W.shape[-2], W.dtype), H_mean)

@@ -74,7 +74,7 @@ def test_momentum_log_scale_is_exact_beyond_float64_range():
     """Signals e^{-900 t} Z_t (all but the first underflow float64) against the same sums in mpmath."""
     gen = torch.Generator().manual_seed(3)
     values = [torch.randn(2, 2, 3, dtype=torch.float64, generator=gen) for _ in range(4)]
-    scales = [torch.tensor([-900.0 * t, -450.0 * t], dtype=torch.float64) for t in range(4)]
+    scales = [torch.tensor([-900.0 * t, -450.0 * t], dtype=torch.float64).reshape(2, 1, 1) for t in range(4)]
     beta = torch.tensor([0.9, 0.5], dtype=torch.float64)
     tr = momentum(beta)
     state = tr.init(values[0])
@@ -101,7 +101,7 @@ def test_adam_eps0_is_invariant_to_a_common_scale():
     of relative error; without the shared log-scale the result would be 0/0."""
     gen = torch.Generator().manual_seed(4)
     grads = [torch.randn(1, 3, 2, dtype=torch.float64, generator=gen) for _ in range(6)]
-    zero = torch.zeros(1, dtype=torch.float64)
+    zero = torch.zeros(1, 1, 1, dtype=torch.float64)
     b1, b2 = torch.tensor([0.9], dtype=torch.float64), torch.tensor([0.999], dtype=torch.float64)
     plain, tiny = adam(b1, b2, zero), adam(b1, b2, zero)
     sp, st = plain.init(grads[0]), tiny.init(grads[0])

@@ -5,7 +5,7 @@ Setting: every algorithm of THEORY.md section 2 (MINIBATCH section 3.1; SIGNADAM
 of :class:`GradientTransformation` turns it into the update ``U`` with ``W <- W - U``.
 
 A :class:`Signal` is a scaled tensor: its true value is ``exp(log_scale) * value`` with ``log_scale`` one
-number per run. Gradients of separable data shrink like exp(-margin) and underflow float64 long before
+number per run (shape (R, 1, 1)). Gradients of separable data shrink like exp(-margin) and underflow float64 long before
 the asymptotic regime (THEORY.md section 7), so the scale is kept as a logarithm and ``value`` stays O(1).
 Each transform documents why its output equals that of the exact algorithm.
 """
@@ -18,14 +18,14 @@ import torch
 
 
 class Signal(NamedTuple):
-    """``exp(log_scale)[:, None, None] * value``; ``value`` (R, k, d), ``log_scale`` (R,)."""
+    """``exp(log_scale) * value``; ``value`` (R, k, d), ``log_scale`` (R, 1, 1) (broadcasts, no reshaping)."""
 
     value: torch.Tensor
     log_scale: torch.Tensor
 
     def true_value(self) -> torch.Tensor:
         """The unscaled tensor (may underflow: for tests and references only)."""
-        return torch.exp(self.log_scale)[:, None, None] * self.value
+        return torch.exp(self.log_scale) * self.value
 
 
 class GradientTransformation(NamedTuple):
@@ -56,6 +56,6 @@ def renormalise(value: torch.Tensor, log_scale: torch.Tensor) -> Signal:
 
     Exact up to one rounding per entry; keeps stored states from drifting towards under/overflow.
     """
-    top = value.abs().amax(dim=(-2, -1))
+    top = value.abs().amax(dim=(-2, -1), keepdim=True)
     safe = torch.where(top > 0, top, torch.ones_like(top))
-    return Signal(value / safe[:, None, None], log_scale + torch.log(safe))
+    return Signal(value / safe, log_scale + torch.log(safe))

@@ -16,11 +16,11 @@ device; :func:`epoch_permutations` is that stream, exposed so tests can derive e
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import torch
 
-from rates.losses import coefficients, labels, logits_of, over_samples, scaled_gradient
+from rates.losses import coefficients, labels, logits_of, over_samples, sample_views, scaled_gradient
 from rates.optim.base import Signal, renormalise
 
 
@@ -36,15 +36,15 @@ class FullGradient:
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int):
         self.Ht = H.transpose(0, 1).contiguous()
-        self.Ht_mean = self.Ht / H.shape[0]
         self.labels = labels(y, k, H.dtype)
 
-    def init(self, W: torch.Tensor) -> None:
-        return None
+    def init(self, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return sample_views(self.Ht, W.shape[0])
 
-    def __call__(self, W: torch.Tensor, state: None, t: int) -> tuple[Signal, None]:
-        G, log_scale = scaled_gradient(logits_of(W, self.Ht), self.labels, self.Ht_mean)
-        return Signal(G, log_scale), state
+    def __call__(self, W: torch.Tensor, views: tuple, t: int) -> tuple[Signal, tuple]:
+        Ht_view, H_mean = views
+        G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean)
+        return Signal(G, log_scale), views
 
 
 class ReshuffledBatches:
@@ -56,31 +56,32 @@ class ReshuffledBatches:
             raise ValueError(f"batch {batch} must divide n = {n}")
         self.H, self.y, self.k, self.batch = H, y, k, batch
         self.Ht = H.transpose(0, 1).contiguous()
-        self.Ht_mean = self.Ht / n
         self.seeds = [int(s) for s in seeds]
         self.steps_per_epoch = n // batch
 
-    def init(self, W: torch.Tensor) -> dict:
-        return {"streams": [epoch_permutations(s, self.H.shape[0]) for s in self.seeds]}
+    def init(self, W: Optional[torch.Tensor]) -> dict:
+        state = {"streams": [epoch_permutations(s, self.H.shape[0]) for s in self.seeds]}
+        state["full_views"] = sample_views(self.Ht, len(self.seeds))
+        return state
 
     def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
         perms = torch.stack([next(stream) for stream in state["streams"]]).to(self.H.device)  # (R, n)
-        Ht = self.H[perms].transpose(-2, -1).contiguous()
-        state.update(perms=perms, Ht=Ht, Ht_mean=Ht / self.batch,
+        Ht = self.H[perms].transpose(-2, -1).contiguous()  # (R, d, n), epoch order
+        state.update(perms=perms, Ht=Ht, H_mean=(Ht / self.batch).transpose(-2, -1),
                      labels=labels(self.y[perms], self.k, self.H.dtype))
 
     def _batch(self, state: dict, t: int) -> tuple[slice, torch.Tensor, torch.Tensor]:
         j = t % self.steps_per_epoch
         cols = slice(j * self.batch, (j + 1) * self.batch)
-        return cols, state["Ht"][..., cols], state["Ht_mean"][..., cols]
+        return cols, state["Ht"][..., cols], state["H_mean"][:, cols]
 
     def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
         if t % self.steps_per_epoch == 0:
             self._new_epoch(W, state)
-        cols, HBt, HBt_mean = self._batch(state, t)
+        cols, HBt, HB_mean = self._batch(state, t)
         lab = state["labels"]
         batch_labels = type(lab)(lab.onehot[..., cols], lab.mask[..., cols])
-        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HBt_mean)
+        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HB_mean)
         return Signal(G, log_scale), state
 
 
@@ -95,20 +96,21 @@ class VarianceReduced(ReshuffledBatches):
 
     def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
         super()._new_epoch(W, state)
-        coeff, log_scale = coefficients(logits_of(W, self.Ht), labels(self.y, self.k, self.H.dtype))
+        Ht_view, H_mean = state["full_views"]
+        coeff, log_scale = coefficients(logits_of(W, Ht_view), labels(self.y, self.k, self.H.dtype))
         perms = state["perms"]
         state.update(
-            snapshot_full=over_samples(coeff, self.Ht_mean),
+            snapshot_full=over_samples(coeff, H_mean),
             snapshot_coeff=coeff.gather(-1, perms.unsqueeze(-2).expand_as(coeff)),
             snapshot_log_scale=log_scale,
         )
 
     def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
         signal, state = super().__call__(W, state, t)
-        cols, _, HBt_mean = self._batch(state, t)
-        snapshot_batch = over_samples(state["snapshot_coeff"][..., cols], HBt_mean)
+        cols, _, HB_mean = self._batch(state, t)
+        snapshot_batch = over_samples(state["snapshot_coeff"][..., cols], HB_mean)
         s1, s0 = signal.log_scale, state["snapshot_log_scale"]
         top = torch.maximum(s1, s0)
-        value = (torch.exp(s1 - top)[:, None, None] * signal.value
-                 + torch.exp(s0 - top)[:, None, None] * (state["snapshot_full"] - snapshot_batch))
+        value = (torch.exp(s1 - top) * signal.value
+                 + torch.exp(s0 - top) * (state["snapshot_full"] - snapshot_batch))
         return renormalise(value, top), state

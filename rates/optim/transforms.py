@@ -28,17 +28,18 @@ from rates.optim.base import GradientTransformation, Signal, renormalise
 
 
 def _per_run(value: torch.Tensor) -> torch.Tensor:
-    return value[:, None, None]
+    """(R,) hyper-parameters as (R, 1, 1), once, so that they broadcast against (R, k, d) every step."""
+    return value.reshape(-1, 1, 1)
 
 
 def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
-    return torch.full(W.shape[:1], -math.inf, dtype=W.dtype, device=W.device)
+    return torch.full((W.shape[0], 1, 1), -math.inf, dtype=W.dtype, device=W.device)
 
 
 def momentum(beta: torch.Tensor) -> GradientTransformation:
     """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3)."""
-    log_beta = torch.log(beta)
-    log_rest = torch.log1p(-beta)
+    log_beta = _per_run(torch.log(beta))
+    log_rest = _per_run(torch.log1p(-beta))
 
     def init(W: torch.Tensor) -> Signal:
         return Signal(torch.zeros_like(W), _fresh_scale(W))
@@ -47,7 +48,7 @@ def momentum(beta: torch.Tensor) -> GradientTransformation:
         old = state.log_scale + log_beta
         new = signal.log_scale + log_rest
         top = torch.maximum(old, new)
-        value = _per_run(torch.exp(old - top)) * state.value + _per_run(torch.exp(new - top)) * signal.value
+        value = torch.exp(old - top) * state.value + torch.exp(new - top) * signal.value
         out = renormalise(value, top)
         return out, out
 
@@ -60,7 +61,8 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
     ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2`` from zero, and the
     direction ``m_t/(1-beta1^{t+1}) / (sqrt(v_t/(1-beta2^{t+1})) + eps)``; entries with v = 0 move by 0.
     """
-    log_eps = torch.log(eps)
+    log_eps = _per_run(torch.log(eps))
+    beta1, beta2 = _per_run(beta1), _per_run(beta2)
 
     def init(W: torch.Tensor) -> tuple:
         return torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W)
@@ -68,18 +70,18 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
     def update(signal: Signal, state: tuple, t: int) -> tuple[Signal, tuple]:
         m, v, s = state
         top = torch.maximum(s, signal.log_scale)
-        keep = _per_run(torch.exp(s - top))
-        take = _per_run(torch.exp(signal.log_scale - top))
+        keep = torch.exp(s - top)
+        take = torch.exp(signal.log_scale - top)
         g = take * signal.value
-        m = _per_run(beta1) * keep * m + _per_run(1.0 - beta1) * g
-        v = _per_run(beta2) * (keep * keep) * v + _per_run(1.0 - beta2) * (g * g)
+        m = beta1 * keep * m + (1.0 - beta1) * g
+        v = beta2 * (keep * keep) * v + (1.0 - beta2) * (g * g)
         # Shared renormalisation of m and sqrt(v): the only rescaling Adam (eps = 0) is invariant to.
-        r = torch.maximum(m.abs().amax(dim=(-2, -1)), v.amax(dim=(-2, -1)).sqrt())
+        r = torch.maximum(m.abs().amax(dim=(-2, -1), keepdim=True), v.amax(dim=(-2, -1), keepdim=True).sqrt())
         r = torch.where(r > 0, r, torch.ones_like(r))
-        m, v, s = m / _per_run(r), v / _per_run(r * r), top + torch.log(r)
-        m_hat = m / _per_run(1.0 - beta1 ** (t + 1))
-        v_hat = v / _per_run(1.0 - beta2 ** (t + 1))
-        denom = v_hat.sqrt() + _per_run(torch.exp(log_eps - s))
+        m, v, s = m / r, v / (r * r), top + torch.log(r)
+        m_hat = m / (1.0 - beta1 ** (t + 1))
+        v_hat = v / (1.0 - beta2 ** (t + 1))
+        denom = v_hat.sqrt() + torch.exp(log_eps - s)
         direction = torch.where(denom > 0, m_hat / torch.where(denom > 0, denom, torch.ones_like(denom)),
                                 torch.zeros_like(m_hat))
         return Signal(direction, torch.zeros_like(s)), (m, v, s)
@@ -91,7 +93,7 @@ def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformati
     """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (THEORY.md section 2; rates.norms)."""
 
     def init(W: torch.Tensor) -> torch.Tensor:
-        return torch.zeros(W.shape[:1], dtype=W.dtype, device=W.device)  # the unit scale, made once
+        return torch.zeros((W.shape[0], 1, 1), dtype=W.dtype, device=W.device)  # the unit scale, made once
 
     def update(signal: Signal, unit_scale: torch.Tensor, t: int) -> tuple[Signal, torch.Tensor]:
         return Signal(norm.steepest(signal.value, polar=polar), unit_scale), unit_scale
@@ -102,23 +104,26 @@ def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformati
 def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) -> GradientTransformation:
     """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (THEORY.md section 2).
 
-    The rates are tabulated ``block`` steps at a time (one kernel instead of several per step).
+    The rates are tabulated ``block`` steps at a time and kept as a list of (R, 1, 1) views, so a step
+    costs one multiplication.
     """
 
-    def table(start: int) -> torch.Tensor:
+    def table(start: int) -> list[torch.Tensor]:
         t = torch.arange(start + 2, start + 2 + block, dtype=a.dtype, device=a.device)
         # One column per run: a (block, R) broadcast pow rounds differently with R (vector vs tail path).
         columns = [eta0[r] * torch.pow(t, -a[r]) for r in range(a.shape[0])]
-        return torch.stack(columns, dim=1)[:, :, None, None]  # (block, R, 1, 1)
+        return list(torch.stack(columns, dim=1)[:, :, None, None].unbind(0))
 
-    def init(W: torch.Tensor) -> dict:
-        return {"start": 0, "table": table(0)}
+    def init(W: torch.Tensor) -> list:
+        return [0, table(0)]
 
-    def update(signal: Signal, state: dict, t: int) -> tuple[Signal, dict]:
-        if not state["start"] <= t < state["start"] + block:
+    def update(signal: Signal, state: list, t: int) -> tuple[Signal, list]:
+        start, rates = state
+        if not start <= t < start + block:
             start = t - t % block
-            state = {"start": start, "table": table(start)}
-        return Signal(state["table"][t - state["start"]] * signal.value, signal.log_scale), state
+            state = [start, table(start)]
+            rates = state[1]
+        return Signal(rates[t - start] * signal.value, signal.log_scale), state
 
     return GradientTransformation(init, update)
 

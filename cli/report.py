@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -33,6 +34,10 @@ def report(
     if table.exists():
         print()
         print(table.read_text(encoding="utf-8"), end="")
+    fits = out / "fits.json"
+    if fits.exists() and any(rec.get("verdict", {}).get("verdict") == "violated"
+                             for rec in json.loads(fits.read_text(encoding="utf-8"))):
+        raise typer.Exit(1)  # DESIGN.md: exit 1 when a verdict fails
 
 
 def register(app: typer.Typer) -> None:

@@ -188,3 +188,33 @@ def test_one_epoch_of_per_sample_nsgd_and_spectral_sgd_is_the_predicted_sum(algo
         u = np.eye(k)[c] - 1.0 / k
         expected[:, c] += eta * u / np.linalg.norm(u)
     np.testing.assert_allclose(W, expected, rtol=0, atol=1e-14 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("algo, batch, momentum_beta", [("signsgd", 8, None), ("vr-nsgd", 16, None),
+                                                        ("vr-signum", 16, 0.5)])
+def test_stochastic_runs_match_a_direct_loop_over_the_same_batches(algo, batch, momentum_beta):
+    """Random reshuffling (MINIBATCH section 3.1), VR (Thm 4.6) and momentum on top, written out by hand."""
+    ds = parse_data("minibatch")
+    H, y = tensors(ds)
+    steps, seed = 3 * ds.n // batch, 9
+    spec = RunSpec(algo, "1/2", seed=seed, batch=batch, momentum=momentum_beta)
+    W_engine = final_W([spec], ds, steps)[0]
+    norm = parse_norm("max" if "sign" in algo else "frobenius")
+    stream = epoch_permutations(seed, ds.n)
+    W = torch.zeros(ds.k, ds.d, dtype=torch.float64)
+    M = torch.zeros_like(W)
+    with single_thread_on_cpu(torch.device("cpu")):
+        for t in range(steps):
+            if t % (ds.n // batch) == 0:
+                order, snapshot = next(stream), W.clone()
+                snapshot_full = autograd_gradient(snapshot, H, y)
+            j = t % (ds.n // batch)
+            idx = order[j * batch:(j + 1) * batch]
+            Z = autograd_gradient(W, H[idx], y[idx])
+            if algo.startswith("vr-"):
+                Z = Z - autograd_gradient(snapshot, H[idx], y[idx]) + snapshot_full
+            if momentum_beta is not None:
+                M = momentum_beta * M + (1 - momentum_beta) * Z
+                Z = M
+            W = W - (t + 2.0) ** -0.5 * norm.steepest(Z[None])[0]
+    np.testing.assert_allclose(W_engine, W.numpy(), rtol=1e-12, atol=1e-12)

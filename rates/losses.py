@@ -26,7 +26,7 @@ or ``(R, k, m)`` (:class:`Labels`).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 
@@ -77,15 +77,20 @@ def log_sample_weights(u: torch.Tensor) -> torch.Tensor:
     return -softplus(u)
 
 
-def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor,
+                    exact_scale: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
     """The mean gradient over the m samples of ``logits`` as ``(G, log_scale)``: grad = exp(log_scale) * G.
 
     ``H_mean`` (R, m, d) holds the block's samples divided by m (:func:`sample_views`: the 1/m is folded
     into data prepared once, which saves a kernel per step). ``log_scale`` has shape (R, 1, 1). The
     largest per-sample coefficient in ``G`` is 1, so ``G`` never underflows as a whole.
+    With ``exact_scale=False`` the scale is not computed (``None``): ``G`` is then the gradient times an
+    unknown positive factor per run, which is all a normalised step needs (two kernels fewer).
     """
-    coeff, log_scale = coefficients(logits, lab)
-    return over_samples(coeff, H_mean), log_scale
+    if exact_scale:
+        coeff, log_scale = coefficients(logits, lab)
+        return over_samples(coeff, H_mean), log_scale
+    return over_samples(direction_coefficients(logits, lab), H_mean), None
 
 
 def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch.Tensor]:
@@ -100,6 +105,18 @@ def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch
     log_scale = log_wrong.amax(dim=(-2, -1), keepdim=True)
     wrong = torch.exp(log_wrong - log_scale)
     return torch.addcmul(wrong, lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
+
+
+def direction_coefficients(logits: torch.Tensor, lab: Labels) -> torch.Tensor:
+    """:func:`coefficients` up to one positive factor per run (the sum of the wrong-class weights).
+
+    One softmax over each run's flattened wrong-class ``log S_c`` replaces max, shift and exp; the
+    entries are the same numbers divided by their sum (between 1 and k*m), so nothing underflows more.
+    """
+    runs = logits.shape[0]
+    log_wrong = torch.log_softmax(logits, dim=-2) + lab.mask
+    wrong = torch.softmax(log_wrong.view(runs, -1), dim=-1).view(log_wrong.shape)
+    return torch.addcmul(wrong, lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0)
 
 
 def log_loss_from_u(u: torch.Tensor) -> torch.Tensor:

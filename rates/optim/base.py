@@ -12,16 +12,20 @@ Each transform documents why its output equals that of the exact algorithm.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import torch
 
 
 class Signal(NamedTuple):
-    """``exp(log_scale) * value``; ``value`` (R, k, d), ``log_scale`` (R, 1, 1) (broadcasts, no reshaping)."""
+    """``exp(log_scale) * value``; ``value`` (R, k, d), ``log_scale`` (R, 1, 1) (broadcasts, no reshaping).
+
+    ``log_scale`` None means "an unknown positive factor per run": accepted only by transforms that are
+    invariant to positive rescaling (steepest directions); sources produce it only when told so.
+    """
 
     value: torch.Tensor
-    log_scale: torch.Tensor
+    log_scale: Optional[torch.Tensor]
 
     def true_value(self) -> torch.Tensor:
         """The unscaled tensor (may underflow: for tests and references only)."""

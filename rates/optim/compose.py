@@ -65,10 +65,13 @@ class Optimizer:
 
 def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
     """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device."""
+    # Momentum and Adam mix signals of different times, so they need each signal's true scale; a steepest
+    # direction alone is invariant to it, and skipping it saves two kernels per step.
+    exact_scale = recipe.momentum or recipe.adam
     if recipe.source == "full":
-        source: Any = FullGradient(H, y, k)
+        source: Any = FullGradient(H, y, k, exact_scale)
     elif recipe.source == "minibatch":
-        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds)
+        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale)
     elif recipe.source == "vr":
         source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds)
     else:

@@ -8,6 +8,8 @@ the epoch (MINIBATCH Thm 4.6).
 
 Every source returns a :class:`~rates.optim.base.Signal` whose true value is the exact signal: the
 gradients come from :func:`rates.losses.scaled_gradient` (log-domain weights, THEORY.md section 7).
+Built with ``exact_scale=False`` (for recipes whose only consumer is a steepest direction) the signal is
+the exact one times an unknown positive factor per run (``log_scale`` None), which saves two kernels.
 
 Randomness: run r draws its epoch permutations from its own ``torch.Generator`` seeded with its seed,
 always on the CPU, so a run's batches do not depend on the other runs advanced with it nor on the
@@ -34,7 +36,8 @@ def epoch_permutations(seed: int, n: int) -> Iterator[torch.Tensor]:
 class FullGradient:
     """grad L(W_t) over all n samples, one (R, k, n) logits block per step."""
 
-    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int):
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, exact_scale: bool = True):
+        self.exact_scale = exact_scale
         self.Ht = H.transpose(0, 1).contiguous()
         self.labels = labels(y, k, H.dtype)
 
@@ -43,15 +46,17 @@ class FullGradient:
 
     def __call__(self, W: torch.Tensor, views: tuple, t: int) -> tuple[Signal, tuple]:
         Ht_view, H_mean = views
-        G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean)
+        G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean, self.exact_scale)
         return Signal(G, log_scale), views
 
 
 class ReshuffledBatches:
     """Mean gradient over the batch of step t; batches are consecutive b-slices of the epoch permutation."""
 
-    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int]):
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int],
+                 exact_scale: bool = True):
         n = H.shape[0]
+        self.exact_scale = exact_scale
         if batch < 1 or n % batch:
             raise ValueError(f"batch {batch} must divide n = {n}")
         self.H, self.y, self.k, self.batch = H, y, k, batch
@@ -81,7 +86,7 @@ class ReshuffledBatches:
         cols, HBt, HB_mean = self._batch(state, t)
         lab = state["labels"]
         batch_labels = type(lab)(lab.onehot[..., cols], lab.mask[..., cols])
-        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HB_mean)
+        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HB_mean, self.exact_scale)
         return Signal(G, log_scale), state
 
 
@@ -93,6 +98,9 @@ class VarianceReduced(ReshuffledBatches):
     The two are combined at the larger scale: ``e^{s1-m} A + e^{s0-m} (C - B)`` with ``m = max(s1, s0)``,
     which is the exact signal times ``e^{-m}`` (a term that underflows is below 1e-308 of the other).
     """
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int]):
+        super().__init__(H, y, k, batch, seeds, exact_scale=True)  # the combination needs both scales
 
     def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
         super()._new_epoch(W, state)

@@ -60,3 +60,18 @@ def test_log_loss_without_underflow_matches_mpmath(moderate, scale):
         assert expected_loss < -1000  # L < 1e-434: zero in float64
     assert float(log_loss(W, H, y)[0]) == pytest.approx(expected_loss, rel=1e-12)
     assert float(log_proxy(W, H, y)[0]) == pytest.approx(expected_proxy, rel=1e-12)
+
+
+def test_scale_free_coefficients_are_a_positive_multiple_of_the_exact_ones():
+    """What steepest-only recipes use: the same coefficients divided by one positive number per run."""
+    from rates.losses import coefficients, direction_coefficients, labels
+
+    gen = torch.Generator().manual_seed(9)
+    logits = 300.0 * torch.randn(6, 4, 20, dtype=torch.float64, generator=gen)  # most S_c far below 1e-308
+    lab = labels(torch.arange(20) % 4, 4)
+    exact, log_scale = coefficients(logits, lab)
+    free = direction_coefficients(logits, lab)
+    factor = exact.abs().amax(dim=(-2, -1), keepdim=True) / free.abs().amax(dim=(-2, -1), keepdim=True)
+    assert torch.all(factor >= 1) and torch.all(factor <= 4 * 20)  # the sum of the weights, max entry 1
+    np.testing.assert_allclose((free * factor).numpy(), exact.numpy(), rtol=0, atol=1e-15)
+    assert torch.all(exact.sum(dim=-2).abs() < 1e-15)  # every sample's coefficients sum to zero

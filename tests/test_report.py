@@ -43,7 +43,8 @@ def test_table_pools_seeds_across_files_and_compiles(two_configs, compile_latex)
     rows = [line for line in markdown.splitlines() if line.startswith("| signgd") or line.startswith("| ngd")]
     assert len(rows) == 2 and "loose" in rows[1] and "t^(-3/10)" in rows[1]
     assert "003_35ca27fd72435096.txt" in rows[0]  # every predicted rate carries its source
-    compile_latex(latex_document(table.to_latex()))
+    pdf = compile_latex(latex_document(table.to_latex()))
+    assert "Overfull \\hbox" not in pdf.with_suffix(".log").read_text(errors="replace")  # fits the page
     record = json.loads(table.to_json())["rows"][0]
     assert record["verdict"]["verdict"] == records[0].verdict.label and record["seeds"] == [0, 1]
 

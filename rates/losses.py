@@ -101,10 +101,10 @@ def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch
     log_softmax); ``S_y - 1 = -sum_{c != y} S_c`` is formed from them, never as a difference with 1.
     ``log_scale`` is the largest wrong-class ``log S_c`` of the run, so the largest entry is 1.
     """
-    log_wrong = torch.log_softmax(logits, dim=-2) + lab.mask
+    log_wrong = torch.log_softmax(logits, dim=-2).add_(lab.mask)
     log_scale = log_wrong.amax(dim=(-2, -1), keepdim=True)
-    wrong = torch.exp(log_wrong - log_scale)
-    return torch.addcmul(wrong, lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
+    wrong = torch.exp_(log_wrong.sub_(log_scale))
+    return wrong.addcmul_(lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
 
 
 def direction_coefficients(logits: torch.Tensor, lab: Labels) -> torch.Tensor:
@@ -114,9 +114,9 @@ def direction_coefficients(logits: torch.Tensor, lab: Labels) -> torch.Tensor:
     entries are the same numbers divided by their sum (between 1 and k*m), so nothing underflows more.
     """
     runs = logits.shape[0]
-    log_wrong = torch.log_softmax(logits, dim=-2) + lab.mask
+    log_wrong = torch.log_softmax(logits, dim=-2).add_(lab.mask)
     wrong = torch.softmax(log_wrong.view(runs, -1), dim=-1).view(log_wrong.shape)
-    return torch.addcmul(wrong, lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0)
+    return wrong.addcmul_(lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0)
 
 
 def log_loss_from_u(u: torch.Tensor) -> torch.Tensor:

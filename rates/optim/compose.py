@@ -47,7 +47,10 @@ class Hyper:
 
 
 class Optimizer:
-    """``W_{t+1} = W_t - U_t`` with ``U_t`` = transform(source(W_t)); all runs of one recipe at once."""
+    """``W_{t+1} = W_t - U_t`` with ``U_t`` = transform(source(W_t)); all runs of one recipe at once.
+
+    ``step`` updates ``W`` in place (one allocation fewer per step): pass a tensor the caller owns.
+    """
 
     def __init__(self, source: Any, transform: GradientTransformation):
         self.source = source
@@ -60,7 +63,7 @@ class Optimizer:
         source_state, transform_state = state
         signal, source_state = self.source(W, source_state, t)
         update, transform_state = self.transform.update(signal, transform_state, t)
-        return W - update.value, (source_state, transform_state)
+        return W.sub_(update.value), (source_state, transform_state)  # W is the engine's own buffer
 
 
 def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:

@@ -150,14 +150,18 @@ def fit(**options) -> None:
         runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out)
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
+    figures = []
     if plot is not None:
         for rec in records:
-            plot_fit(rec.runs, rec.verdict, rec.prediction, _plot_path(plot, run_slug(rec.config), len(records) > 1),
-                     title=rec.title, bound_label=f"bound {rec.prediction.rate.text}")
+            figures.append(plot_fit(rec.runs, rec.verdict, rec.prediction,
+                                    _plot_path(plot, run_slug(rec.config), len(records) > 1),
+                                    title=rec.title, bound_label=f"bound {rec.prediction.rate.text}"))
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:
         print("\n\n".join(describe(rec) for rec in records))
+        for figure in figures:
+            print(f"figure: {figure}")
     if any(rec.verdict.label == "violated" for rec in records):
         raise typer.Exit(1)
 

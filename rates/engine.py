@@ -35,7 +35,7 @@ import torch
 
 from rates.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
 from rates.errors import InputError
-from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong_class_softmax
+from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong_class_margins
 from rates.margins import max_margin
 from rates.norms import parse_norm
 from rates.optim.compose import Hyper, Recipe, build
@@ -146,7 +146,6 @@ class _Measure:
     """Checkpoint measurements on the device; one host transfer per checkpoint."""
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, norm: str):
-        self.H, self.y = H, y
         self.Ht = H.transpose(0, 1).contiguous()
         self.labels = labels(y, k, H.dtype)
         self.norms = {name: parse_norm(name) for name in dict.fromkeys((norm,) + REPORTED_NORMS)}
@@ -154,7 +153,7 @@ class _Measure:
 
     def __call__(self, W: torch.Tensor) -> dict[str, np.ndarray]:
         logits = logits_of(W, sample_views(self.Ht, W.shape[0])[0])
-        u = wrong_class_softmax(logits, self.labels).u
+        u = wrong_class_margins(logits, self.labels)
         # min_{i, c != y_i} (z_{y_i} - z_c), as rates.margins.unnormalized_margins, but from the logits
         # already formed here with the batch-independent product (so a run's record is the same alone).
         raw = ((logits * self.labels.onehot).sum(dim=-2) - (logits + self.labels.mask).amax(dim=-2)).amin(dim=-1)

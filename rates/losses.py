@@ -4,20 +4,20 @@ Setting (THEORY.md section 1; SIGNADAM section 2, MINIBATCH section 2): logits `
 ``W`` in R^{k x d}, cross-entropy ``L(W) = (1/n) sum_i -log S_{y_i}(z_i)`` and proxy
 ``G(W) = (1/n) sum_i (1 - S_{y_i}(z_i))``. The gradient is
 
-    grad L(W) = (1/n) sum_i (S(z_i) - e_{y_i}) h_i^T = (1/n) sum_i (1 - S_{y_i}) (q_i - e_{y_i}) h_i^T,
+    grad L(W) = (1/n) sum_i (S(z_i) - e_{y_i}) h_i^T,   S_y - 1 = -sum_{c != y} S_c.
 
-where ``q_i`` is the softmax of the *wrong-class* logits (``q_{i,y_i} = 0``): for c != y,
-``S_c = (1 - S_y) q_c`` and ``S_y - 1 = -(1 - S_y)``. Written this way nothing cancels: ``q_i`` is an
-ordinary softmax and the per-sample weight ``1 - S_{y_i} = exp(-softplus(u_i))`` with
-``u_i = z_{i,y_i} - log sum_{c != y_i} exp(z_{i,c})`` is kept as its logarithm (loss and proxy);
-the gradient step uses the equivalent ``S_c = exp(log_softmax(z)_c)`` for c != y and
-``S_y - 1 = -sum_{c != y} S_c`` (:func:`coefficients`).
+Written this way nothing cancels: only wrong-class probabilities are formed, as
+``S_c = exp(log_softmax(z)_c)`` (accurate however small), and the label entry is minus their sum.
+Loss and proxy use ``u_i = z_{i,y_i} - log sum_{c != y_i} exp(z_{i,c})``: ``1 - S_{y_i} =
+exp(-softplus(u_i))`` and ``-log S_{y_i} = softplus(-u_i)``, both kept as logarithms.
 
 Why (THEORY.md section 7): logits grow like sum_s eta_s, so ``1 - S_y`` underflows float64 long before a
 run ends and a naive gradient becomes exactly zero. We return the gradient as ``exp(log_scale) * G``
-with ``G`` built from weights ``exp(log w_i - max_j log w_j)`` (the largest is 1). Normalised steps only
-need ``G`` (they are invariant to a positive rescaling of the signal); transforms that mix signals of
-different times (momentum, VR, Adam) carry ``log_scale`` along (see :mod:`rates.optim`).
+with the wrong-class ``log S_c`` shifted by their maximum over the run's samples (the largest
+coefficient is 1). Normalised steps only need ``G`` (they are invariant to a positive rescaling of the
+signal); transforms that mix signals of different times (momentum, VR, Adam) carry ``log_scale`` along
+(see :mod:`rates.optim`). Limit: a gradient entry all of whose terms lie more than ~1e-308 below the
+largest one is 0 here, where exact arithmetic has a tiny non-zero value (sign descent would move it).
 
 Tensor layout: a leading runs axis R; logits ``(R, k, m)`` for m samples; labels of shape ``(k, m)``
 or ``(R, k, m)`` (:class:`Labels`).
@@ -45,26 +45,16 @@ def labels(y: torch.Tensor, k: int, dtype: torch.dtype = torch.float64) -> Label
     return Labels(hot.to(dtype), torch.where(hot.bool(), -math.inf, 0.0).to(dtype))
 
 
-class Margins(NamedTuple):
-    """Per-sample quantities of a logits block: ``q`` (R, k, m) softmax over wrong classes, ``u`` (R, m)."""
-
-    q: torch.Tensor
-    u: torch.Tensor
-
-
-def wrong_class_softmax(logits: torch.Tensor, lab: Labels) -> Margins:
-    """``q_i`` = softmax of the wrong-class logits and ``u_i = z_y - logsumexp_{c != y} z_c``.
+def wrong_class_margins(logits: torch.Tensor, lab: Labels) -> torch.Tensor:
+    """``u_i = z_{y_i} - log sum_{c != y_i} exp(z_c)`` (R, m): ``1 - S_{y_i} = exp(-softplus(u_i))``.
 
     ``torch.logsumexp`` and ``masked_fill`` are avoided on purpose: on small CPU tensors they cost several
     times more than the few plain kernels used here.
     """
     masked = logits + lab.mask
     top = masked.amax(dim=-2, keepdim=True)
-    expd = torch.exp(masked - top)
-    total = expd.sum(dim=-2, keepdim=True)
-    q = expd / total
-    u = (logits * lab.onehot).sum(dim=-2) - (top + torch.log(total)).squeeze(-2)
-    return Margins(q, u)
+    total = torch.exp(masked - top).sum(dim=-2, keepdim=True)
+    return (logits * lab.onehot).sum(dim=-2) - (top + torch.log(total)).squeeze(-2)
 
 
 def softplus(x: torch.Tensor) -> torch.Tensor:
@@ -165,13 +155,13 @@ def over_samples(coeff: torch.Tensor, H_view: torch.Tensor) -> torch.Tensor:
 def log_loss(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """log L(W) for W (R, k, d): convenience wrapper for tests and checkpoints."""
     logits = logits_of(W, sample_views(H.transpose(0, 1), W.shape[0])[0])
-    return log_loss_from_u(wrong_class_softmax(logits, labels(y, W.shape[-2], W.dtype)).u)
+    return log_loss_from_u(wrong_class_margins(logits, labels(y, W.shape[-2], W.dtype)))
 
 
 def log_proxy(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """log G(W) for W (R, k, d)."""
     logits = logits_of(W, sample_views(H.transpose(0, 1), W.shape[0])[0])
-    return log_proxy_from_u(wrong_class_softmax(logits, labels(y, W.shape[-2], W.dtype)).u)
+    return log_proxy_from_u(wrong_class_margins(logits, labels(y, W.shape[-2], W.dtype)))
 
 
 def gradient(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

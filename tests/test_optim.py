@@ -1,6 +1,5 @@
 """Optimiser compositions (rates.optim): each transform against an independent implementation."""
 
-import math
 
 import mpmath as mp
 import numpy as np

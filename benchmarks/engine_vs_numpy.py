@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from rates.data import parse_data
 from rates.engine import RunSpec, checkpoint_times, resolve_device, resolve_spec, run_group
@@ -55,12 +56,12 @@ def configurations(count: int) -> list[tuple[str, float]]:
     return pairs[:count]
 
 
-def measure(R: int, steps: int, repeats: int, device: torch.device, data) -> dict:
+def measure(R: int, steps: int, repeats: int, device: torch.device, data, checkpoints: int = 60) -> dict:
     pairs = configurations(R)
     runs = [resolve_spec(RunSpec("signgd", a, eta0=e), data.n) for a, e in pairs]
     H = torch.as_tensor(np.asarray(data.H), dtype=torch.float64, device=device)
     y = torch.as_tensor(np.asarray(data.y), dtype=torch.long, device=device)
-    times = checkpoint_times(steps, 60)
+    times = checkpoint_times(steps, checkpoints)
     engine_best = numpy_best = float("inf")
     for _ in range(repeats):
         start = time.process_time()
@@ -68,9 +69,10 @@ def measure(R: int, steps: int, repeats: int, device: torch.device, data) -> dic
         if device.type == "cuda":
             torch.cuda.synchronize()
         engine_best = min(engine_best, time.process_time() - start)
-        start = time.process_time()
-        W_numpy = np.stack([numpy_signgd(data.H, data.y, data.k, float(r.a), r.spec.eta0, steps) for r in runs])
-        numpy_best = min(numpy_best, time.process_time() - start)
+        with threadpool_limits(1):  # one BLAS thread, as the engine has: CPU time then compares like with like
+            start = time.process_time()
+            W_numpy = np.stack([numpy_signgd(data.H, data.y, data.k, float(r.a), r.spec.eta0, steps) for r in runs])
+            numpy_best = min(numpy_best, time.process_time() - start)
     W_engine = W_engine.cpu().numpy()
     difference = float(np.abs(W_engine - W_numpy).max() / np.abs(W_numpy).max())
     return {"R": R, "engine": R * steps / engine_best, "numpy": R * steps / numpy_best,
@@ -83,13 +85,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--sizes", default="1,32", help="comma-separated numbers of configurations R")
+    parser.add_argument("--checkpoints", type=int, default=60,
+                        help="engine checkpoints (measurements the NumPy loop does not make); 2 = first and last")
     args = parser.parse_args(argv)
     device = resolve_device(args.device)
     data = parse_data("default")
-    results = [measure(int(R), args.steps, args.repeats, device, data) for R in args.sizes.split(",")]
+    results = [measure(int(R), args.steps, args.repeats, device, data, args.checkpoints) for R in args.sizes.split(",")]
     table = Table(columns=["R", "engine config-steps/s", "NumPy config-steps/s", "ratio", "max rel. |W diff|"],
                   caption=f"full-batch SignGD, data 'default' (n={data.n}, k={data.k}, d={data.d}), "
-                          f"{args.steps} steps, best of {args.repeats}, engine on {device}",
+                          f"{args.steps} steps, best of {args.repeats}, engine on {device} "
+                          f"with {args.checkpoints} checkpoints, CPU seconds of this process",
                   notes=[f"torch {torch.__version__}, numpy {np.__version__}; measured side by side in one process"])
     for r in results:
         table.add(str(r["R"]), f"{r['engine']:.0f}", f"{r['numpy']:.0f}", f"{r['ratio']:.1f}x", f"{r['difference']:.1e}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pytest
 
 from cli.app import main

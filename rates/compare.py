@@ -28,8 +28,11 @@ Guarantee (what a verdict means)
     * ``loose``: the gap decays faster than the bound by more than the tolerance (allowed);
     * ``violated``: slower by more than the tolerance *and* the 95% bootstrap interval excludes the
       bound's local slope -- the only outcome that contradicts the theorem;
-    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, or an
-      uncertainty as large as the tolerance (or slower than the bound without the interval excluding it).
+    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, an
+      uncertainty as large as the tolerance, slower than the bound without the interval excluding it, or
+      a slope that still bends across the window (:class:`Settling`: the two half-window slopes differ,
+      beyond the bound's own bending, by more than the tolerance plus two standard errors) -- a bending
+      gap is ``loose`` only if it is faster than the bound in both halves.
 
 Reference
     Rates: SIGNADAM (``003_35ca27fd72435096.txt``) Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);

@@ -42,6 +42,7 @@ Reference
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional, Protocol, Sequence
 
@@ -118,7 +119,8 @@ def entry_index(run: Run) -> Optional[int]:
     """First checkpoint from which all margins stay positive and the loss never increases; None if none.
 
     This is the observable counterpart of ``t_1`` (THEORY.md section 3): the theorems' margin bound holds
-    once the data are separated and the loss decreases monotonically.
+    once the data are separated and the loss decreases monotonically. For full-batch NSD the loss must
+    also fall at least as fast as the descent lemma guarantees past ``t_0`` (:func:`_descent_shortfall`).
     """
     margin = np.asarray(run.margin, dtype=float)
     log_loss = np.asarray(run.log_loss, dtype=float)
@@ -128,11 +130,44 @@ def entry_index(run: Run) -> Optional[int]:
     slack = _MONOTONE_SLACK * np.maximum(1.0, np.abs(log_loss[:-1]))
     rises = np.zeros(n, dtype=bool)
     rises[:-1] = ~(log_loss[1:] <= log_loss[:-1] + slack)  # NaN counts as a rise
+    rises[:-1] |= _descent_shortfall(run, log_loss)
     bad = ~(margin > 0) | rises
     if bad[-1]:
         return None
     bad_idx = np.flatnonzero(bad)
     return 0 if len(bad_idx) == 0 else int(bad_idx[-1]) + 1
+
+
+def _descent_shortfall(run: Run, log_loss: np.ndarray) -> np.ndarray:
+    """Checkpoint intervals where log L fell by less than the descent lemma's guarantee (full-batch NSD only).
+
+    For normalised steepest descent past ``t_0`` (noise ``alpha eta_t <= gamma/2``) and ``t_1`` (``L <= 2G``),
+    THEORY.md section 3 steps 1-3 give ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
+    hence ``log L(t') - log L(t) <= -(gamma/4) sum_{s=t}^{t'-1} eta_s`` (SIGNADAM ``003_35ca27fd72435096.txt``
+    Thm 5.3). A run whose loss falls slower than that -- e.g. a plateau with margins barely positive and
+    the gap still near gamma -- has not reached the phase the rate speaks about. Other families (Adam,
+    mini-batch, momentum, VR) have other constants (``gamma_eff``); for them only monotonicity is checked.
+    """
+    shortfall = np.zeros(max(len(log_loss) - 1, 0), dtype=bool)
+    config = run.config
+    if config.get("family") != "nsd" or config.get("batch") is not None or len(log_loss) < 2:
+        return shortfall
+    try:
+        a = Fraction(str(config["a"]).strip())
+        eta0 = float(config["eta0"])
+        gamma = float(run.gamma["value"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return shortfall
+    if not (0 < a <= 1 and eta0 > 0 and gamma > 0):
+        return shortfall
+    t = np.asarray(run.t, dtype=float)
+    # sum_{s=t}^{t'-1} (s+2)^-a >= int_t^{t'} (x+2)^-a dx (decreasing terms): the integral under-states the
+    # guaranteed decrease, so this test can only err towards admitting a checkpoint.
+    x = t + 2.0
+    integral = np.log(x) if a == 1 else x ** (1 - float(a)) / (1 - float(a))
+    guaranteed = (gamma / 4.0) * eta0 * np.diff(integral)
+    slack = _MONOTONE_SLACK * np.maximum(1.0, np.abs(log_loss[:-1]))
+    return ~(np.diff(log_loss) <= -guaranteed + slack)
 
 
 def _usable_mask(run: Run) -> np.ndarray:

@@ -204,3 +204,27 @@ def test_bending_but_faster_everywhere_is_loose():
     verdict = judge([synthetic_run(gap)], PowerLog(0.3))
     assert verdict.label == "loose" and "both halves" in verdict.reason
     assert max(verdict.settling.differences) < -0.05
+
+
+def test_plateau_after_separation_is_not_the_entry():
+    # Full-batch NSD (SignGD, a = 3/4, gamma = 1): margins are barely positive and the loss creeps down
+    # (monotone, but far slower than the descent lemma's (gamma/4) sum eta) until t = 3e4; from then on
+    # log L falls by gamma * sum eta and the gap follows c t^-1/4. The entry is the plateau's end, so the
+    # window holds the power law only and the verdict against t^-1/4 is tight with slope -1/4.
+    t = checkpoints(1e6, 80)
+    tf = t.astype(float)
+    end = 3e4
+    integral = (tf + 2) ** 0.25 / 0.25  # int (x+2)^-3/4 dx, the schedule's partial sums
+    plateau_loss = -5.0 - 1e-6 * tf
+    log_loss = np.where(tf < end, plateau_loss, -5.0 - 1e-6 * end - (integral - (end + 2) ** 0.25 / 0.25))
+    gap = np.where(tf < end, 0.995, 0.995 * (tf / end) ** -0.25)
+    run = synthetic_run(lambda _: gap, t=t, log_loss=log_loss, margin=np.full(len(t), 0.005))
+    run.config["family"] = "nsd"
+    expected_entry = float(t[np.argmax(tf >= end)])
+    assert entry_index(run) is not None and float(t[entry_index(run)]) == expected_entry
+    verdict = judge([run], PowerLog(0.25))
+    assert verdict.window.t0 == expected_entry and verdict.window.entry_t == expected_entry
+    assert verdict.label == "tight" and verdict.fit.slope == pytest.approx(-0.25, abs=1e-9)
+    # Other families keep the plain rule (their constants differ): the entry is the first checkpoint.
+    run.config["family"] = "adam"
+    assert entry_index(run) == 0

@@ -228,3 +228,19 @@ def test_plateau_after_separation_is_not_the_entry():
     # Other families keep the plain rule (their constants differ): the entry is the first checkpoint.
     run.config["family"] = "adam"
     assert entry_index(run) == 0
+
+
+@pytest.mark.parametrize("slopes, bound_r, label", [
+    ((-0.5, -0.62, -0.74), 0.25, "loose"),      # every seed decays far faster than t^-1/4
+    ((-0.05, -0.17, -0.29), 0.7, "violated"),   # every seed decays far slower than t^-0.7
+])
+def test_wide_seed_spread_still_decides_a_side(slopes, bound_r, label):
+    # Seeds whose slopes differ by 0.24 give a bootstrap error above the tolerance 0.05, yet the 95%
+    # interval (within [min, max] of the seeds' slopes) lies wholly on one side of the bound -- THEORY.md
+    # section 4 and the issue: 'violated' when the uncertainty excludes the bound.
+    runs = [synthetic_run(lambda t, s=s: 0.5 * t ** s, seed=i) for i, s in enumerate(slopes)]
+    verdict = judge(runs, PowerLog(bound_r))
+    assert verdict.fit.stderr > 0.05
+    assert verdict.fit.slope == pytest.approx(np.mean(slopes), abs=1e-6)
+    assert min(slopes) - 1e-6 <= verdict.fit.ci_low and verdict.fit.ci_high <= max(slopes) + 1e-6
+    assert verdict.label == label, verdict.reason

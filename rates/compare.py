@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
@@ -287,6 +287,24 @@ def common_window(windows: Sequence[Window]) -> Window:
     return Window(t0, t1, min(w.points for w in windows), windows[0].source,
                   None if any(e is None for e in entries) else max(entries),  # type: ignore[type-var]
                   max(w.floor for w in windows), min(floors_t) if floors_t else None, problem)
+
+
+def _checked_overlap(runs: Sequence[Run], win: Window, min_decades: float = MIN_DECADES,
+                     min_points: int = MIN_POINTS) -> Window:
+    """The seeds' common window with its real size: each seed's window passed the length test, but their
+    intersection can be a sliver (one seed's late entry, another's early floor) that must not be judged."""
+    if win.problem is not None:
+        return win
+    spans, counts = [], []
+    for run in runs:
+        ts = np.asarray(run.t, dtype=float)[window_mask(run, win)]
+        counts.append(len(ts))
+        spans.append(math.log10(ts[-1] / ts[0]) if len(ts) >= 2 else 0.0)
+    problem = None
+    if min(counts) < min_points or min(spans) < min_decades:
+        problem = (f"the seeds' windows overlap on too short a window ({min(counts)} checkpoints over "
+                   f"{min(spans):.2f} decades; need {min_points} over {min_decades:g})")
+    return replace(win, points=min(counts), problem=problem)
 
 
 # ------------------------------------------------------------------------------------------------ fits
@@ -545,7 +563,7 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
     windows = [choose_window(run, window, decades=decades) for run in runs]
-    win = windows[0] if len(windows) == 1 else common_window(windows)
+    win = windows[0] if len(windows) == 1 else _checked_overlap(runs, common_window(windows))
     if win.problem is not None:
         return Verdict("inconclusive", win.problem, tolerance, win)
     fitted = fit_slope(runs, win, samples, seed)

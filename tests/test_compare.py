@@ -244,3 +244,21 @@ def test_wide_seed_spread_still_decides_a_side(slopes, bound_r, label):
     assert verdict.fit.slope == pytest.approx(np.mean(slopes), abs=1e-6)
     assert min(slopes) - 1e-6 <= verdict.fit.ci_low and verdict.fit.ci_high <= max(slopes) + 1e-6
     assert verdict.label == label, verdict.reason
+
+
+def test_seeds_whose_windows_barely_overlap_are_not_judged():
+    # Seed 0 reaches its solver floor (100 x accuracy = 0.01/sqrt(1.5e4)) at t = 1.5e4, so its window ends
+    # there; seed 1 separates only at t = 1e4. Each window alone is long enough, but their intersection
+    # holds 2 checkpoints over 0.08 decades -- far below the 6 over one decade a verdict needs.
+    t = checkpoints(1e6, 80)
+    tf = t.astype(float)
+    noise = 1e-7 * np.random.default_rng(5).uniform(0.1, 1, len(t))
+    floored = synthetic_run(lambda _: np.where(tf < 1.5e4, 0.01 / np.sqrt(tf), noise), t=t,
+                            accuracy=0.01 / math.sqrt(1.5e4) / 100)
+    late = synthetic_run(lambda t: 0.5 / np.sqrt(t), t=t, seed=1, margin=np.where(tf < 1e4, -0.1, 0.5))
+    windows = [choose_window(floored), choose_window(late)]
+    assert all(w.problem is None and w.points >= 6 for w in windows)
+    inside = (tf >= windows[1].t0) & (tf <= windows[0].t1)
+    verdict = judge([floored, late], PowerLog(0.5))
+    assert verdict.label == "inconclusive" and "overlap" in verdict.reason
+    assert verdict.window.points == inside.sum() == 2

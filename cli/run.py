@@ -75,6 +75,8 @@ def run(
     exponent = parse_exponent_a(a, "--a")
     if steps < 1:
         raise InputError("--steps", f"must be a positive integer, got {steps}")
+    if seed < 0:  # the data generators' numpy streams take non-negative seeds only
+        raise InputError("--seed", f"must be a non-negative integer, got {seed}")
     run_seeds = parse_seeds(seed, seeds)
     dataset = parse_data(data, seed=seed)
     specs = [RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=s, norm=norm, batch=batch, momentum=momentum,

@@ -64,6 +64,7 @@ def non_separable(tmp_path):
     (["--algo", "signum", "--momentum", "1", "--a", "1/2", "--steps", "10"], "--momentum"),
     (["--algo", "signgd", "--a", "1.5", "--steps", "10"], "--a"),
     (["--algo", "signgd", "--a", "1/2", "--steps", "10", "--seeds", "3..1"], "--seeds"),
+    (["--algo", "signgd", "--a", "1/2", "--steps", "10", "--seed", "-1"], "--seed"),
 ])
 def test_bad_input_exits_2_with_one_line_and_no_file(tmp_path, capsys, non_separable, args, option):
     out = tmp_path / "never.json"

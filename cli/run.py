@@ -7,6 +7,7 @@ input exits with code 2 and one line naming the option, and no output file is cr
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -77,6 +78,8 @@ def run(
         raise InputError("--steps", f"must be a positive integer, got {steps}")
     if seed < 0:  # the data generators' numpy streams take non-negative seeds only
         raise InputError("--seed", f"must be a non-negative integer, got {seed}")
+    if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
+        raise InputError("--out", f"must be a file path, got the directory {out!r}")
     run_seeds = parse_seeds(seed, seeds)
     dataset = parse_data(data, seed=seed)
     specs = [RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=s, norm=norm, batch=batch, momentum=momentum,

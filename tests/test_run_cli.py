@@ -76,6 +76,16 @@ def test_bad_input_exits_2_with_one_line_and_no_file(tmp_path, capsys, non_separ
     assert not out.exists() and list(tmp_path.iterdir()) == [non_separable]
 
 
+def test_out_that_is_a_directory_is_refused_before_the_run(tmp_path, capsys):
+    target = tmp_path / "results"
+    target.mkdir()
+    code, stdout, stderr = invoke(["--algo", "signgd", "--a", "1/2", "--steps", "10", "--out", str(target)], capsys)
+    assert code == 2 and stdout == ""  # nothing ran: no summary line
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rates: error: --out:")
+    assert list(tmp_path.iterdir()) == [target] and list(target.iterdir()) == []
+
+
 def test_seed_lists():
     assert parse_seeds(5, None) == [5]
     assert parse_seeds(0, "0..4") == [0, 1, 2, 3, 4]

@@ -55,11 +55,13 @@ def describe(record: FitRecord) -> str:
 
 
 def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, checkpoints: int,
-                   out: Optional[Path]) -> list[Run]:
+                   out: Optional[Path], window: Optional[tuple[float, float]] = None) -> list[Run]:
     """Run one configuration once per seed; seed s is both the data draw and the reshuffling seed.
 
     Full-batch runs from W_0 = 0 are deterministic given the data, so seeds must change the data to say
     anything (a file dataset ignores the seed; then only stochastic algorithms differ between seeds).
+    A user ``window`` is checked against the runs' checkpoints before ``out`` is written, so a bad
+    ``--window`` leaves no file behind.
     """
     from rates.data import parse_data
     from rates.engine import RunSpec, simulate
@@ -76,6 +78,8 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
             run.config["data_seed"] = seed
         runs += trajectory.runs
         meta = trajectory.meta
+    for run in runs if window is not None else ():
+        choose_window(run, window)
     if out is not None:
         save(Trajectory(runs, {**meta, "command": "rates fit", "seeds": seeds, "seed_meaning": "data draw and reshuffling"}), out)
     return runs
@@ -147,7 +151,7 @@ def fit(**options) -> None:
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
         options["a"] = str(parse_exponent_a(a, "--a"))
-        runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out)
+        runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window)
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []

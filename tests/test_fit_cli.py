@@ -122,3 +122,13 @@ def test_fit_needs_either_a_file_or_run_options(quarter_file, capsys, args, opti
     argv = ["fit", "--from", str(quarter_file), *args] if args is not None else ["fit", "--a", "1/2", "--steps", "10"]
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and err.startswith(f"rates: error: {option}:")
+
+
+def test_window_refused_after_running_leaves_no_out_file(tmp_path, capsys):
+    # 20 log-spaced checkpoints up to t = 200 put only 2 inside [150, 200]: the window is refused once the
+    # checkpoints exist, and the Trajectory asked for with --out must not be left behind (exit 2, no file).
+    out_file = tmp_path / "run.json"
+    code, out, err = run_cli(["fit", "--algo", "signgd", "--a", "1/2", "--steps", "200", "--checkpoints", "20",
+                              "--device", "cpu", "--window", "150:200", "--out", str(out_file)], capsys)
+    assert code == 2 and out == "" and err.startswith("rates: error: --window:") and "2 checkpoints" in err
+    assert not out_file.exists()

@@ -84,7 +84,15 @@ def resolve_device(device: str) -> torch.device:
     if key.startswith("cuda"):
         if not torch.cuda.is_available():
             raise InputError("--device", "cuda requested but no CUDA device is available; use auto or cpu")
-        return torch.device(key)
+        # torch.device accepts any index, so a missing GPU would only fail at the first allocation
+        count = torch.cuda.device_count()
+        try:
+            chosen = torch.device(key)
+        except RuntimeError:
+            chosen = None
+        if chosen is None or chosen.type != "cuda" or (chosen.index or 0) >= count:
+            raise InputError("--device", f"must be auto, cpu, cuda or cuda:I with 0 <= I < {count}, got {device!r}")
+        return chosen
     raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
 
 

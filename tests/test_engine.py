@@ -104,6 +104,17 @@ def test_device_resolution():
         resolve_device("tpu")
 
 
+def test_cuda_device_index_is_checked_against_the_gpus_present(monkeypatch):
+    """With one GPU (simulated), cuda / cuda:0 resolve and cuda:3 or a malformed name exit via --device."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda") == torch.device("cuda")
+    assert resolve_device("cuda:0") == torch.device("cuda", 0)
+    for bad in ("cuda:3", "cuda:1", "cudax", "cuda:-1"):
+        with pytest.raises(InputError, match="--device"):
+            resolve_device(bad)
+
+
 @pytest.mark.parametrize("spec, steps, option", [
     (RunSpec("signgd", "1/2"), 0, "--steps"),
     (RunSpec("signgd", "3/2"), 10, "--a"),

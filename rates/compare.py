@@ -579,4 +579,7 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
     if win.source == "user" and (win.entry_t is None or win.t0 < win.entry_t):
         entry = "never observed" if win.entry_t is None else f"t = {win.entry_t:g}"
         notes.append(f"user window starts before the empirical separable, monotone-loss phase ({entry})")
+    if win.source == "user" and win.t0 < MIN_WINDOW_START:
+        notes.append(f"user window starts before t = {MIN_WINDOW_START:g}, where the bound's unknown constants can "
+                     f"move its local slope by more than the tolerance (a 'violated' or 'tight' there is not firm)")
     return Verdict(label, reason, tolerance, win, fitted, predicted, log_power, notes, settled)

@@ -262,3 +262,14 @@ def test_seeds_whose_windows_barely_overlap_are_not_judged():
     verdict = judge([floored, late], PowerLog(0.5))
     assert verdict.label == "inconclusive" and "overlap" in verdict.reason
     assert verdict.window.points == inside.sum() == 2
+
+
+def test_early_user_window_carries_a_caveat():
+    # A 'violated' over [10, 500] rests on checkpoints where the bound's unknown constants still move its
+    # local slope by more than the tolerance (rates.compare.MIN_WINDOW_START); the verdict must say so.
+    run = synthetic_run(lambda t: 0.5 * t ** -0.1)
+    early = judge([run], PowerLog(0.25), window=(10, 500))
+    assert early.label == "violated" and early.fit.slope == pytest.approx(-0.1, abs=1e-9)
+    assert any("before t = 1000" in note for note in early.notes)
+    late = judge([run], PowerLog(0.25), window=(1e4, 1e6))
+    assert not any("before t = 1000" in note for note in late.notes)

@@ -254,10 +254,14 @@ def _window(t: np.ndarray, chosen: np.ndarray, source: str, entry_t: Optional[fl
 
 
 def window_mask(run: Run, window: Window) -> np.ndarray:
-    """Checkpoints of ``run`` inside ``window`` with a gap above the solver floor."""
+    """Checkpoints of ``run`` inside ``window`` with a gap above the run's own solver floor.
+
+    The floor is the run's (``solver_floor(run)``), not ``window.floor``: a seeds' common window carries the
+    largest of their floors, and one seed's less accurate margin solver says nothing about another's gap.
+    """
     t = np.asarray(run.t, dtype=float)
     gap = np.asarray(run.gap, dtype=float)
-    return (t >= window.t0) & (t <= window.t1) & _usable_mask(run) & (gap > window.floor)
+    return (t >= window.t0) & (t <= window.t1) & _usable_mask(run) & (gap > solver_floor(run))
 
 
 def parse_window(text: str, option: str = "--window") -> tuple[float, float]:

@@ -273,3 +273,15 @@ def test_early_user_window_carries_a_caveat():
     assert any("before t = 1000" in note for note in early.notes)
     late = judge([run], PowerLog(0.25), window=(1e4, 1e6))
     assert not any("before t = 1000" in note for note in late.notes)
+
+
+def test_each_seed_is_cut_at_its_own_solver_floor():
+    # Seed 0's solver is loose (floor 100 * 1e-7 * 1 = 1e-5, never reached by its gap 0.5 t^-1/2 >= 5e-4);
+    # seed 1's gap 1e-4 t^-1/2 lies below 1e-5 from t = 100 on but far above its own floor 1e-10. Both
+    # follow t^-1/2 exactly, so the pooled slope is -1/2 and the verdict against t^-1/2 is tight.
+    loose_solver = synthetic_run(lambda t: 0.5 * t ** -0.5, accuracy=1e-7)
+    small_gap = synthetic_run(lambda t: 1e-4 * t ** -0.5, seed=1)
+    verdict = judge([loose_solver, small_gap], PowerLog(0.5))
+    assert verdict.label == "tight", verdict.reason
+    assert verdict.fit.slope == pytest.approx(-0.5, abs=1e-9) and verdict.fit.seeds == 2
+    assert verdict.window.points == choose_window(small_gap).points

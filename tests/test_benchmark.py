@@ -1,0 +1,25 @@
+"""benchmarks/engine_vs_numpy.py: the printed rates count the configurations actually run."""
+
+import importlib.util
+from pathlib import Path
+
+import torch
+
+from rates.data import parse_data
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "engine_vs_numpy.py"
+_SPEC = importlib.util.spec_from_file_location("engine_vs_numpy", _PATH)
+bench = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench)
+
+
+def test_R_configurations_are_R_runs_on_both_sides(monkeypatch):
+    """R = 45 > the 40 distinct (a, eta0) pairs: both sides must still advance 45 configurations."""
+    assert len(bench.configurations(45)) == 45 and len(set(bench.configurations(40))) == 40
+    engine_runs, numpy_calls = [], []
+    real_run_group, real_numpy = bench.run_group, bench.numpy_signgd
+    monkeypatch.setattr(bench, "run_group", lambda runs, *args: engine_runs.append(len(runs)) or real_run_group(runs, *args))
+    monkeypatch.setattr(bench, "numpy_signgd", lambda *args: numpy_calls.append(1) or real_numpy(*args))
+    result = bench.measure(45, steps=3, repeats=1, device=torch.device("cpu"), data=parse_data("default"))
+    assert engine_runs == [45] and len(numpy_calls) == 45 and result["R"] == 45
+    assert result["difference"] < 1e-14  # the engine and the NumPy loop end at the same W

@@ -23,3 +23,11 @@ def test_R_configurations_are_R_runs_on_both_sides(monkeypatch):
     result = bench.measure(45, steps=3, repeats=1, device=torch.device("cpu"), data=parse_data("default"))
     assert engine_runs == [45] and len(numpy_calls) == 45 and result["R"] == 45
     assert result["difference"] < 1e-14  # the engine and the NumPy loop end at the same W
+
+
+def test_engine_on_cuda_is_timed_by_the_wall_clock():
+    """GPU kernels are not CPU time of this process: a cuda engine is timed in wall seconds."""
+    import time
+
+    assert bench.engine_clock_for(torch.device("cuda")) is time.perf_counter
+    assert bench.engine_clock_for(torch.device("cpu")) is time.process_time

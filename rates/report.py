@@ -191,8 +191,9 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
     table.notes.append(
         "Fitted slope: least squares of log gap on log t over the window, mean over seeds; ± is the bootstrap "
         "standard error (resampling seeds and checkpoints, seeded). Window: after the empirical entry into the "
-        "separable, monotone-loss phase, the last two decades of the run, t >= 1e3, above 100x the margin "
-        "solver's accuracy.")
+        "separable, monotone-loss phase (full-batch NSD: loss falling at least at the descent lemma's rate "
+        "(gamma/4) sum eta), the last two decades of the run, t >= 1e3, above 100x the margin solver's "
+        "accuracy; several seeds share the intersection of their windows.")
     table.notes.append(
         "Bound local slope: least-squares slope of the bound's shape (exact partial sums, unit constants) over "
         "the same checkpoints. Verdicts are one-sided (THEORY.md sec. 4): tight = within tolerance "

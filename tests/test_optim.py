@@ -190,7 +190,8 @@ def test_one_epoch_of_per_sample_nsgd_and_spectral_sgd_is_the_predicted_sum(algo
 
 
 @pytest.mark.parametrize("algo, batch, momentum_beta", [("signsgd", 8, None), ("vr-nsgd", 16, None),
-                                                        ("vr-signum", 16, 0.5)])
+                                                        ("vr-signum", 16, 0.5), ("signum", 8, 0.9),
+                                                        ("momentum-ngd", 16, 0.5), ("vr-momentum-ngd", 8, 0.9)])
 def test_stochastic_runs_match_a_direct_loop_over_the_same_batches(algo, batch, momentum_beta):
     """Random reshuffling (MINIBATCH section 3.1), VR (Thm 4.6) and momentum on top, written out by hand."""
     ds = parse_data("minibatch")
@@ -216,4 +217,30 @@ def test_stochastic_runs_match_a_direct_loop_over_the_same_batches(algo, batch, 
                 M = momentum_beta * M + (1 - momentum_beta) * Z
                 Z = M
             W = W - (t + 2.0) ** -0.5 * norm.steepest(Z[None])[0]
+    np.testing.assert_allclose(W_engine, W.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("eps", [1e-8, 1e-2])
+def test_mini_batch_adam_with_eps_matches_a_direct_loop(eps):
+    """Adam (eps > 0) on reshuffled batches: the shared log-scale of m and v must cancel exactly, which a
+    wrong eps e^{-s} term or a scale mismatch between batches would break (here nothing underflows)."""
+    ds = parse_data("minibatch")
+    H, y = tensors(ds)
+    batch, seed, b1, b2, eta0 = 8, 4, 0.8, 0.95, 0.1
+    steps = 3 * ds.n // batch
+    W_engine = final_W([RunSpec("adam", "1/2", eta0=eta0, seed=seed, batch=batch, adam_beta1=b1, adam_beta2=b2,
+                                adam_eps=eps)], ds, steps)[0]
+    stream = epoch_permutations(seed, ds.n)
+    W = torch.zeros(ds.k, ds.d, dtype=torch.float64)
+    m, v = torch.zeros_like(W), torch.zeros_like(W)
+    with single_thread_on_cpu(torch.device("cpu")):
+        for t in range(steps):
+            if t % (ds.n // batch) == 0:
+                order = next(stream)
+            j = t % (ds.n // batch)
+            idx = order[j * batch:(j + 1) * batch]
+            g = autograd_gradient(W, H[idx], y[idx])
+            m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+            step = (m / (1 - b1 ** (t + 1))) / ((v / (1 - b2 ** (t + 1))).sqrt() + eps)
+            W = W - eta0 * (t + 2.0) ** -0.5 * step
     np.testing.assert_allclose(W_engine, W.numpy(), rtol=1e-12, atol=1e-12)

@@ -100,7 +100,7 @@ def parse_a(a: Union[str, sp.Rational, int, float]) -> sp.Rational:
     """Exact schedule exponent from ``1/2``, ``0.5`` or a Rational; a must lie in (0, 1] (THEORY.md section 2)."""
     try:
         value = sp.Rational(str(a).strip())
-    except (TypeError, ValueError, SyntaxError, sp.SympifyError):
+    except (TypeError, ValueError, SyntaxError, ZeroDivisionError, sp.SympifyError):
         raise InputError("--a", f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
     if not (0 < value <= 1):
         raise InputError("--a", f"must be in (0, 1], got {a}")

@@ -119,6 +119,7 @@ def test_cuda_device_index_is_checked_against_the_gpus_present(monkeypatch):
     (RunSpec("signgd", "1/2"), 0, "--steps"),
     (RunSpec("signgd", "3/2"), 10, "--a"),
     (RunSpec("signgd", "0"), 10, "--a"),
+    (RunSpec("signgd", "1/0"), 10, "--a"),
     (RunSpec("signgd", "1/2", eta0=-1.0), 10, "--eta0"),
     (RunSpec("signum", "1/2", momentum=1.0), 10, "--momentum"),
     (RunSpec("signsgd", "1/2", batch=7), 10, "--batch"),

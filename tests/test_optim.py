@@ -244,3 +244,31 @@ def test_mini_batch_adam_with_eps_matches_a_direct_loop(eps):
             step = (m / (1 - b1 ** (t + 1))) / ((v / (1 - b2 ** (t + 1))).sqrt() + eps)
             W = W - eta0 * (t + 2.0) ** -0.5 * step
     np.testing.assert_allclose(W_engine, W.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-250])
+def test_adam_keeps_entries_far_below_the_largest(eps):
+    """Adam is entry-wise: an entry 1e-170 .. 1e-300 of the largest still takes an O(1) step (its first
+    step is sign(g), SIGNADAM eq. 3). Squared, such an entry underflows float64; the engine must not
+    drop it. Expected: the same five Adam steps in 60-digit mpmath on the true (unscaled) gradients."""
+    b1, b2 = 0.9, 0.999
+    values = torch.tensor([[[1.0, -1e-170, 3e-200, -2e-300], [0.5, 1e-160, -1e-180, 4e-290]]], dtype=torch.float64)
+    signs = torch.tensor([[[1.0, 1.0, -1.0, 1.0], [-1.0, -1.0, 1.0, 1.0]]], dtype=torch.float64)
+    scales = [0.0, -50.0, -400.0, -400.0, -2000.0]  # log-scales of the signals: later gradients are tinier
+    tr = adam(torch.tensor([b1], dtype=torch.float64), torch.tensor([b2], dtype=torch.float64),
+              torch.tensor([eps], dtype=torch.float64))
+    state = tr.init(values)
+    with mp.workdps(60):
+        m = [[mp.mpf(0)] * 4 for _ in range(2)]
+        v = [[mp.mpf(0)] * 4 for _ in range(2)]
+        for t, log_scale in enumerate(scales):
+            g_mantissa = values * (signs if t % 2 else 1.0)
+            out, state = tr.update(Signal(g_mantissa, torch.full((1, 1, 1), log_scale, dtype=torch.float64)), state, t)
+            for i in range(2):
+                for j in range(4):
+                    g = mp.exp(log_scale) * mp.mpf(float(g_mantissa[0, i, j]))
+                    m[i][j] = b1 * m[i][j] + (1 - b1) * g
+                    v[i][j] = b2 * v[i][j] + (1 - b2) * g * g
+                    expected = (m[i][j] / (1 - mp.mpf(b1) ** (t + 1))
+                                / (mp.sqrt(v[i][j] / (1 - mp.mpf(b2) ** (t + 1))) + mp.mpf(eps)))
+                    assert float(out.value[0, i, j]) == pytest.approx(float(expected), rel=1e-12, abs=1e-300)

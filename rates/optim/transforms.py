@@ -10,8 +10,8 @@ Exactness under the log-scale (THEORY.md section 7). A signal is ``e^s * value``
   e^{s_Z + log(1-beta) - m} Z~)`` with ``m`` the larger exponent: the same number, only the split between
   mantissa tensor and log-scale differs. beta = 0 passes Z through unchanged.
 * Adam with eps = 0 (SIGNADAM eq. 3) is invariant to one common rescaling ``m -> c m``, ``v -> c^2 v``;
-  we keep ``m = e^s m~`` and ``v = e^{2s} v~`` with a shared s. Bias correction and the ratio
-  ``m^/sqrt(v^)`` do not see s. With eps > 0 the update is ``m~^ / (sqrt(v~^) + eps e^{-s})``, again the
+  we keep ``m = e^s m~`` and ``v = e^{2s} v~`` (stored as sqrt(v~)) with a shared s. Bias correction
+  and the ratio ``m^/sqrt(v^)`` do not see s. With eps > 0 the update is ``m~^ / (sqrt(v~^) + eps e^{-s})``, again the
   exact value. With beta1 = beta2 = 0 the update is g / |g| = sign(g): SignGD.
 * A steepest direction (THEORY.md section 2) maximises <Z, Delta> over the unit ball, which is invariant
   to positive rescaling of Z, so it only needs the mantissa.
@@ -60,31 +60,36 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
 
     ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2`` from zero, and the
     direction ``m_t/(1-beta1^{t+1}) / (sqrt(v_t/(1-beta2^{t+1})) + eps)``; entries with v = 0 move by 0.
+
+    ``sqrt(v)`` is what is stored, updated as ``hypot(sqrt(beta2) sqrt(v), sqrt(1-beta2) g)``: squaring the
+    mantissa would underflow for entries below ~1e-162 of the largest (v = 0 while m is not, so exact
+    Adam's +-1-sized step became 0); kept as a root, an entry has the same range as m and the gradient.
     """
     log_eps = _per_run(torch.log(eps))
     beta1, beta2 = _per_run(beta1), _per_run(beta2)
+    root_beta2, root_rest2 = beta2.sqrt(), (1.0 - beta2).sqrt()
 
     def init(W: torch.Tensor) -> tuple:
         return torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W)
 
     def update(signal: Signal, state: tuple, t: int) -> tuple[Signal, tuple]:
-        m, v, s = state
+        m, root_v, s = state
         top = torch.maximum(s, signal.log_scale)
         keep = torch.exp(s - top)
         take = torch.exp(signal.log_scale - top)
         g = take * signal.value
         m = beta1 * keep * m + (1.0 - beta1) * g
-        v = beta2 * (keep * keep) * v + (1.0 - beta2) * (g * g)
+        root_v = torch.hypot(root_beta2 * keep * root_v, root_rest2 * g)  # sqrt(beta2 v + (1-beta2) g^2)
         # Shared renormalisation of m and sqrt(v): the only rescaling Adam (eps = 0) is invariant to.
-        r = torch.maximum(m.abs().amax(dim=(-2, -1), keepdim=True), v.amax(dim=(-2, -1), keepdim=True).sqrt())
+        r = torch.maximum(m.abs().amax(dim=(-2, -1), keepdim=True), root_v.amax(dim=(-2, -1), keepdim=True))
         r = torch.where(r > 0, r, torch.ones_like(r))
-        m, v, s = m / r, v / (r * r), top + torch.log(r)
+        m, root_v, s = m / r, root_v / r, top + torch.log(r)
         m_hat = m / (1.0 - beta1 ** (t + 1))
-        v_hat = v / (1.0 - beta2 ** (t + 1))
-        denom = v_hat.sqrt() + torch.exp(log_eps - s)
+        root_v_hat = root_v / torch.sqrt(1.0 - beta2 ** (t + 1))
+        denom = root_v_hat + torch.exp(log_eps - s)
         direction = torch.where(denom > 0, m_hat / torch.where(denom > 0, denom, torch.ones_like(denom)),
                                 torch.zeros_like(m_hat))
-        return Signal(direction, torch.zeros_like(s)), (m, v, s)
+        return Signal(direction, torch.zeros_like(s)), (m, root_v, s)
 
     return GradientTransformation(init, update)
 

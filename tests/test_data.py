@@ -214,3 +214,19 @@ def test_dataset_validation():
         Dataset(np.ones((3, 2)), np.array([0, 1]), 2, "short")
     with pytest.raises(InputError):
         Dataset(np.full((2, 2), np.inf), np.array([0, 1]), 2, "inf")
+
+
+def test_negative_seed_is_refused_naming_the_option():
+    with pytest.raises(InputError) as err:
+        parse_data("default", seed=-1)
+    assert err.value.option == "--seed"
+
+
+def test_fit_with_negative_seed_exits_2_with_one_line(capsys):
+    from cli.app import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fit", "--algo", "signgd", "--a", "1/2", "--steps", "100", "--seed", "-1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--seed" in err

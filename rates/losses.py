@@ -109,6 +109,67 @@ def direction_coefficients(logits: torch.Tensor, lab: Labels) -> torch.Tensor:
     return wrong.addcmul_(lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0)
 
 
+# Up to this many multiply-adds per run, (k-1) m x k d, folding the label row into the gradient product
+# (:func:`folded_direction`) was faster than forming it (2-core CI machine, one thread, R = 4 and 32):
+# 0.7x the time at 900 (k=3, d=5, m=30), 0.8-1.0x at 6144 (k=4, d=8, m=64); from 20000 on the dense,
+# k times larger product costs more (1.0-1.3x at 20000-36000, 13-15x at 4.5e6).
+FOLDED_LIMIT = 8192
+
+
+class DirectionPlan(NamedTuple):
+    """Data of :func:`folded_direction`, made once per sample block and runs count R (:func:`direction_plan`).
+
+    ``wrong`` (R, 1, L): the flat positions ``c * m + i`` of the L = (k-1) m wrong-class entries of a
+    (k, m) block; ``folded`` (R, L, k*d): row ``(c, i)`` holds ``(e_c - e_{y_i}) (x) h_i / m`` in the same
+    order (a broadcast transposed view, batch-independent as the products below); ``shape`` (R, k, d).
+    """
+
+    wrong: torch.Tensor
+    folded: torch.Tensor
+    shape: torch.Size
+
+
+def folds_label_row(k: int, d: int, m: int) -> bool:
+    """Whether :func:`folded_direction` is the faster way for a (k, m) block of d features.
+
+    A function of the block's shape only, so a run takes the same path alone or in any batch.
+    """
+    return (k - 1) * m * k * d <= FOLDED_LIMIT
+
+
+def direction_plan(Ht: torch.Tensor, y: torch.Tensor, k: int, runs: int) -> DirectionPlan:
+    """The :class:`DirectionPlan` of samples ``Ht`` (d, m) with labels ``y`` (m,) for R = ``runs``."""
+    d, m = Ht.shape
+    classes = torch.arange(k, device=y.device)
+    wrong = torch.nonzero((classes[:, None] != y[None, :]).flatten()).squeeze(-1)  # c * m + i, c != y_i
+    cls, sample = wrong // m, wrong % m
+    rows = (Ht / m).transpose(0, 1)[sample]  # h_i / m: the same numbers as sample_views' mean block
+    entry = torch.arange(wrong.numel(), device=y.device)
+    folded = torch.zeros((wrong.numel(), k, d), dtype=Ht.dtype, device=Ht.device)
+    folded[entry, cls] = rows
+    folded[entry, y[sample]] = -rows
+    folded_t = folded.reshape(wrong.numel(), k * d).transpose(0, 1).contiguous()
+    return DirectionPlan(wrong.view(1, 1, -1).expand(runs, 1, -1),
+                         folded_t.expand(runs, *folded_t.shape).transpose(-2, -1), torch.Size((runs, k, d)))
+
+
+def folded_direction(logits: torch.Tensor, plan: DirectionPlan) -> torch.Tensor:
+    """``over_samples(direction_coefficients(logits, lab), H_mean)`` in fewer kernels (equal up to rounding).
+
+    Setting: the gradient ``(1/m) sum_i sum_{c != y_i} S_c(z_i) (e_c - e_{y_i}) h_i^T`` (THEORY.md section 1:
+    ``S_y - 1 = -sum_{c != y} S_c``), needed up to one positive factor per run (steepest directions).
+    Algorithm: only the L wrong-class ``log S_c`` are gathered (no -inf mask, no exp of it), one softmax
+    per run turns them into weights (largest between 1/L and 1, as :func:`direction_coefficients`), and
+    one product with the plan's ``(e_c - e_{y_i}) (x) h_i / m`` rows sums them with the label rows
+    already subtracted. Guarantee: the same log-domain weights as :func:`direction_coefficients`, so
+    nothing underflows that did not there (THEORY.md section 7); cost (k-1) m k d per run, hence
+    :func:`folds_label_row`.
+    """
+    log_probs = torch.log_softmax(logits, dim=-2).view(plan.shape[0], 1, -1)
+    weights = torch.softmax(torch.gather(log_probs, -1, plan.wrong), dim=-1)
+    return torch.bmm(weights, plan.folded).view(plan.shape)
+
+
 def log_loss_from_u(u: torch.Tensor) -> torch.Tensor:
     """log L = log((1/m) sum_i softplus(-u_i)) without underflow, over the last axis.
 

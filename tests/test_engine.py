@@ -141,3 +141,24 @@ def test_progress_bar_does_not_change_results(data):
     quiet = simulate([RunSpec("signgd", "1/2")], data, 500, checkpoints=3)
     shown = simulate([RunSpec("signgd", "1/2")], data, 500, checkpoints=3, progress=True)
     assert_runs_identical(quiet.runs[0], shown.runs[0])
+
+
+def test_folded_full_gradient_path_only_changes_rounding(data, monkeypatch):
+    """Small full-batch steepest recipes fold the label row into the gradient product (rates.losses.
+    folded_direction); forcing the general path instead gives the same iterates up to rounding."""
+    import rates.losses
+    from rates.optim.sources import FullGradient
+
+    H, y = torch.tensor(np.asarray(data.H)), torch.tensor(np.asarray(data.y))
+    assert FullGradient(H, y, data.k, exact_scale=False).folded
+    assert not FullGradient(H, y, data.k, exact_scale=True).folded
+    specs = [RunSpec("signgd", "1/2"), RunSpec("ngd", "1/3", eta0=0.5), RunSpec("spectral-gd", "1"),
+             RunSpec("cd", "2/3"), RunSpec("nsd", "1/2", norm="lp:3")]
+    folded = simulate(specs, data, 300, checkpoints=10, device="cpu")
+    monkeypatch.setattr(rates.losses, "FOLDED_LIMIT", 0)
+    assert not FullGradient(H, y, data.k, exact_scale=False).folded
+    general = simulate(specs, data, 300, checkpoints=10, device="cpu")
+    assert_runs_identical(folded.runs[0], general.runs[0])  # sign descent: the same signs, the same W
+    for a, b in zip(folded.runs[1:], general.runs[1:]):
+        for name in ARRAYS:
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-10, atol=1e-12)

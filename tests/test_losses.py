@@ -75,3 +75,52 @@ def test_scale_free_coefficients_are_a_positive_multiple_of_the_exact_ones():
     assert torch.all(factor >= 1) and torch.all(factor <= 4 * 20)  # the sum of the weights, max entry 1
     np.testing.assert_allclose((free * factor).numpy(), exact.numpy(), rtol=0, atol=1e-15)
     assert torch.all(exact.sum(dim=-2).abs() < 1e-15)  # every sample's coefficients sum to zero
+
+
+def mp_gradient_direction(logits, y, H):
+    """(1/m) sum_i (S(z_i) - e_{y_i}) h_i^T from float logits (k, m), in mpmath, over its largest |entry|."""
+    k, m = logits.shape
+    with mp.workdps(60):
+        z = [[mp.mpf(v) for v in row] for row in logits.T.tolist()]  # per sample
+        G = [[mp.mpf(0)] * H.shape[1] for _ in range(k)]
+        for i, (zi, label, h) in enumerate(zip(z, y.tolist(), H.tolist())):
+            total = mp.fsum(mp.exp(v) for v in zi)
+            for c in range(k):
+                coeff = mp.exp(zi[c]) / total - (1 if c == label else 0)
+                for j, hj in enumerate(h):
+                    G[c][j] += coeff * mp.mpf(hj) / m
+        top = max(abs(g) for row in G for g in row)
+        return np.array([[float(g / top) for g in row] for row in G])
+
+
+@pytest.mark.parametrize("k, d, m, scale", [(2, 3, 6, 1.0), (3, 5, 12, 300.0), (4, 2, 8, 3000.0)])
+def test_folded_direction_is_the_gradient_direction_of_mpmath(k, d, m, scale):
+    """The fast full-batch direction (label row folded into the product) against an exact computation,
+    with logits large enough (scale 300, 3000) that the wrong-class S_c are far below 1e-308."""
+    from rates.losses import direction_plan, folded_direction, logits_of, sample_views
+
+    gen = torch.Generator().manual_seed(k * 100 + m)
+    H = torch.randn(m, d, dtype=torch.float64, generator=gen)
+    y = torch.arange(m) % k
+    W = scale * torch.randn(3, k, d, dtype=torch.float64, generator=gen)
+    Ht = H.T.contiguous()
+    logits = logits_of(W, sample_views(Ht, 3)[0])
+    G = folded_direction(logits, direction_plan(Ht, y, k, 3))
+    assert G.shape == W.shape
+    for r in range(3):
+        expected = mp_gradient_direction(logits[r], y, H)
+        np.testing.assert_allclose((G[r] / G[r].abs().max()).numpy(), expected, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("k, d, m", [(3, 5, 30), (2, 7, 50), (4, 8, 64)])
+def test_folded_direction_of_a_run_is_the_same_alone_or_in_a_batch(k, d, m):
+    from rates.losses import direction_plan, folded_direction, logits_of, sample_views
+
+    gen = torch.Generator().manual_seed(m)
+    Ht = torch.randn(d, m, dtype=torch.float64, generator=gen)
+    y = torch.arange(m) % k
+    W = 50.0 * torch.randn(7, k, d, dtype=torch.float64, generator=gen)
+    batched = folded_direction(logits_of(W, sample_views(Ht, 7)[0]), direction_plan(Ht, y, k, 7))
+    for r in range(7):
+        alone = folded_direction(logits_of(W[r:r + 1], sample_views(Ht, 1)[0]), direction_plan(Ht, y, k, 1))
+        assert torch.equal(alone[0], batched[r])

@@ -22,7 +22,8 @@ from typing import Iterator, Optional, Sequence
 
 import torch
 
-from rates.losses import coefficients, labels, logits_of, over_samples, sample_views, scaled_gradient
+from rates.losses import (coefficients, direction_plan, folded_direction, folds_label_row, labels, logits_of,
+                          over_samples, sample_views, scaled_gradient)
 from rates.optim.base import Signal, renormalise
 
 
@@ -34,17 +35,29 @@ def epoch_permutations(seed: int, n: int) -> Iterator[torch.Tensor]:
 
 
 class FullGradient:
-    """grad L(W_t) over all n samples, one (R, k, n) logits block per step."""
+    """grad L(W_t) over all n samples, one (R, k, n) logits block per step.
+
+    Without the exact scale and for small blocks (:func:`rates.losses.folds_label_row`, decided by the
+    data's shape alone) the direction comes from :func:`rates.losses.folded_direction`.
+    """
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, exact_scale: bool = True):
         self.exact_scale = exact_scale
         self.Ht = H.transpose(0, 1).contiguous()
+        self.y, self.k = y, k
         self.labels = labels(y, k, H.dtype)
+        self.folded = not exact_scale and folds_label_row(k, H.shape[1], H.shape[0])
 
-    def init(self, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return sample_views(self.Ht, W.shape[0])
+    def init(self, W: torch.Tensor) -> tuple:
+        views = sample_views(self.Ht, W.shape[0])
+        if self.folded:
+            return views[0], direction_plan(self.Ht, self.y, self.k, W.shape[0])
+        return views
 
     def __call__(self, W: torch.Tensor, views: tuple, t: int) -> tuple[Signal, tuple]:
+        if self.folded:
+            Ht_view, plan = views
+            return Signal(folded_direction(logits_of(W, Ht_view), plan), None), views
         Ht_view, H_mean = views
         G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean, self.exact_scale)
         return Signal(G, log_scale), views

@@ -40,6 +40,8 @@ import torch
 
 from rates.errors import InputError
 from rates.norms import Norm, parse_norm
+from rates.optim.base import chain
+from rates.optim.base import GradientTransformation as Transform  # update(grads, state): no step index
 
 Params = list[torch.Tensor]
 
@@ -120,14 +122,6 @@ def geometry_of(algorithm: str) -> Geometry:
     raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algorithm!r}")
 
 
-@dataclass(frozen=True)
-class Transform:
-    """optax-style ``(init, update)``: ``update(grads, state) -> (updates, state)``."""
-
-    init: Callable[[Params], Any]
-    update: Callable[[Params, Any], tuple[Params, Any]]
-
-
 def steepest_direction(geometry: Geometry) -> Transform:
     """``g -> -||g||_* argmax_{||v||<=1} <v, g>`` (FLAVORS eq. 1 without eta)."""
 
@@ -195,20 +189,6 @@ SUBGRADIENTS = ("gradient", "two-point")
 
 def scale(factor: float) -> Transform:
     return Transform(lambda params: None, lambda grads, state: ([factor * g for g in grads], state))
-
-
-def chain(*transforms: Transform) -> Transform:
-    def init(params: Params) -> Any:
-        return tuple(t.init(params) for t in transforms)
-
-    def update(grads: Params, state: Any) -> tuple[Params, Any]:
-        new_state = []
-        for t, s in zip(transforms, state):
-            grads, s = t.update(grads, s)
-            new_state.append(s)
-        return grads, tuple(new_state)
-
-    return Transform(init, update)
 
 
 def make_optimizer(algorithm: str, lr: float, eps: float = 1e-8, beta1: float = 0.9,

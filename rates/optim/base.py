@@ -33,22 +33,27 @@ class Signal(NamedTuple):
 
 
 class GradientTransformation(NamedTuple):
-    """``init(W) -> state`` and ``update(signal, state, t) -> (signal, state)`` at step t = 0, 1, ..."""
+    """``init(W) -> state`` and ``update(signal, state, t) -> (signal, state)`` at step t = 0, 1, ...
+
+    The homogeneous-network optimisers (:mod:`rates.homogeneous.steepest`) use the same pair with
+    ``update(grads, state)`` (no step index): :func:`chain` serves both.
+    """
 
     init: Callable[[torch.Tensor], Any]
     update: Callable[[Signal, Any, int], tuple[Signal, Any]]
 
 
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
-    """Apply transforms left to right, each with its own state (optax.chain)."""
+    """Apply transforms left to right, each with its own state (optax.chain); extra arguments of
+    ``update`` (the step ``t`` of the linear engine) are passed on to every transform."""
 
-    def init(W: torch.Tensor) -> tuple:
+    def init(W: Any) -> tuple:
         return tuple(tr.init(W) for tr in transforms)
 
-    def update(signal: Signal, state: tuple, t: int) -> tuple[Signal, tuple]:
+    def update(signal: Any, state: tuple, *extra: Any) -> tuple[Any, tuple]:
         new_state = []
         for tr, st in zip(transforms, state):
-            signal, st = tr.update(signal, st, t)
+            signal, st = tr.update(signal, st, *extra)
             new_state.append(st)
         return signal, tuple(new_state)
 

@@ -17,7 +17,7 @@ from typing import Optional
 
 import typer
 
-from cli.options import parse_exponent_a
+from rates.schedules import parse_exponent
 from cli.run import parse_seeds
 from cli.run import run as run_command
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
@@ -150,7 +150,7 @@ def fit(**options) -> None:
             raise InputError("--steps", f"must be a positive integer, got {steps}")
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
-        options["a"] = str(parse_exponent_a(a, "--a"))
+        options["a"] = str(parse_exponent(a, "--a"))
         runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window)
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]

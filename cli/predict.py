@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from cli.options import parse_exponent_a
+from rates.schedules import parse_exponent
 from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
 from rates.theorems import predict as predict_rate
@@ -68,7 +68,7 @@ def predict(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Predict the margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1."""
-    exponent = parse_exponent_a(a, "--a")
+    exponent = parse_exponent(a, "--a")
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")

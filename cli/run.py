@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from cli.options import parse_exponent_a
+from rates.schedules import parse_exponent
 from rates.data import parse_data
 from rates.engine import RunSpec, simulate
 from rates.errors import InputError
@@ -73,7 +73,7 @@ def run(
     out: str = typer.Option(..., "--out", help="Trajectory JSON to write"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
-    exponent = parse_exponent_a(a, "--a")
+    exponent = parse_exponent(a, "--a")
     if steps < 1:
         raise InputError("--steps", f"must be a positive integer, got {steps}")
     if seed < 0:  # the data generators' numpy streams take non-negative seeds only

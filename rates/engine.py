@@ -38,6 +38,7 @@ from rates.errors import InputError
 from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong_class_margins
 from rates.margins import max_margin
 from rates.norms import parse_norm
+from rates.schedules import parse_exponent
 from rates.optim.compose import Hyper, Recipe, build
 from rates.trajectory import Run, Trajectory
 
@@ -96,17 +97,6 @@ def resolve_device(device: str) -> torch.device:
     raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
 
 
-def parse_a(a: Union[str, sp.Rational, int, float]) -> sp.Rational:
-    """Exact schedule exponent from ``1/2``, ``0.5`` or a Rational; a must lie in (0, 1] (THEORY.md section 2)."""
-    try:
-        value = sp.Rational(str(a).strip())
-    except (TypeError, ValueError, SyntaxError, ZeroDivisionError, sp.SympifyError):
-        raise InputError("--a", f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
-    if not (0 < value <= 1):
-        raise InputError("--a", f"must be in (0, 1], got {a}")
-    return value
-
-
 def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> None:
     ok = (0.0 <= value < 1.0) if closed_low else (0.0 < value < 1.0)
     if not (math.isfinite(value) and ok):
@@ -115,7 +105,7 @@ def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> 
 
 def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
-    a = parse_a(spec.a)
+    a = parse_exponent(spec.a)
     if not (math.isfinite(spec.eta0) and spec.eta0 > 0):
         raise InputError("--eta0", f"must be a positive number, got {spec.eta0}")
     if spec.polar not in POLAR_METHODS:

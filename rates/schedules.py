@@ -35,11 +35,22 @@ a_symbol = sp.Symbol("a", positive=True)
 eta0_symbol = sp.Symbol("eta_0", positive=True)
 
 
+def parse_exponent(a, option: str = "--a") -> sp.Rational:
+    """The schedule exponent ``a`` of ``eta_t = eta_0 (t+2)^(-a)`` as an exact Rational, from ``1/2``, ``0.5``,
+    ``2/3`` or a number; THEORY.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
+    (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`."""
+    try:
+        value = sp.Rational(str(a).strip())
+    except (TypeError, ValueError, SyntaxError, ZeroDivisionError, sp.SympifyError):
+        raise InputError(option, f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
+    if not (0 < value <= 1):
+        raise InputError(option, f"must be in (0, 1], got {a}")
+    return value
+
+
 def _check_a(a) -> sp.Rational:
-    a = sp.Rational(a)
-    if not (0 < a <= 1):
-        raise InputError("--a", f"must be in (0, 1], got {a}")
-    return a
+    # sp.Rational(a) first: a float keeps its exact binary value here, as Schedule always did.
+    return parse_exponent(sp.Rational(a))
 
 
 @dataclass(frozen=True)

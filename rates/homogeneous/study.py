@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from rates.homogeneous.data import load_dataset
-from rates.homogeneous.models import Network, relu_network
+from rates.homogeneous.models import relu_network
 from rates.homogeneous.measures import homogeneity_error, measured_degree
 from rates.homogeneous.summary import FLAVORS, spread
 from rates.homogeneous.train import History, TrainConfig, pick_device, train

@@ -44,7 +44,7 @@ def template(norm: str = "max") -> BoundTemplate:
         gamma_ref=gamma,
         assumptions=("data separable: gamma > 0 in the max norm", "||h_i||_1 <= B",
                      "v_0 entries >= rho > 0 (SIGNADAM Ass. 3.2)", "beta1 <= beta2 schedule condition (Ass. 3.4)"),
-        constants={"alpha": f"2 B^2 exp(2 B eta_0) [rebuilt]",
+        constants={"alpha": "2 B^2 exp(2 B eta_0) [rebuilt]",
                    "c_adam": "moment-mismatch constant, grows with d and log(1/rho) [rebuilt, order only]"},
         definitions={alpha: curvature_alpha()},
     )

@@ -251,7 +251,6 @@ class Prediction:
 
 def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict | None) -> dict[str, dict[str, Any]]:
     """``t0``/``t1``: symbolic always, numeric when the constants they need were given."""
-    schedule = Schedule(a)
     t0_sym = template.t0_expr().subs(a_symbol, a)
     out = {
         "t0": {"symbolic": str(t0_sym), "latex": sp.latex(t0_sym), "closed_form": True,
@@ -283,8 +282,9 @@ def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict 
     if any(key not in values for key in ("n", "k", "B")):
         out["t1"]["missing"] = [key for key in ("n", "k", "B") if key not in values]
         return out
-    requirement = template.t1_requirement(t0_int, values, Schedule(a, 1))
-    t1 = first_time_sum_reaches(Schedule(a, 1), t0_int, requirement, eta0=values["eta_0"])
+    unit_schedule = Schedule(a, 1)  # eta_0 enters the sums through the explicit eta0= arguments
+    requirement = template.t1_requirement(t0_int, values, unit_schedule)
+    t1 = first_time_sum_reaches(unit_schedule, t0_int, requirement, eta0=values["eta_0"])
     out["t1"]["requirement"] = float(requirement)
     out["t1"]["numeric"] = t1
     if t1 is None:

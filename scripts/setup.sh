@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Install rates (and, with --test, what the test suite needs) into the current python3.
+# Install rates (and, with --test, what the test suite needs) into a virtualenv that this script creates
+# (.venv in the repository root, or $RATES_VENV). A fresh virtualenv sees none of the machine's own
+# packages, so a dependency missing from pyproject.toml fails here instead of hiding (click once did).
 # torch is pinned to 2.13.0 first: on CPU-only machines that exact version is the local CPU wheel, and any
 # looser request would make pip fetch the multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+venv="${RATES_VENV:-.venv}"
 extras=""
 if [ "${1:-}" = "--test" ]; then
   extras="[test]"
@@ -18,6 +21,9 @@ if [ "${1:-}" = "--test" ]; then
     fi
   fi
 fi
-python3 -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
-python3 -m pip install --quiet --disable-pip-version-check -e ".${extras}"
-command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+"$py" -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+"$py" -m pip install --quiet --disable-pip-version-check -e ".${extras}"

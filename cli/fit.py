@@ -33,20 +33,31 @@ def describe(record: FitRecord) -> str:
     """The human-readable verdict block: every number with its source, window and uncertainty."""
     v, pred = record.verdict, record.prediction
     seeds = ", ".join(str(s) for s in record.seeds)
-    lines = [f"{record.title}  (seeds {seeds})",
-             f"  predicted rate : O({pred.rate.text})  [{source_text(pred)}]"]
+    lines = [f"{record.title}  (seeds {seeds})"]
+    if record.replicates is not None:
+        rep = record.replicates
+        lines.append(f"  replicates     : {rep['independent']} independent of {rep['runs']} run(s) ({rep['varies']})")
+    if record.gate is not None:
+        gate = record.gate
+        family = "none" if gate.family is None else f"{gate.family.name} [{gate.family.source.seed} " \
+                                                    f"{gate.family.source.theorem}]"
+        lines.append(f"  theorem        : {family} - {gate.outcome}")
+        lines += [f"    {finding.status:<7} {hyp.name}: {finding.detail}" for hyp, finding in gate.checks]
+    if pred is not None:
+        lines.append(f"  predicted rate : O({pred.rate.text})  [{source_text(pred)}]")
     if v.fit is None:
         lines.append(f"  window         : {v.window.problem}")
     else:
-        lines += [
-            f"  bound local slope over the window : {v.predicted_local_slope:+.3f}",
-            f"  fitted slope   : {v.fit.text()}",
-        ]
+        if v.envelope is not None:
+            members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))
+            lines.append(f"  bound slope envelope over the window : {v.envelope.text()} (each term alone: {members}; "
+                         f"unit constants {v.unit_local_slope:+.3f})")
+        lines.append(f"  fitted slope   : {v.fit.text()}")
         if v.settling is not None:
             (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
             lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "
                          f"(split at t = {v.settling.split_t:.3g})")
-        if v.log_power is not None:
+        if v.log_power is not None and pred is not None:
             lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} "
                          f"(fit of log(gap t^{pred.rate.exponent}) on log log t, same window)")
     lines.append(f"  verdict        : {v.label} (tolerance {v.tolerance:g}) - {v.reason}")

@@ -51,19 +51,24 @@ def table(
     fits: bool = typer.Option(False, "--fits", help="predicted vs fitted for the Trajectory FILES given after it"),
     files: Optional[list[Path]] = typer.Argument(None, help="Trajectory files (with --fits)"),
 ) -> None:
-    """Print (or write) the predicted-rate table for every family and regime of a."""
+    """Print (or write) the predicted-rate table for every family and regime of a; with --fits, predicted vs
+    fitted for the given Trajectory files (exit 1 when a row is violated)."""
     if fmt not in FORMATS:
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    records = []
     if fits or files:
-        from rates.report import fits_table_for_cli
+        from rates.report import fits_records_for_cli, verdict_table
 
-        text = fits_table_for_cli(fits, files).render(fmt)
+        records = fits_records_for_cli(fits, files)
+        text = verdict_table(records).render(fmt)
     else:
         text = predicted_rates_table().render(fmt)
     if out is None:
         typer.echo(text, nl=False)
     else:
         write_text_atomic(out, text)
+    if any(rec.verdict.label == "violated" for rec in records):
+        raise typer.Exit(1)  # like rates fit: a violated row is a failed check; other verdicts exit 0
 
 
 def register(app: typer.Typer) -> None:

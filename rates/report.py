@@ -313,18 +313,38 @@ def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
     from rates.theorems.registry import COVERED, NO_THEOREM
 
     win = judged_window(runs, window)
+    caveat = ""
+    if win.problem is not None and window is None:
+        # No asymptotic window; the slope over the run's last two decades still tells the reader what happened.
+        caveat = f" (not an asymptotic window: {win.problem})"
+        win = _last_decades_window(runs) or win
     fitted = fit_slope(runs, win) if win.problem is None else None
-    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}" if fitted is not None
-                else f"no measured slope ({win.problem})")
+    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}{caveat}"
+                if fitted is not None else f"no measured slope ({win.problem})")
     if gate_result.outcome == COVERED:  # a covered family without a rate: the per-sample limit direction
         label = NO_THEOREM
-        reason = (f"no rate theorem: {gate_result.reason}; Thm 4.9 is judged on the limit direction, not on a rate"
+        family = gate_result.family
+        reason = (f"no rate theorem: the run meets the hypotheses of the {family.name} family "
+                  f"({family.source.seed} {family.source.theorem}), which states {family.statement}"
                   + _limit_direction_text(runs) + f"; {measured}")
     else:
         label = gate_result.outcome
         reason = f"{gate_result.reason}; {measured}"
     notes = [context["replicates"]["note"]] if context["replicates"].get("note") else []
     return Verdict(label, reason, tolerance, win, fitted, notes=notes, context=context)
+
+
+def _last_decades_window(runs: Sequence[Run], decades: float = 2.0):
+    """The last ``decades`` decades of every run as a user window (None when too few checkpoints remain)."""
+    from rates.compare import choose_window, common_window
+
+    end = min(float(np.asarray(run.t)[-1]) for run in runs)
+    try:
+        windows = [choose_window(run, (max(1.0, end / 10.0 ** decades), end)) for run in runs]
+    except InputError:
+        return None
+    win = windows[0] if len(windows) == 1 else common_window(windows)
+    return win if win.problem is None else None
 
 
 def _limit_direction_text(runs: Sequence[Run]) -> str:
@@ -341,9 +361,8 @@ def _limit_direction_text(runs: Sequence[Run]) -> str:
     rival = np.where(np.eye(len(own), dtype=bool), -np.inf, M).max(axis=0)
     limit_margin = float(np.min(scales * (own - rival)) / per_sample.algorithm_norm(M, algorithm))
     final = [float(np.asarray(run.margin)[-1]) for run in runs]
-    return (f" (margin of W_T = {min(final):.4g} at t = {int(np.asarray(runs[0].t)[-1])} against the margin "
-            f"{limit_margin:.4g} of the predicted limit M/||M||, {per_sample.SOURCE.seed} {per_sample.SOURCE.theorem}; "
-            f"max margin gamma = {float(runs[0].gamma['value']):.4g})")
+    return (f"; margin of W_T = {min(final):.4g} at t = {int(np.asarray(runs[0].t)[-1])} against {limit_margin:.4g} "
+            f"for the predicted limit M/||M|| (max margin gamma = {float(runs[0].gamma['value']):.4g})")
 
 
 def fit_trajectory(trajectory: Trajectory, tolerance: float = DEFAULT_TOLERANCE,
@@ -452,6 +471,10 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
     return table
 
 
+def bound_label(rec: FitRecord) -> str:
+    return "no rate theorem" if rec.prediction is None else f"bound {rec.prediction.rate.text}"
+
+
 def _rate_cell(prediction: Any) -> Cell:
     if prediction is None:
         return Cell("none (no rate theorem)", "--", value=None)
@@ -521,7 +544,7 @@ def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, 
         if figures:
             paths = [out_dir / "figures" / f"{slug}{ext}" for ext in (".png", ".pdf")]
             plot_fit(rec.runs, rec.verdict, rec.prediction, paths, title=rec.title,
-                     bound_label=f"bound {rec.prediction.rate.text}")
+                     bound_label=bound_label(rec))
             written += paths
     table = verdict_table(records, caption=caption, seeds_note=seeds_note)
     written.append(write_text_atomic(out_dir / "table.md", table.to_markdown()))
@@ -583,43 +606,55 @@ def simulate_study_seeds(seeds: Sequence[int], steps: int, device: str, progress
 
 
 def run_default_study(out_dir: Path, options) -> list[Path]:
-    """``rates report default``: the configurations of :data:`DEFAULT_STUDY_CONFIGS`, several data seeds.
+    """``rates report default``: the configurations of :data:`DEFAULT_STUDY_CONFIGS`, several data draws.
 
-    Each (seed, algorithm) is one batched ``simulate`` call (the algorithm's values of a on one runs axis)
-    on a fresh data draw of the ``default`` preset, in parallel processes; the runs are then regrouped per
-    configuration, judged and written. ``options.quick`` shrinks steps and seeds for tests: a quick run
-    never reaches the asymptotic window, so its verdicts are ``inconclusive`` and the table says why.
+    Each (data draw, algorithm) is one batched ``simulate`` call (the algorithm's values of a on one runs
+    axis) on a fresh draw of the ``default`` preset, in parallel processes; the runs are then regrouped per
+    configuration, judged and written. ``options.data_seeds`` are the draws (``--data-seeds``); every run is
+    full batch, so more than one reshuffling stream (``--seeds``) is refused: it would copy each run.
+    ``options.quick`` shrinks steps and draws for tests: a quick run never reaches the asymptotic window, so its
+    verdicts are ``inconclusive`` and the table says why.
     """
-    n_seeds = options.seeds if options.seeds is not None else (QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS)
+    if options.shuffle_seeds is not None and len(options.shuffle_seeds) > 1:
+        raise InputError("--seeds", f"the default study is full batch, deterministic given the data: "
+                                    f"{len(options.shuffle_seeds)} reshuffling streams would be identical runs; "
+                                    "vary the data with --data-seeds")
+    default = QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS
+    draws = list(options.data_seeds) if options.data_seeds is not None else list(range(default))
     steps = QUICK_STUDY_STEPS if options.quick else DEFAULT_STUDY_STEPS
-    return run_study_plan(Path(out_dir), n_seeds, steps, DEFAULT_STUDY_ETA0, options)
+    return run_study_plan(Path(out_dir), draws, steps, DEFAULT_STUDY_ETA0, options)
 
 
-def run_study_plan(out_dir: Path, n_seeds: int, steps: int, eta0: float, options) -> list[Path]:
-    """The default study's configurations with the given size (``run_default_study`` fixes the size)."""
-    if n_seeds < 1:
-        raise InputError("--seeds", f"must be a positive number of seeds, got {n_seeds}")
+def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: int, eta0: float, options) -> list[Path]:
+    """The default study's configurations on the given data draws (``run_default_study`` fixes the size)."""
+    if not data_seeds:
+        raise InputError("--data-seeds", "needs at least one data draw")
     started = time.perf_counter()
     # quick runs stay in-process: starting worker processes would cost more than the runs
-    runs = simulate_study_seeds(list(range(n_seeds)), steps, options.device, options.progress, eta0,
+    runs = simulate_study_seeds(list(data_seeds), steps, options.device, options.progress, eta0,
                                 parallel=not options.quick)
     simulated = time.perf_counter() - started
     records = [fit_group(group) for group in group_runs(runs)]
-    seeds_note = (f"Seeds 0..{n_seeds - 1}: independent data draws of the '{DEFAULT_STUDY_DATA}' preset "
-                  f"(full-batch runs from W_0 = 0 are deterministic given the data); {steps} steps, eta_0 = {eta0:g}, "
-                  f"W_0 = 0, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s of simulation "
-                  f"on {runs[0].config.get('device', options.device)}.")
-    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "seeds": list(range(n_seeds)), "steps": steps, "eta0": eta0,
-            "seed_meaning": "data draw of the preset (and reshuffling seed, unused by full-batch runs)",
+    draws = ", ".join(str(s) for s in data_seeds)
+    seeds_note = (f"Replicates: data draws {draws} of the '{DEFAULT_STUDY_DATA}' preset (--data-seeds); every run is full "
+                  f"batch from W_0 = 0, deterministic given the data, so each draw is one independent replicate; "
+                  f"{steps} steps, eta_0 = {eta0:g}, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s "
+                  f"of simulation on {runs[0].config.get('device', options.device)}.")
+    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "data_seeds": list(data_seeds), "steps": steps,
+            "eta0": eta0, "seed_meaning": "data draws of the preset; the runs are full batch (no reshuffling)",
             "simulation_wall_s": simulated}
     return write_outputs(records, out_dir, seeds_note, caption="Default study: predicted vs fitted margin-gap rates",
                          meta=meta)
 
 
-def fits_table_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> Table:
+def fits_records_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> list[FitRecord]:
     """``rates table --fits FILES...``: the flag and its files are checked here, in one place."""
     if not files:
         raise InputError("--fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
     if not fits:
         raise InputError("--fits", f"file arguments need --fits (got {files[0]})")
-    return fits_table(files)
+    return load_fit_inputs(files)
+
+
+def fits_table_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> Table:
+    return verdict_table(fits_records_for_cli(fits, files))

@@ -107,7 +107,7 @@ def test_parse_seeds_forms():
 
 def test_fit_runs_when_given_run_options(tmp_path, capsys):
     out_file = tmp_path / "run.json"
-    code, out, err = run_cli(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "300", "--seeds", "0..1",
+    code, out, err = run_cli(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "300", "--data-seeds", "0..1",
                               "--device", "cpu", "--out", str(out_file)], capsys)
     assert code == 0, err
     saved = json.loads(out_file.read_text())["runs"]

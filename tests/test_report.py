@@ -86,7 +86,7 @@ def test_figure_shows_the_window_and_refuses_unknown_formats(tmp_path):
 
 def test_quick_default_study_writes_one_row_per_configuration(tmp_path, compile_latex, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["report", "default", "--out", str(tmp_path), "--quick", "--seeds", "1", "--no-progress"])
+        main(["report", "default", "--out", str(tmp_path), "--quick", "--data-seeds", "0", "--no-progress"])
     out, err = capsys.readouterr()
     assert exc.value.code in (0, 1), err  # 1 only if some verdict is 'violated'
     assert f"files to {tmp_path}" in out and "| algorithm | a |" in out
@@ -106,7 +106,8 @@ def test_quick_default_study_writes_one_row_per_configuration(tmp_path, compile_
 
 
 @pytest.mark.parametrize("args, option", [
-    (["default", "--seeds", "0"], "--seeds"),
+    (["default", "--data-seeds", "0..x"], "--data-seeds"),
+    (["default", "--seeds", "0..4"], "--seeds"),  # full batch: five reshuffling streams would be five copies
     (["nosuch"], "STUDY"),
     (["default", "--device", "tpu"], "--device"),
 ])

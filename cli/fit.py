@@ -57,7 +57,7 @@ def describe(record: FitRecord) -> str:
             members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))
             lines.append(f"  bound slope envelope over the window : {v.envelope.text()} (each term alone: {members}; "
                          f"unit constants {v.unit_local_slope:+.3f})")
-        lines.append(f"  fitted slope   : {v.fit.text()}")
+        lines.append(f"  {'fitted slope  ' if v.envelope is not None else 'measured slope'} : {v.fit.text()}")
         if v.settling is not None:
             (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
             lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "

@@ -2,43 +2,59 @@
 
 Setting
     A :class:`~rates.trajectory.Run` holds the margin gap ``gap(t) = gamma - gamma(W_t)`` at log-spaced
-    checkpoints; a Prediction (``rates.theorems``) holds an upper bound ``gap(t) = O(t^{-r} (log t)^k)``
-    whose shape at finite t is available as ``bound_shape(t)``.
+    checkpoints; a Prediction (``rates.theorems``) holds an upper bound ``gap(t) <= C_1/S_1 + sum_j C_j S_{p_j}/S_1``
+    (``S_p = sum_{s<t} eta_s^p``) whose constants ``C >= 0`` are rebuilt worst-case values, i.e. unknown in
+    practice; ``bound_members(t)`` gives the terms, ``bound_shape(t)`` their sum with unit constants. Which
+    theorem may judge a run at all is decided before this module by the hypothesis gate
+    (:mod:`rates.theorems.registry`; ``no-theorem`` / ``not-applicable`` never reach :func:`judge`).
 
 Algorithm
     1. *Window* (:func:`choose_window`): the first checkpoint after which every margin stays positive and
        the loss never increases (the observable counterpart of ``t_1`` in THEORY.md section 3, step 3),
-       intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``
-       (before it unknown constants of the bound move its local slope by more than the tolerance), where
-       "usable" stops at the first
-       checkpoint whose gap is within ``100 x`` the margin solver's accuracy (``accuracy * gamma``, THEORY.md
-       section 7): below that floor the gap is solver noise, not optimiser progress.
+       intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``,
+       where "usable" stops at the first checkpoint whose gap is within ``100 x`` the margin solver's
+       accuracy (``accuracy * gamma``, THEORY.md section 7): below that floor the gap is solver noise.
     2. *Fit* (:func:`fit_slope`): least-squares slope of ``log gap`` on ``log t`` over the window, per run;
-       several runs of one configuration (seeds) are averaged. The uncertainty is a seeded, deterministic
-       bootstrap that resamples seeds and, inside each seed, the window's checkpoints. A second fit of
-       ``log(gap * t^r)`` on ``log log t`` estimates the log power ``k`` (:func:`fit_log_power`).
-    3. *Verdict* (:func:`judge`): the fitted slope is compared with the bound's *local* slope over the
-       same checkpoints (the least-squares slope of ``log bound_shape`` on ``log t``), not with ``-r``:
-       ``log t / sqrt t`` has local slope ``-1/2 + 1/log t`` (THEORY.md section 4).
+       the independent replicates of one configuration are averaged. The uncertainty is a seeded,
+       deterministic bootstrap that resamples replicates and, inside each, the window's checkpoints. A second
+       fit of ``log(gap * t^r)`` on ``log log t`` estimates the log power ``k`` (:func:`fit_log_power`).
+    3. *Envelope* (:func:`slope_envelope`): the range ``[fastest, slowest]`` of the bound's least-squares
+       log-log slope over the same checkpoints for every ratio of its unknown constants. It is computed from
+       the members' secant slopes (exact: a positive combination's secant slope lies between its members'),
+       and equals the single members' own slopes whenever their order does not cross inside the window.
+    4. *Verdict* (:func:`judge`, :func:`classify`) against the envelope.
+
+Phase rule (when a window may be judged at all)
+    The theorems' guarantee starts at ``t_1`` (THEORY.md section 3). The rebuilt ``t_0, t_1`` use worst-case
+    constants and are often astronomically large (README), so they cannot gate real runs without making every
+    run inconclusive. The rule is therefore observable: a window is judged only (a) after the empirical entry
+    of step 1 (margins positive, loss non-increasing, and for full-batch NSD falling at least at the descent
+    lemma's rate), and (b) if the gap has moved over it: a gap whose log varies by less than
+    ``FROZEN_LOG_RANGE`` (e.g. SignGD whose sign pattern never changes, so ``W_t/||W_t||`` is constant) is
+    ``inconclusive: pre-asymptotic``, never ``violated``. The rebuilt ``t_0, t_1`` with the data's numeric
+    constants are reported beside every verdict (:func:`rates.report.phase_of`), with a statement whether the
+    run reached ``t_1``; they never turn a verdict into ``violated``.
 
 Guarantee (what a verdict means)
     Rates are upper bounds, so the judgement is one-sided (THEORY.md section 4):
 
-    * ``tight``: ``|fitted - predicted_local| <= tolerance``;
-    * ``loose``: the gap decays faster than the bound by more than the tolerance (allowed);
-    * ``violated``: slower by more than the tolerance *and* the 95% bootstrap interval excludes the
-      bound's local slope -- the only outcome that contradicts the theorem;
-    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, an
-      uncertainty above the tolerance (unless the 95% interval alone lies beyond the tolerance on the
-      faster side, ``loose``, or excludes the bound on the slower side, ``violated``), slower than the
-      bound without the interval excluding it, or
-      a slope that still bends across the window (:class:`Settling`: the two half-window slopes differ,
-      beyond the bound's own bending, by more than the tolerance plus two standard errors) -- a bending
-      gap is ``loose`` only if it is faster than the bound in both halves.
+    * ``tight``: the fitted slope lies inside the envelope widened by the tolerance (some ratio of the
+      constants gives a bound of the data's slope);
+    * ``loose``: the gap decays faster than the envelope's fastest member by more than the tolerance;
+    * ``violated``: slower than the envelope's slowest member by more than the tolerance *and* the 95%
+      bootstrap interval excludes it -- the only outcome that contradicts the theorem for every constant;
+    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, a frozen gap
+      (pre-asymptotic), an uncertainty above the tolerance (unless the 95% interval alone lies beyond the
+      tolerance on the faster side, ``loose``, or excludes the slowest member, ``violated``), slower than the
+      envelope without the interval excluding it, or a slope that still bends across the window
+      (:class:`Settling`: the two half-window slopes differ, beyond the bound's own bending, by more than the
+      tolerance plus two standard errors) -- a bending gap is ``loose`` only if it beats the envelope's
+      fastest member in both halves.
 
 Reference
     Rates: SIGNADAM (``003_35ca27fd72435096.txt``) Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
-    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4.
+    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4;
+    the bound model with unknown constants is issue #9.
 """
 
 from __future__ import annotations
@@ -57,8 +73,8 @@ VERDICTS = ("tight", "loose", "violated", "inconclusive", "no-theorem", "not-app
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_DECADES = 2.0
 MIN_DECADES = 1.0
-# Earliest start of an automatic window. The bound's shape is drawn with unit constants and t_1 = 0; the
-# true constants shift a log factor's local slope by about 1/(log t + C)^2 per unit of C (e.g. for 1/log t:
+# Earliest start of an automatic window. The envelope covers the constants' ratios but not t_1's shift of the
+# sums; that shifts a log factor's local slope by about 1/(log t + C)^2 per unit of C (e.g. for 1/log t:
 # d/dC of -1/(log t + C)), which is below the default tolerance 0.05 only from t ~ 1e3 on (1/log(1e3)^2 =
 # 0.02; at t = 1e2 it is 0.047). Earlier checkpoints can fake a 'violated' or a 'tight'.
 MIN_WINDOW_START = 1e3

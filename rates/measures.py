@@ -84,7 +84,7 @@ def relative_margin_error(margin: np.ndarray, gamma: float) -> np.ndarray:
     return (float(gamma) - np.asarray(margin, dtype=np.float64)) / float(gamma)
 
 
-def max_norm_solution_unique(data: Any, W_star: np.ndarray, gamma: float) -> bool:
+def max_norm_solution_unique(data: Any, gamma: float) -> bool:
     """Is the max-norm max-margin solution a single point? Two LPs over the optimal face.
 
     Face ``{W : |W_jl| <= 1, <A_ic, W> >= gamma (1 - slack)}``; a fixed generic objective ``C`` has
@@ -124,7 +124,7 @@ def max_margin_references(data: Any) -> dict[str, ReferenceDirection]:
         if name == "frobenius":
             unique = True
         elif name == "max":
-            unique = max_norm_solution_unique(data, result.W, result.gamma)
+            unique = max_norm_solution_unique(data, result.gamma)
         references[name] = ReferenceDirection(name, result.W, float(result.gamma), result.solver,
                                               float(result.accuracy), unique, SOLUTION_NOTES[name])
     return references

@@ -161,6 +161,7 @@ def fit(**options) -> None:
     if plot is not None:
         for rec in records:
             if isinstance(rec, per_sample.PerSampleRecord):
+                print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)
                 continue
             figures.append(plot_fit(rec.runs, rec.verdict, rec.prediction,
                                     _plot_path(plot, run_slug(rec.config), len(records) > 1),

@@ -172,7 +172,7 @@ class PerSampleRecord:
 
 
 def _limit_text(limit) -> str:
-    return "- (W* differs between seeds' data)" if limit is None else f"{limit:.6f}"
+    return "-" if limit is None else f"{limit:.6f}"
 
 
 def fit_record(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:

@@ -247,31 +247,33 @@ def judge_runs(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE)
     t_start = _window_start(runs)
     label, reason, fit = classify([run.t for run in runs], [1.0 - run.cosines[BIAS_KEY] for run in runs],
                                   t_start, tolerance)
-    bias = runs[0].references[BIAS_KEY]
-    M = np.asarray(bias["matrix"], dtype=float)
     cosines, errors, notes = {}, {}, []
     for name in MEASURED_NORMS:
-        refs = [run.references.get(name) for run in runs]
-        if not all(ref is not None and name in run.cosines for ref, run in zip(refs, runs)):
+        if not all(name in run.references and name in run.cosines for run in runs):
             continue
-        W_star = np.asarray(refs[0]["matrix"], dtype=float)
-        predicted = float(np.sum(M * W_star) / (np.linalg.norm(M) * np.linalg.norm(W_star)))
-        same_data = len({_matrix_key(ref["matrix"]) for ref in refs}) == 1
-        cosines[name] = (_final(runs, lambda run, n=name: run.cosines[n], 1.0), predicted if same_data else None)
-        if refs[0].get("unique") is not True:
-            notes.append(f"W*_{name}: {refs[0].get('note', 'possibly non-unique')}"
-                         + (" (not unique: tested)" if refs[0].get("unique") is False else ""))
-        if name in runs[0].margin_errors and "margins" in bias and same_data:
-            limit = (refs[0]["gamma"] - bias["margins"][name]) / refs[0]["gamma"]
-            errors[name] = (_final(runs, lambda run, n=name: run.margin_errors[n]), limit)
+        # each seed against its own data's limit (seeds may be data draws); the limit shown is their mean
+        cosines[name] = (_final(runs, lambda run, n=name: run.cosines[n], 1.0),
+                         float(np.mean([_limit_cosine(run, name) for run in runs])))
+        first = runs[0].references[name]
+        if first.get("unique") is not True:
+            notes.append(f"W*_{name}: {first.get('note', 'possibly non-unique')}"
+                         + (" (not unique: tested)" if first.get("unique") is False else ""))
+        if all(name in run.margin_errors and "margins" in run.references[BIAS_KEY] for run in runs):
+            limit = np.mean([1 - run.references[BIAS_KEY]["margins"][name] / run.references[name]["gamma"]
+                             for run in runs])
+            errors[name] = (_final(runs, lambda run, n=name: run.margin_errors[n]), float(limit))
     cosines[BIAS_KEY] = (_final(runs, lambda run: run.cosines[BIAS_KEY], 1.0), 1.0)
     gap = None
     norm = runs[0].config.get("norm")
-    if norm in bias.get("margins", {}):
-        gamma = float(runs[0].gamma["value"])
-        gap = (_final(runs, lambda run: run.gap), gamma - bias["margins"][norm])  # margins are scale invariant
+    if all(norm in run.references[BIAS_KEY].get("margins", {}) for run in runs):
+        # margins are scale invariant, so margin(M) is margin(M/||M||)
+        limit = np.mean([float(run.gamma["value"]) - run.references[BIAS_KEY]["margins"][norm] for run in runs])
+        gap = (_final(runs, lambda run: run.gap), float(limit))
     return DirectionVerdict(label, reason, tolerance, fit, cosines, errors, gap, notes)
 
 
-def _matrix_key(matrix) -> str:
-    return repr(np.round(np.asarray(matrix, dtype=float), 12).tolist())
+def _limit_cosine(run: Run, name: str) -> float:
+    """cos(M, W*_name) of the run's own data: where cos(W_t, W*) goes if W_t/||W_t|| -> M/||M||."""
+    M = np.asarray(run.references[BIAS_KEY]["matrix"], dtype=float)
+    W_star = np.asarray(run.references[name]["matrix"], dtype=float)
+    return float(np.sum(M * W_star) / (np.linalg.norm(M) * np.linalg.norm(W_star)))

@@ -92,7 +92,8 @@ def prediction_text(algo: str, a: str, data: Any = None) -> str:
         lines.append(f"  {'norm':<10} {'margin(M)':>10} {'gamma':>10} {'gap limit':>10} {'rel. error':>10} "
                      f"{'cos(M,W*)':>10}  W* unique")
         for row in limit["margins"]:
-            lines.append(f"  {row['norm']:<10} {row['margin_of_M']:>10.4f} {row['gamma']:>10.4f} {row['gap_limit']:>10.4f} "
+            lines.append(f"  {row['norm']:<10} {row['margin_of_M']:>10.4f} {row['gamma']:>10.4f} "
+                         f"{row['gap_limit']:>10.4f} "
                          f"{row['relative_margin_error_limit']:>10.4f} {row['cosine_M_to_W_star']:>10.4f}  "
                          f"{_unique_text(row['W_star_unique'])}")
         lines.append("  gap limit = gamma - margin(M/||M||): the per-sample margin gap tends to it, not to 0")
@@ -107,7 +108,9 @@ def predict(algo: str, a: str, data_spec: Optional[str], as_json: bool) -> str:
     from rates.data import parse_data
 
     data = parse_data(data_spec) if data_spec is not None else None
-    return json.dumps(prediction_json(algo, a, data), indent=1, default=str) if as_json else prediction_text(algo, a, data)
+    if as_json:
+        return json.dumps(prediction_json(algo, a, data), indent=1, default=str)
+    return prediction_text(algo, a, data)
 
 
 # ---------------------------------------------------------------------------------------------- fit
@@ -151,7 +154,8 @@ class PerSampleRecord:
             d = v.decay
             lines.append(f"  1 - cos(W_t,M) : {d.level:.3g} at T = {d.t_end:.3g} (95% CI [{d.level_low:.3g}, "
                          f"{d.level_high:.3g}]; fitted level)")
-            lines.append(f"  its decay      : slope {d.slope:+.3f} ± {d.slope_stderr:.3f} (95% CI [{d.slope_low:+.3f}, "
+            lines.append(f"  its decay      : slope {d.slope:+.3f} ± {d.slope_stderr:.3f} "
+                         f"(95% CI [{d.slope_low:+.3f}, "
                          f"{d.slope_high:+.3f}]; {d.window_text()})  [measured; Thm 4.9 gives no rate]")
         lines.append("  at T           : measured [95% interval]  vs  limit implied by Thm 4.9")
         for name, (measured, limit) in v.cosines.items():
@@ -167,7 +171,8 @@ class PerSampleRecord:
             lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)} = gamma - margin(M/||M||)")
         methods = sorted({m.method for m, _ in list(v.cosines.values()) + list(v.margin_errors.values())})
         lines.append(f"    intervals    : {'; '.join(methods)}")
-        lines.append(f"  verdict        : {v.label} (Thm 4.9 {v.outcome}; cosine tolerance {v.tolerance:g}) - {v.reason}")
+        lines.append(f"  verdict        : {v.label} (Thm 4.9 {v.outcome}; cosine tolerance {v.tolerance:g}) "
+                     f"- {v.reason}")
         lines += [f"  note           : {note}" for note in v.notes]
         return "\n".join(lines)
 

@@ -35,6 +35,10 @@ Algorithm
 Guarantee
     A verdict is never a rate verdict; ``does not converge`` only when the interval clearly excludes
     convergence. Cosines to a non-unique ``W*`` (max norm, spectral) carry the caveat of :mod:`rates.measures`.
+
+Reference
+    MINIBATCH ``002_e8731d42f3942599.txt`` Def. 4.8, Thm 4.9 (App. H.2/H.3) and App. J, Fig. 2 (the cosine to
+    the bias direction "steadily approaches 1"); THEORY.md section 5.
 """
 
 from __future__ import annotations

@@ -25,6 +25,9 @@ Which ``W*`` (the caveat every report repeats)
 
 Guarantee
     Pure functions of ``W_t`` and the references; tested against a direct numpy computation.
+
+Reference
+    MINIBATCH ``002_e8731d42f3942599.txt`` section 5 (Fig. 1) and App. J (Fig. 2): the two measures; Def. 4.8 for M.
 """
 
 from __future__ import annotations

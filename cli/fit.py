@@ -155,7 +155,7 @@ def fit(**options) -> None:
         runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window)
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
-    records = [per_sample.fit_record(group) if per_sample.handles_runs(group)
+    records = [per_sample.fit_record(group, user_window) if per_sample.handles_runs(group)
                else fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:

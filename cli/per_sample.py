@@ -181,9 +181,10 @@ def _limit_text(limit) -> str:
     return "-" if limit is None else f"{limit:.6f}"
 
 
-def fit_record(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:
+def fit_record(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,
+               tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:
     from rates.report import _PER_SEED_KEYS
 
     config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
     seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
-    return PerSampleRecord(config, seeds, judge_runs(runs, tolerance), list(runs))
+    return PerSampleRecord(config, seeds, judge_runs(runs, tolerance, window), list(runs))

@@ -188,10 +188,11 @@ def fit_decay(ts: Sequence[np.ndarray], gs: Sequence[np.ndarray], t_start: float
 def classify(ts: Sequence[np.ndarray], gs: Sequence[np.ndarray], t_start: float,
              tolerance: float = DEFAULT_COSINE_TOLERANCE) -> tuple[str, str, Optional[DecayFit]]:
     """The rule of the module docstring on ``g = 1 - cos`` series (one per seed); returns (label, reason, fit)."""
-    tails = [np.asarray(g, float)[np.asarray(t, float) >= t_start][-TAIL:] for t, g in zip(ts, gs)]
-    if any(len(tail) < MIN_POINTS and len(tail) < TAIL for tail in tails):
+    in_window = [np.asarray(g, float)[np.asarray(t, float) >= t_start] for t, g in zip(ts, gs)]
+    tails = [values[-TAIL:] for values in in_window]
+    if any(len(values) < MIN_POINTS for values in in_window):
         return INCONCLUSIVE, (f"no verdict, because the run is too short: fewer than {MIN_POINTS} checkpoints "
-                              f"after t = {t_start:.3g}; run longer or with more --checkpoints"), None
+                              f"in the window from t = {t_start:.3g}; run longer or with more --checkpoints"), None
     if all(np.all(tail <= ROUNDING_FLOOR) for tail in tails):
         return CONVERGES, (f"1 - cos(W_t, M) <= {ROUNDING_FLOOR:g} (float64 rounding) over the last {TAIL} "
                            f"checkpoints of every seed"), None
@@ -240,17 +241,22 @@ def _window_start(runs: Sequence[Run]) -> float:
     return max(t_end / 10 ** DECADES, MIN_EPOCHS * n, 1.0)
 
 
-def judge_runs(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE) -> DirectionVerdict:
-    """Judge the seeds of one per-sample configuration against Thm 4.9 (see the module docstring)."""
+def judge_runs(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE,
+               window: Optional[tuple[float, float]] = None) -> DirectionVerdict:
+    """Judge the seeds of one per-sample configuration against Thm 4.9 (see the module docstring).
+
+    ``window`` (the user's ``--window T0:T1``) replaces the automatic window: the fit uses ``T0 <= t <= T1``.
+    """
     if not (0 < tolerance < 1):
         raise ValueError("tolerance must be in (0, 1)")
     if not all(BIAS_KEY in run.cosines and BIAS_KEY in run.references for run in runs):
         return DirectionVerdict(INCONCLUSIVE, "no verdict, because the trajectory records no cosine to M (written "
                                 "before rates.measures existed, or the data are not orthogonal scale-skewed)",
                                 tolerance)
-    t_start = _window_start(runs)
-    label, reason, fit = classify([run.t for run in runs], [1.0 - run.cosines[BIAS_KEY] for run in runs],
-                                  t_start, tolerance)
+    t_start, t_stop = (_window_start(runs), math.inf) if window is None else window
+    keep = [np.asarray(run.t, dtype=float) <= t_stop for run in runs]
+    label, reason, fit = classify([run.t[m] for run, m in zip(runs, keep)],
+                                  [1.0 - run.cosines[BIAS_KEY][m] for run, m in zip(runs, keep)], t_start, tolerance)
     cosines, errors, notes = {}, {}, []
     for name in MEASURED_NORMS:
         if not all(name in run.references and name in run.cosines for run in runs):

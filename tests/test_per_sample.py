@@ -235,6 +235,8 @@ def test_fit_exits_1_when_a_per_sample_file_does_not_converge(tmp_path, capsys):
     save(Trajectory([run], {}), path)
     code, out, _ = run_cli(["fit", "--from", str(path)], capsys)
     assert code == 1 and "verdict        : does not converge (Thm 4.9 refuted" in out
+    code, out, _ = run_cli(["fit", "--from", str(path), "--window", "10:20"], capsys)  # 4 checkpoints
+    assert code == 0 and "verdict        : inconclusive" in out and "too short" in out
 
 
 def test_classify_on_synthetic_series():

@@ -8,19 +8,16 @@ theoretical lives in :mod:`rates.theorems.per_sample`, the judge in :mod:`rates.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
-from rates.limit_direction import DEFAULT_COSINE_TOLERANCE, DirectionVerdict, judge_runs
-from rates.measures import BIAS_KEY, SOLUTION_NOTES
+# the fit record and its text live in the library, so tables and reports can use them too
+from rates.limit_direction import STATUS, THEOREM, PerSampleRecord, fit_record, handles_runs  # noqa: F401
+from rates.measures import SOLUTION_NOTES
 from rates.theorems.per_sample import (NOT_PREDICTED, OTHER_DATA, PER_SAMPLE_ALGORITHMS, SOURCE, covers,
                                        orthogonal_structure, predict_on)
-from rates.trajectory import Run
 
-THEOREM = f"MINIBATCH {SOURCE.seed} {SOURCE.theorem}"
-STATUS = "given in words; M and the step directions rebuilt (THEORY.md sec. 5)"
 DIRECTIONS = {"signsgd": "D_c = 2 e_c - 1 (SignSGD: -sign(grad l_i) = (2 e_{y_i} - 1) e_{y_i}^T for every W)",
               "nsgd": "D_c = u_c = (e_c - 1/k)/||e_c - 1/k||_2 (N-SGD: -grad l_i/||grad l_i||_F = u_{y_i} e_{y_i}^T)",
               "spectral-sgd": "D_c = u_c = (e_c - 1/k)/||e_c - 1/k||_2 (Spectral-SGD with b = 1 is N-SGD: rank-one "
@@ -111,80 +108,3 @@ def predict(algo: str, a: str, data_spec: Optional[str], as_json: bool) -> str:
     if as_json:
         return json.dumps(prediction_json(algo, a, data), indent=1, default=str)
     return prediction_text(algo, a, data)
-
-
-# ---------------------------------------------------------------------------------------------- fit
-
-
-def handles_runs(runs: Sequence[Run]) -> bool:
-    """A group of runs is judged here when Thm 4.9 covers the optimiser and the data (M was recorded)."""
-    config = runs[0].config
-    ok, _ = covers(str(config.get("algo")), config.get("batch"), float(config.get("momentum") or 0.0),
-                   bool(config.get("vr", False)))
-    return ok and all(BIAS_KEY in run.references for run in runs)
-
-
-@dataclass
-class PerSampleRecord:
-    """One per-sample configuration judged on its limit direction (the counterpart of report.FitRecord)."""
-
-    config: dict[str, Any]
-    seeds: list[Any]
-    verdict: DirectionVerdict
-    runs: list[Run]
-
-    @property
-    def title(self) -> str:
-        return f"{self.config.get('algo')} ({self.config.get('norm')}), batch 1, a = {self.config.get('a')}"
-
-    def to_json(self) -> dict[str, Any]:
-        bias = self.runs[0].references[BIAS_KEY]
-        return {"schema": "rates.fit/1", "config": self.config, "seeds": self.seeds,
-                "prediction": {"family": "per-sample", "limit_direction": bias["matrix"],
-                               "class_counts": bias.get("class_counts"), "source": SOURCE.to_json(),
-                               "status": STATUS, "rate": None},
-                "verdict": self.verdict.to_json()}
-
-    def describe(self) -> str:
-        v = self.verdict
-        seeds = ", ".join(str(s) for s in self.seeds)
-        lines = [f"{self.title}  (seeds {seeds})",
-                 f"  predicted      : W_t/||W_t|| -> M/||M||, a limit direction, not a rate  [{THEOREM}; {STATUS}]"]
-        if v.decay is not None:
-            d = v.decay
-            lines.append(f"  1 - cos(W_t,M) : {d.level:.3g} at T = {d.t_end:.3g} (95% CI [{d.level_low:.3g}, "
-                         f"{d.level_high:.3g}]; fitted level)")
-            lines.append(f"  its decay      : slope {d.slope:+.3f} ± {d.slope_stderr:.3f} "
-                         f"(95% CI [{d.slope_low:+.3f}, "
-                         f"{d.slope_high:+.3f}]; {d.window_text()})  [measured; Thm 4.9 gives no rate]")
-        lines.append("  at T           : measured [95% interval]  vs  limit implied by Thm 4.9")
-        for name, (measured, limit) in v.cosines.items():
-            target = "M" if name == BIAS_KEY else f"W*_{name}"
-            label = f"cos(W_T, {target})"
-            lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)}")
-        for name, (measured, limit) in v.margin_errors.items():
-            label = f"rel. margin error ({name})"
-            lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)}")
-        if v.gap is not None:
-            measured, limit = v.gap
-            label = f"margin gap ({self.config.get('norm')})"
-            lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)} = gamma - margin(M/||M||)")
-        methods = sorted({m.method for m, _ in list(v.cosines.values()) + list(v.margin_errors.values())})
-        lines.append(f"    intervals    : {'; '.join(methods)}")
-        lines.append(f"  verdict        : {v.label} (Thm 4.9 {v.outcome}; cosine tolerance {v.tolerance:g}) "
-                     f"- {v.reason}")
-        lines += [f"  note           : {note}" for note in v.notes]
-        return "\n".join(lines)
-
-
-def _limit_text(limit) -> str:
-    return "-" if limit is None else f"{limit:.6f}"
-
-
-def fit_record(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,
-               tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:
-    from rates.report import _PER_SEED_KEYS
-
-    config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
-    seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
-    return PerSampleRecord(config, seeds, judge_runs(runs, tolerance, window), list(runs))

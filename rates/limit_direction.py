@@ -32,6 +32,10 @@ Algorithm
     (``cos(M, W*_N)``, ``(gamma_N - margin_N(M))/gamma_N``, ``gamma - margin(M)``); intervals are 95% t-intervals
     over seeds, or with one seed the range over the last :data:`TAIL` checkpoints (said so).
 
+    :class:`PerSampleRecord` (from :func:`fit_record`) wraps a judged configuration for ``rates fit`` (and any
+    table): ``title``, ``config``, ``seeds``, ``verdict`` (``label``, ``refuted``, ``reason``), ``describe()``,
+    ``to_json()``; :func:`handles_runs` says which groups of runs Thm 4.9 covers.
+
 Guarantee
     A verdict is never a rate verdict; ``does not converge`` only when the interval clearly excludes
     convergence. Cosines to a non-unique ``W*`` (max norm, spectral) carry the caveat of :mod:`rates.measures`.
@@ -50,9 +54,11 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from rates.measures import BIAS_KEY, MEASURED_NORMS
-from rates.theorems.per_sample import SOURCE
+from rates.theorems.per_sample import SOURCE, covers
 from rates.trajectory import Run
 
+THEOREM = f"MINIBATCH {SOURCE.seed} {SOURCE.theorem}"
+STATUS = "given in words; M and the step directions rebuilt (THEORY.md sec. 5)"
 CONVERGES, DOES_NOT_CONVERGE, INCONCLUSIVE = "converges to M", "does not converge", "inconclusive"
 DEFAULT_COSINE_TOLERANCE = 1e-3
 PLATEAU_SLOPE = -0.05
@@ -287,3 +293,80 @@ def _limit_cosine(run: Run, name: str) -> float:
     M = np.asarray(run.references[BIAS_KEY]["matrix"], dtype=float)
     W_star = np.asarray(run.references[name]["matrix"], dtype=float)
     return float(np.sum(M * W_star) / (np.linalg.norm(M) * np.linalg.norm(W_star)))
+
+
+# ------------------------------------------------------------------------------ fit records
+
+
+def handles_runs(runs: Sequence[Run]) -> bool:
+    """A group of runs is judged here when Thm 4.9 covers the optimiser and the data (M was recorded)."""
+    config = runs[0].config
+    ok, _ = covers(str(config.get("algo")), config.get("batch"), float(config.get("momentum") or 0.0),
+                   bool(config.get("vr", False)))
+    return ok and all(BIAS_KEY in run.references for run in runs)
+
+
+@dataclass
+class PerSampleRecord:
+    """One per-sample configuration judged on its limit direction (the counterpart of report.FitRecord)."""
+
+    config: dict[str, Any]
+    seeds: list[Any]
+    verdict: DirectionVerdict
+    runs: list[Run]
+
+    @property
+    def title(self) -> str:
+        return f"{self.config.get('algo')} ({self.config.get('norm')}), batch 1, a = {self.config.get('a')}"
+
+    def to_json(self) -> dict[str, Any]:
+        bias = self.runs[0].references[BIAS_KEY]
+        return {"schema": "rates.fit/1", "config": self.config, "seeds": self.seeds,
+                "prediction": {"family": "per-sample", "limit_direction": bias["matrix"],
+                               "class_counts": bias.get("class_counts"), "source": SOURCE.to_json(),
+                               "status": STATUS, "rate": None},
+                "verdict": self.verdict.to_json()}
+
+    def describe(self) -> str:
+        v = self.verdict
+        seeds = ", ".join(str(s) for s in self.seeds)
+        lines = [f"{self.title}  (seeds {seeds})",
+                 f"  predicted      : W_t/||W_t|| -> M/||M||, a limit direction, not a rate  [{THEOREM}; {STATUS}]"]
+        if v.decay is not None:
+            d = v.decay
+            lines.append(f"  1 - cos(W_t,M) : {d.level:.3g} at T = {d.t_end:.3g} (95% CI [{d.level_low:.3g}, "
+                         f"{d.level_high:.3g}]; fitted level)")
+            lines.append(f"  its decay      : slope {d.slope:+.3f} ± {d.slope_stderr:.3f} "
+                         f"(95% CI [{d.slope_low:+.3f}, "
+                         f"{d.slope_high:+.3f}]; {d.window_text()})  [measured; Thm 4.9 gives no rate]")
+        lines.append("  at T           : measured [95% interval]  vs  limit implied by Thm 4.9")
+        for name, (measured, limit) in v.cosines.items():
+            target = "M" if name == BIAS_KEY else f"W*_{name}"
+            label = f"cos(W_T, {target})"
+            lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)}")
+        for name, (measured, limit) in v.margin_errors.items():
+            label = f"rel. margin error ({name})"
+            lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)}")
+        if v.gap is not None:
+            measured, limit = v.gap
+            label = f"margin gap ({self.config.get('norm')})"
+            lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)} = gamma - margin(M/||M||)")
+        methods = sorted({m.method for m, _ in list(v.cosines.values()) + list(v.margin_errors.values())})
+        lines.append(f"    intervals    : {'; '.join(methods)}")
+        lines.append(f"  verdict        : {v.label} (Thm 4.9 {v.outcome}; cosine tolerance {v.tolerance:g}) "
+                     f"- {v.reason}")
+        lines += [f"  note           : {note}" for note in v.notes]
+        return "\n".join(lines)
+
+
+def _limit_text(limit) -> str:
+    return "-" if limit is None else f"{limit:.6f}"
+
+
+def fit_record(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,
+               tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:
+    from rates.report import _PER_SEED_KEYS  # the one list of config keys that vary between seeds
+
+    config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
+    seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
+    return PerSampleRecord(config, seeds, judge_runs(runs, tolerance, window), list(runs))

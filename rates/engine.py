@@ -279,7 +279,7 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
                 records[i], positions[i] = group_records, position
     wall = time.perf_counter() - started
 
-    references = max_margin_references(data)
+    references, skipped = max_margin_references(data, required={r.algorithm.norm for r in resolved})
     runs = []
     for i, r in enumerate(resolved):
         rows, p = records[i], positions[i]
@@ -298,7 +298,8 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
             t=times.copy(), gap=float(gamma.gamma) - column["margin"], margin=column["margin"],
             log_loss=column["log_loss"], norm=column["norm"],
             margins=margins, margin_errors=margin_errors, cosines=cosines,
-            references={name: ref.to_json() for name, ref in run_references.items()},
+            references={**{name: {"name": name, "skipped": why} for name, why in skipped.items()},
+                        **{name: ref.to_json() for name, ref in run_references.items()}},
         ))
     meta = {"engine": "rates.engine.simulate", "steps": int(steps), "device": str(dev), "dtype": "float64",
             "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},

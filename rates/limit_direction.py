@@ -266,6 +266,9 @@ def judge_runs(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE,
     cosines, errors, notes = {}, {}, []
     for name in MEASURED_NORMS:
         if not all(name in run.references and name in run.cosines for run in runs):
+            skipped = [run.references[name]["skipped"] for run in runs if "skipped" in run.references.get(name, {})]
+            if skipped:
+                notes.append(f"W*_{name}: {skipped[0]}")
             continue
         # each seed against its own data's limit (seeds may be data draws); the limit shown is their mean
         cosines[name] = (_final(runs, lambda run, n=name: run.cosines[n], 1.0),

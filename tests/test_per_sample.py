@@ -295,3 +295,15 @@ def test_old_trajectory_files_without_measures_still_load():
     assert old.cosines == {} and old.references == {}
     verdict = judge_runs([old])
     assert verdict.label == INCONCLUSIVE and "no cosine to M" in verdict.reason
+
+
+def test_large_problems_skip_the_conic_side_measures_but_keep_the_run_norm(monkeypatch):
+    import rates.measures as measures
+
+    monkeypatch.setattr(measures, "CONIC_SIZE_LIMIT", 10)  # every dataset is "large" now
+    ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.5])
+    run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
+    assert set(run.cosines) == {"max", BIAS_KEY}  # max: an LP, always solved
+    assert "n(k-1) kd = 12 > 10" in run.references["spectral"]["skipped"]
+    ngd = simulate([RunSpec("ngd", "1/2")], ds, 50, checkpoints=5, device="cpu").runs[0]
+    assert "frobenius" in ngd.cosines and "spectral" not in ngd.cosines  # the run's own norm is always solved

@@ -189,7 +189,7 @@ class DataPrediction:
 def predict_on(data, algorithm: str) -> DataPrediction:
     """The limit direction for ``data`` (must be orthogonal scale-skewed) and its margins in the measured norms."""
     from rates.margins import margin_of
-    from rates.measures import cosine, max_margin_references
+    from rates.measures import MEASURED_NORMS, cosine, max_margin_references
 
     ok, structure = orthogonal_structure(data)
     if not ok:
@@ -198,5 +198,5 @@ def predict_on(data, algorithm: str) -> DataPrediction:
     limit = limit_direction(counts, algorithm)
     rows = tuple(MarginRow(name, margin_of(limit.direction, data, name), ref.gamma,
                            float(cosine(limit.direction, ref.matrix)), ref.unique)
-                 for name, ref in max_margin_references(data).items())
+                 for name, ref in max_margin_references(data, MEASURED_NORMS)[0].items())
     return DataPrediction(limit, data.name, structure, rows)

@@ -302,11 +302,30 @@ def _limit_cosine(run: Run, name: str) -> float:
 
 
 def handles_runs(runs: Sequence[Run]) -> bool:
-    """A group of runs is judged here when Thm 4.9 covers the optimiser and the data (M was recorded)."""
+    """A group of runs is judged here when Thm 4.9 covers the optimiser and the data.
+
+    The data are orthogonal when the engine recorded M; a file written before the measures existed has no
+    references, so its dataset is rebuilt from the config (then the judge says why it cannot decide).
+    """
     config = runs[0].config
     ok, _ = covers(str(config.get("algo")), config.get("batch"), float(config.get("momentum") or 0.0),
                    bool(config.get("vr", False)))
-    return ok and all(BIAS_KEY in run.references for run in runs)
+    if not ok:
+        return False
+    if all(BIAS_KEY in run.references for run in runs):
+        return True
+    return not any(run.references for run in runs) and _orthogonal_by_name(config)
+
+
+def _orthogonal_by_name(config: dict) -> bool:
+    from rates.data import parse_data
+    from rates.errors import RatesError
+    from rates.theorems.per_sample import orthogonal_structure
+
+    try:
+        return orthogonal_structure(parse_data(str(config.get("data")), seed=config.get("data_seed")))[0]
+    except (RatesError, OSError, ValueError):
+        return False
 
 
 @dataclass

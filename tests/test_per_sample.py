@@ -18,7 +18,7 @@ from cli.app import main
 from proofs.per_sample import _direction, _log_gradient
 from rates.data import gaussian, orthogonal_random, orthogonal_skewed, parse_data
 from rates.engine import RunSpec, simulate
-from rates.limit_direction import CONVERGES, DOES_NOT_CONVERGE, INCONCLUSIVE, classify, judge_runs
+from rates.limit_direction import CONVERGES, DOES_NOT_CONVERGE, INCONCLUSIVE, classify, handles_runs, judge_runs
 from rates.measures import BIAS_KEY, MEASURED_NORMS, checkpoint_measures, cosine, max_norm_solution_unique
 from rates.optim.sources import epoch_permutations
 from rates.theorems.per_sample import bias_matrix, orthogonal_structure, predict_on
@@ -295,6 +295,10 @@ def test_old_trajectory_files_without_measures_still_load():
     assert old.cosines == {} and old.references == {}
     verdict = judge_runs([old])
     assert verdict.label == INCONCLUSIVE and "no cosine to M" in verdict.reason
+    old.config["data"] = "orthogonal-imbalanced"  # an old per-sample file: judged on its direction, not a rate
+    assert handles_runs([old])
+    old.config["data"] = "default"  # Gaussian: not Thm 4.9's
+    assert not handles_runs([old])
 
 
 def test_large_problems_skip_the_conic_side_measures_but_keep_the_run_norm(monkeypatch):

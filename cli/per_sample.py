@@ -43,7 +43,7 @@ def prediction_json(algo: str, a: str, data: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "family": "per-sample", "algorithm": name, "norm": PER_SAMPLE_ALGORITHMS[name], "a": a, "batch": 1,
         "regime": "a in (0, 1]: the limit does not depend on a", "rate": None, "best_a": None,
-        "gap_to": "limit direction M/||M|| (the margin gap does not vanish)", "thresholds": {},
+        "gap_to": "limit direction M/||M|| (the margin gap need not vanish)", "thresholds": {},
         "source": SOURCE.to_json(), "status": STATUS,
         "assumptions": ["orthogonal scale-skewed data: d = k, h_i = s_i e_{y_i}, s_i > 0 (Def. 4.8)",
                         "per-sample updates (b = 1) under random reshuffling from W_0 = 0, no momentum, no VR"],

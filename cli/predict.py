@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from cli import per_sample
 from rates.schedules import parse_exponent
 from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
@@ -90,11 +91,19 @@ def predict(
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
     adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (SIGNADAM Thm 6.3 needs 0)"),
+    data: Optional[str] = typer.Option(None, "--data", help="with --batch 1: orthogonal data (preset, "
+                                       "orthogonal:counts=...,scales=..., or a file) for the limit direction M/||M||"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
     margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1 it predicts."""
     exponent = parse_exponent(a, "--a")
+    if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
+        resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
+        typer.echo(per_sample.predict(algo, str(exponent), data, as_json))
+        return
+    if data is not None:
+        raise InputError("--data", "is used with --batch 1 (per-sample limit direction) only; give --gamma/--B/--k")
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")

@@ -49,7 +49,8 @@ def describe(record: FitRecord) -> str:
         lines += [f"    {finding.status:<7} {hyp.name}: {finding.detail}" for hyp, finding in gate.checks]
     if pred is not None:
         applied = record.gate is None or record.gate.outcome == "covered"
-        lines.append(f"  {'predicted rate' if applied else 'family rate   '} : O({pred.rate.text})  [{source_text(pred)}]"
+        name = "predicted rate" if applied else "family rate   "
+        lines.append(f"  {name} : O({pred.rate.text})  [{source_text(pred)}]"
                      + ("" if applied else "  (not applied to this run: see the theorem's hypotheses)"))
     if v.fit is None:
         lines.append(f"  window         : {v.window.problem}")

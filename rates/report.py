@@ -434,12 +434,14 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
             Cell(_source_cell_text(rec),
                  r"\parbox[t]{3.1cm}{\raggedright\footnotesize "
                  + latex_escape(_source_cell_text(rec)).replace(r"\_", r"\_\allowbreak{}") + "}"),
-            Cell("-" if env is None else env.text(), "--" if env is None else f"$[{env.fastest:+.3f}, {env.slowest:+.3f}]$",
+            Cell("-" if env is None else env.text(),
+                 "--" if env is None else f"$[{env.fastest:+.3f}, {env.slowest:+.3f}]$",
                  value=None if env is None else env.to_json()),
             Cell(fit_text, fit_latex, value=None if v.fit is None else
                  {"slope": v.fit.slope, "stderr": v.fit.stderr, "ci95": [v.fit.ci_low, v.fit.ci_high]}),
             _window_cells(v),
-            Cell(f"{replicates['independent']} of {replicates['runs']}", value={**replicates, "seeds": list(rec.seeds)}),
+            Cell(f"{replicates['independent']} of {replicates['runs']}",
+                 value={**replicates, "seeds": list(rec.seeds)}),
             Cell(k_text, k_latex, value=None if v.log_power is None else
                  {"k": v.log_power.slope, "stderr": v.log_power.stderr}),
             Cell(v.label, value={"verdict": v.label, "reason": v.reason}),
@@ -636,8 +638,8 @@ def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: int, eta0: f
     simulated = time.perf_counter() - started
     records = [fit_group(group) for group in group_runs(runs)]
     draws = ", ".join(str(s) for s in data_seeds)
-    seeds_note = (f"Replicates: data draws {draws} of the '{DEFAULT_STUDY_DATA}' preset (--data-seeds); every run is full "
-                  f"batch from W_0 = 0, deterministic given the data, so each draw is one independent replicate; "
+    seeds_note = (f"Replicates: data draws {draws} of the '{DEFAULT_STUDY_DATA}' preset (--data-seeds); every run "
+                  f"is full batch from W_0 = 0, deterministic given the data, so each draw is one independent replicate; "
                   f"{steps} steps, eta_0 = {eta0:g}, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s "
                   f"of simulation on {runs[0].config.get('device', options.device)}.")
     meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "data_seeds": list(data_seeds), "steps": steps,

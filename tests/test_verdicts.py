@@ -263,9 +263,26 @@ def test_issue_runs_are_decided_by_their_hypotheses(tmp_path, capsys):
     cases = [
         (["--algo", "signsgd", "--batch", "16", "--data", "minibatch"], "not-applicable", "gamma_eff(b = 16) = "),
         (["--algo", "adam", "--adam-eps", "1e-8"], "no-theorem", "eps = 1e-08 > 0"),
-        (["--algo", "signsgd", "--batch", "1", "--data", "orthogonal-imbalanced"], "no-theorem", "M/||M||"),
     ]
     for args, label, phrase in cases:
         code, out, err = run_cli(["fit", *args, "--a", "1/2", "--steps", "300", "--device", "cpu"], capsys)
         assert code == 0, err
         assert f"verdict        : {label}" in out and phrase in out
+    # b = 1 on orthogonal data goes to the per-sample judge (rates.limit_direction): a direction, not a rate
+    code, out, err = run_cli(["fit", "--algo", "signsgd", "--batch", "1", "--data", "orthogonal-imbalanced",
+                              "--a", "1/2", "--steps", "300", "--device", "cpu"], capsys)
+    assert code == 0, err
+    assert "M/||M||" in out and "violated" not in out
+
+
+def test_gate_path_of_a_per_sample_run_is_never_violated():
+    """Where the per-sample judge does not take a run (e.g. table --fits), fit_group still says no-theorem."""
+    run = synthetic_run(lambda t: 0.5 * t ** -0.01, a="1/2", noise=0.01)
+    run.config.update(algo="signsgd", batch=1, source="minibatch",
+                      data_facts={"B": 2.0, "n": 10, "d": 3, "k": 3, "orthogonal": True, "class_counts": [6, 3, 1],
+                                  "hardest_scales": [1.0, 0.5, 2.0]})
+    record = fit_group([run])
+    assert record.gate.family.name == "per-sample" and record.verdict.label == "no-theorem"
+    # SignSGD's M = sum_c (n_c/n)(2 e_c - 1) e_c^T: column c has n_c/n on the diagonal, -n_c/n elsewhere, and
+    # ||M||_max = 0.6, so margin(M/||M||) = min_c s_c * 2 n_c/n / 0.6 = min(1 * 1.2, 0.5 * 0.6, 2 * 0.2)/0.6 = 0.5
+    assert "against 0.5 for the predicted limit M/||M||" in record.verdict.reason

@@ -639,7 +639,8 @@ def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: int, eta0: f
     records = [fit_group(group) for group in group_runs(runs)]
     draws = ", ".join(str(s) for s in data_seeds)
     seeds_note = (f"Replicates: data draws {draws} of the '{DEFAULT_STUDY_DATA}' preset (--data-seeds); every run "
-                  f"is full batch from W_0 = 0, deterministic given the data, so each draw is one independent replicate; "
+                  f"is full batch from W_0 = 0, deterministic given the data, so each draw is one independent "
+                  f"replicate; "
                   f"{steps} steps, eta_0 = {eta0:g}, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s "
                   f"of simulation on {runs[0].config.get('device', options.device)}.")
     meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "data_seeds": list(data_seeds), "steps": steps,

@@ -94,7 +94,8 @@ def _run_chains(families: list[str], results) -> tuple[list, bool]:
         if family == "per-sample":
             lines, follows = per_sample_chain_lines(claims, by_name)
             ok &= follows
-            out.append(({"family": family, "verdict": lines[-1].split("verdict: ")[1], "lines": lines}, lines))
+            verdict = lines[-1].split("verdict: ")[1] if "verdict: " in lines[-1] else lines[-1].split(": ", 1)[1]
+            out.append(({"family": family, "verdict": verdict, "lines": lines}, lines))
             continue
         result = evaluate(CHAINS[family], claims, by_name)
         ok &= not (result.verdict.startswith(BROKEN) or result.verdict.startswith(DOES_NOT_FOLLOW))

@@ -24,7 +24,7 @@ import sympy as sp
 
 from proofs.claims import SIGNADAM, Claim, ScalarProblem, SearchProblem
 from proofs.crossentropy import data_bound, log_uniform, proxy, random_problem, sample_gradients
-from proofs.derivation import cited, derivation, identity, lemma, scalar
+from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
 from proofs.softmax import proxy_ratio
 from proofs.stochastic import gradient_stability
 
@@ -90,7 +90,7 @@ def moment_ratio() -> Claim:
         status="rebuilt",
         domain="beta1^2 < beta2 < 1, any t and gradients, m_{-1} = v_{-1} = 0 (search: t < 40)",
         search=SearchProblem(sample, ratio, lambda g, b: {"grads": g.tolist(), "beta1": b[0], "beta2": b[1]}),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             identity("m_t = (1 - beta1) sum_tau (beta1/sqrt(beta2))^tau (beta2^(tau/2) g_(t-tau)) (regrouping)",
                      (beta1 / sp.sqrt(beta2)) ** 2 * beta2 - beta1**2),
             cited("Cauchy-Schwarz: m_t^2 <= (1 - beta1)^2 sum_tau (beta1^2/beta2)^tau * sum_tau beta2^tau g_(t-tau)^2 and "
@@ -100,7 +100,7 @@ def moment_ratio() -> Claim:
             scalar("(1 - u)/(1 - r) <= 1/(1 - r) for u = r^(t+1) in [0, 1], r in [0, 1/2] (and any r < 1 by the "
                    "same sign argument: -u <= 0)", ScalarProblem([r, t], [(0, sp.Rational(1, 2)), (0, 1)],
                                                                 (1 - t) / (1 - r), 1 / (1 - r))),
-        ),
+        )),
         constants={"C_D1": moment_ratio_constant(beta1, beta2)},
     )
 
@@ -173,14 +173,14 @@ def first_moment() -> Claim:
         status="rebuilt",
         domain="any data, any iterates W_0..W_t, beta1 in [0, 1) (search: n <= 5, k <= 4, d <= 3, t < 12)",
         search=_iterate_search("first"),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             identity("(1 - beta1) sum_{tau<=t} beta1^tau = 1 - beta1^(t+1) (t = 4 shown; geometric sum), so "
                      "m_t - (1 - beta1^(t+1)) g_t = (1 - beta1) sum_tau beta1^tau (g_(t-tau) - g_t)",
                      _geometric_identity(beta1)),
             cited("triangle inequality", "norm axioms"),
             lemma("||grad L(W') - grad L(W)||_sum <= 2 B (exp(2 B ||W' - W||_max) - 1) G(W) (C.10, b = n)",
                   gradient_stability()),
-        ),
+        )),
     )
 
 
@@ -206,7 +206,7 @@ def second_moment() -> Claim:
         status="rebuilt",
         domain="any data, any iterates W_0..W_t, beta2 in [0, 1) (search: n <= 5, k <= 4, d <= 3, t < 12)",
         search=_iterate_search("second"),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             identity("(1 - beta2) sum_{tau<=t} beta2^tau = 1 - beta2^(t+1) (t = 4 shown)", _geometric_identity(beta2)),
             cited("triangle inequality and |a^2 - b^2| = |a - b| |a + b| <= |a - b| (|a| + |b|)", "norm axioms"),
             identity("|S_c - [c = y]| <= 1 - S_y: for c = y it is 1 - S_y; for c != y, S_c <= sum_{c' != y} S_c' = "
@@ -215,7 +215,7 @@ def second_moment() -> Claim:
             lemma("||g_s - g_t||_sum <= 2 B (e^(2 B delta) - 1) G(W_t)", gradient_stability()),
             identity("(e^x - 1)(e^x + 1) = e^(2x) - 1 with x = 2 B delta", sp.expand((sp.exp(x) - 1) * (sp.exp(x) + 1))
                      - (sp.exp(2 * x) - 1)),
-        ),
+        )),
     )
 
 
@@ -258,14 +258,14 @@ def entry_alignment() -> Claim:
         domain="g, m in R^N, v in (0, inf)^N, any N (search: N <= 6)",
         search=SearchProblem(sample, ratio, lambda p, N: {"g": p[:N].tolist(), "m": p[N:2 * N].tolist(),
                                                           "v": np.exp(p[2 * N:]).tolist()}),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             identity("case g <= e + 2s: g m/sqrt(v) >= -C g, and -C g - (g - (1+C)(e + 2s)) = (1+C)(e + 2s - g) >= 0",
                      -C * g - (g - (1 + C) * (e + 2 * s_)) - (1 + C) * (e + 2 * s_ - g)),
             identity("case g > e + 2s: g (g - e)/(g + s) = g - (e + s) + s (e + s)/(g + s) >= g - (1+C)(e + 2s)",
                      g * (g - e) / (g + s_) - (g - (e + s_) + s_ * (e + s_) / (g + s_))),
             cited("v <= g^2 + s^2 <= (g + s)^2 and m >= g - e > 0 in the second case; sum_j s_j <= sqrt(N sum_j s_j^2)",
                   "monotonicity of sqrt; Cauchy-Schwarz"),
-        ),
+        )),
     )
 
 

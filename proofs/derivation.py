@@ -139,3 +139,12 @@ def derivation(*steps: Step) -> Callable[[], MethodResult]:
                             f"reduction, {len(steps)} steps checked ({cites} cited textbook facts): " + "; ".join(lines))
 
     return prove
+
+
+def lazy(factory: Callable[[], Callable[[], MethodResult]]) -> Callable[[], MethodResult]:
+    """Build a claim's proof only when it is checked: its sympy identities cost seconds, ``--list`` costs none."""
+
+    def prove() -> MethodResult:
+        return factory()()
+
+    return prove

@@ -17,7 +17,7 @@ from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProbl
     SimulationProblem
 from proofs.crossentropy import (NORM_NAMES, data_bound, log_uniform, loss, norm_value, proxy, random_problem,
                                  sample_gradients, split)
-from proofs.derivation import cited, derivation, identity, lemma, scalar
+from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
 from proofs.gradient import gradient_dual_lower, gradient_dual_upper
 from proofs.proxy import low_loss_separability, proxy_below_loss
 from proofs.softmax import _lse_hessian_identity, hessian_loss_bound, proxy_ratio
@@ -59,13 +59,13 @@ def loss_lipschitz() -> Claim:
         status="rebuilt",
         domain=f"any data, W, W' (search: n <= 6, k <= 5, d <= 4; norms {', '.join(NORM_NAMES)})",
         search=SearchProblem(sample, ratio, describe, starts=150, polish=3),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             identity("L is convex: its Hessian along u is a variance u^T (diag s - s s^T) u >= 0 (k = 3 identity)",
                      _lse_hessian_identity(3)),
             cited("convexity: L(W) >= L(W') + <grad L(W'), W - W'>; duality: <grad L, W' - W> <= ||grad L||_* ||W' - W||",
                   "first-order condition of convexity; definition of the dual norm"),
             lemma("||grad L(W')||_* <= 2 B G(W') <= 2 B", gradient_dual_upper()),
-        ),
+        )),
         constants={"c_lipschitz": sp.Integer(2)},
     )
 
@@ -134,11 +134,11 @@ def vr_momentum_error() -> Claim:
         status="rebuilt",
         domain="b | n, any iterates, snapshots at epoch starts, beta in [0, 1) (search: m = n/b <= 3, t < 3 epochs)",
         search=SearchProblem(sample, ratio, describe, starts=80, polish=2, max_evaluations=80),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             cited("triangle inequality over tau", "norm axioms"),
             lemma("||E_tau||_sum <= 2B c(n,b) (e^(2B||W_tau - W~_tau||_max) - 1) G(W~_tau) (C.13)", vr_deviation()),
             lemma("G(W~_tau) <= e^(2B||W~_tau - W_t||_max) G(W_t) (C.9)", proxy_ratio()),
-        ),
+        )),
     )
 
 
@@ -216,7 +216,7 @@ def signgd_unnormalized_margin() -> Claim:
         domain="SignGD iterates after t0 (proof: any data); simulation: n <= 5, k <= 3, d <= 3, B = 1, "
                "a in {0.3, 0.5, 0.75}, 3 runs of 600 steps (thorough 12 of 3000)",
         simulation=SimulationProblem(_signgd_runs),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             lemma("second-order term <= (eta^2/2) 4 B^2 G(W') (Hessian bound, ||sign||_max = 1)", hessian_loss_bound()),
             lemma("G(W') <= e^(2 B eta_0) G(W) along a step of max-norm eta <= eta_0", proxy_ratio()),
             lemma("first-order term: -eta ||grad L||_1 <= -eta gamma G (max-norm dual)", gradient_dual_lower()),
@@ -225,7 +225,7 @@ def signgd_unnormalized_margin() -> Claim:
             lemma("G <= L, so alpha eta^2 G/L <= alpha eta^2", proxy_below_loss()),
             lemma("e^(-margin) <= e^(n L) - 1 (C.8)", low_loss_separability()),
             scalar("e^x - 1 <= 2x for x in [0, log 2]", ScalarProblem([x_], [(0, sp.log(2))], sp.exp(x_) - 1, 2 * x_)),
-        ),
+        )),
     )
 
 
@@ -261,12 +261,12 @@ def per_sample_step_direction() -> Claim:
         domain="orthogonal data h = s e_y, any W, k = d (search: k <= 5, |logits| <~ 100)",
         search=SearchProblem(sample, ratio, lambda p, c: {"k": c[0], "y": c[1], "s": c[2], "W": p.tolist()},
                              starts=150, polish=2),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             identity("1 - S_y = sum_{c != y} S_c > 0 (k = 3, E_c = e^(z_c))",
                      sp.simplify(1 - 1 / (1 + E1 + E2) - (E1 + E2) / (1 + E1 + E2))),
             cited("so the gradient column y is (S - e_y) s: negative in row y, positive elsewhere; other columns 0 "
                   "(sign(0) = 0 there; the step moves column y only)", "softmax entries lie in (0, 1)"),
-        ),
+        )),
     )
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem
-from proofs.derivation import cited, derivation, identity, lemma, scalar
+from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
 from proofs.crossentropy import (NORM_NAMES, autograd_gradient, data_bound, logits, log_uniform, norm_value,
                                  proxy, random_problem, split)
 
@@ -51,7 +51,7 @@ def norm_ordering() -> Claim:
         status="given",
         domain=f"A in R^(k x d), k, d = 1..5; norms {', '.join(NORM_NAMES)} and their duals",
         search=SearchProblem(sample, ratio, lambda p, shape: {"A": p.reshape(shape).tolist()}, starts=150, polish=4),
-        symbolic_proof=_norm_ordering_proof(),
+        symbolic_proof=lazy(lambda: _norm_ordering_proof()),
     )
 
 
@@ -114,7 +114,7 @@ def gradient_dual_upper() -> Claim:
         domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10 (autograd accuracy); norms {', '.join(NORM_NAMES)}",
         search=_gradient_search(ratio, with_reference=False),
         notes="gradient by autograd; tolerance 1e-7 for its round-off where 1 - S_y is tiny",
-        symbolic_proof=_dual_upper_proof(),
+        symbolic_proof=lazy(lambda: _dual_upper_proof()),
         constants={"c_grad": sp.Integer(2)},
     )
 
@@ -161,7 +161,7 @@ def gradient_dual_lower() -> Claim:
         status="rebuilt",
         domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10, any reference W*; norms {', '.join(NORM_NAMES)}",
         search=_gradient_search(ratio, with_reference=True),
-        symbolic_proof=_dual_lower_proof(),
+        symbolic_proof=lazy(lambda: _dual_lower_proof()),
     )
 
 

@@ -12,7 +12,7 @@ import sympy as sp
 from scipy.special import logsumexp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, ScalarProblem, SearchProblem
-from proofs.derivation import cited, derivation, identity, lemma, scalar
+from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
 from proofs.crossentropy import (NORM_NAMES, autograd_curvature, complements, data_bound, log_complement, logits,
                                  log_uniform, norm_value, proxy, random_problem, softmax, split)
 
@@ -71,7 +71,7 @@ def simplex_complement(constant=2) -> Claim:
         domain="s in the simplex of R^k (k = 2..6 searched; scalar reduction x = s_c in [0, 1])",
         scalar=ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)),
         search=SearchProblem(sample, ratio, lambda z, c: {"logits": z.tolist(), "s": softmax(z).tolist(), "c": c}),
-        symbolic_proof=_simplex_reduction_then_scalar(constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x))),
+        symbolic_proof=lazy(lambda: _simplex_reduction_then_scalar(constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)))),
     )
 
 
@@ -104,7 +104,7 @@ def hessian_quadratic(constant=4) -> Claim:
         domain="s in the simplex of R^k, v in R^k, c in [k] (k = 2..5 searched)",
         search=SearchProblem(sample, ratio, lambda p, ctx: {"logits": p[:ctx[0]].tolist(), "v": p[ctx[0]:].tolist(),
                                                             "c": ctx[1]}),
-        symbolic_proof=_hessian_quadratic_proof(constant),
+        symbolic_proof=lazy(lambda: _hessian_quadratic_proof(constant)),
         constants={"c_hess_quadratic": sp.Integer(constant)},
     )
 
@@ -170,7 +170,7 @@ def hessian_loss_bound(constant=4) -> Claim:
         domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10, Delta; norms {', '.join(NORM_NAMES)}",
         search=SearchProblem(sample, ratio, describe, starts=150, polish=4, tolerance=1e-6),
         notes="tolerance 1e-6: autograd forms diag(s) - s s^T with cancellation where 1 - S_y is tiny",
-        symbolic_proof=_hessian_loss_proof(constant),
+        symbolic_proof=lazy(lambda: _hessian_loss_proof(constant)),
         constants={"c_hess": sp.Integer(constant)},
     )
 
@@ -236,7 +236,7 @@ def softmax_perturbation() -> Claim:
         domain="v, v' in R^k, k = 2..5 searched, all j and c",
         search=SearchProblem(sample, lambda p, k: float(np.exp(log_excess(p, k))),
                              lambda p, k: {"v": p[:k].tolist(), "v_prime": p[k:].tolist()}),
-        symbolic_proof=_softmax_perturbation_proof(),
+        symbolic_proof=lazy(lambda: _softmax_perturbation_proof()),
         constants={"c_softmax": sp.Integer(2)},
     )
 
@@ -299,12 +299,12 @@ def proxy_ratio() -> Claim:
         status="rebuilt",
         domain="n = 1..6, k = 2..5, d = 1..4, any W, W'",
         search=SearchProblem(sample, ratio, describe),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             cited("logits move by ||(W' - W) h_i||_inf <= ||W' - W||_max ||h_i||_1 <= B ||W' - W||_max",
                   "Hoelder's inequality, row by row"),
             lemma("per sample 1 - S_y(z') <= e^(2 ||z' - z||_inf) (1 - S_y(z))", softmax_perturbation()),
             identity("averaging the per-sample bounds over i gives G(W') <= e^(2 B ||W'-W||_max) G(W)", sp.Integer(0)),
-        ),
+        )),
         constants={"c_ratio": sp.Integer(2)},
     )
 

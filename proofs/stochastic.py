@@ -16,7 +16,7 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, Claim, ScalarProblem, SearchProblem
-from proofs.derivation import cited, derivation, finite, identity, lemma, scalar
+from proofs.derivation import cited, derivation, finite, identity, lazy, lemma, scalar
 from proofs.gradient import gradient_dual_upper
 from proofs.softmax import softmax_perturbation
 from rates.theorems.base import B as B_sym, b as b_sym, beta as beta_sym, n as n_sym
@@ -113,7 +113,7 @@ def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: 
         status="rebuilt",
         domain=f"any data and W, 1 <= b <= n <= {_N_MAX} (proof; search: n = 2..8, k = 2..4, d = 1..3)",
         search=SearchProblem(sample, ratio, describe),
-        symbolic_proof=derivation(*_finite_population_steps(error_bound)),
+        symbolic_proof=lazy(lambda: derivation(*_finite_population_steps(error_bound))),
         constants={"c_batch": sp.sympify(error_bound(B_sym, n_sym, b_sym, 1))},
     )
 
@@ -218,9 +218,9 @@ def vr_deviation() -> Claim:
         status="rebuilt",
         domain=f"any data, W, W~, 1 <= b <= n <= {_N_MAX} (proof; search: n = 2..8, k = 2..4, d = 1..3)",
         search=SearchProblem(sample, ratio, describe),
-        symbolic_proof=derivation(*_per_sample_difference_steps()[:-1], *_finite_population_steps(
+        symbolic_proof=lazy(lambda: derivation(*_per_sample_difference_steps()[:-1], *_finite_population_steps(
             lambda B, n, b, G: vr_deviation_bound(B, n, b, 1.0, G) / math.expm1(2.0 * B),
-            per_sample=_per_sample_difference_steps()[-1])),
+            per_sample=_per_sample_difference_steps()[-1]))),
         constants={"c_vr": 2 * B_sym * (n_sym / b_sym - 1)},
     )
 
@@ -280,13 +280,13 @@ def gradient_stability() -> Claim:
         status="rebuilt",
         domain="any data, W, W', batch (search: n = 1..7, 1 <= b <= n, k = 2..4, d = 1..3)",
         search=SearchProblem(sample, ratio, describe),
-        symbolic_proof=derivation(
+        symbolic_proof=lazy(lambda: derivation(
             *_per_sample_difference_steps()[:2],
             identity("per sample ||g_i(W') - g_i(W)||_sum = ||S(z') - S(z)||_1 ||h_i||_1 <= 2 B (e^(2 delta) - 1)(1 - S_y)",
                      sp.Integer(0)),
             identity("batch mean of non-negative terms: (1/b) sum_{i in S} x_i <= (n/b) (1/n) sum_i x_i",
                      (sp.Symbol("X") / b_sym) - (n_sym / b_sym) * (sp.Symbol("X") / n_sym)),
-        ),
+        )),
         constants={"c_stability": 2 * B_sym * n_sym / b_sym, "c_stability_exp": 2 * B_sym},
     )
 

@@ -34,7 +34,8 @@ def tightness(
 
     def progress(evaluation, candidate, best):
         if not as_json:
-            found = candidate.label + ("" if candidate.exponent != candidate.exponent else f", r_hat = {candidate.exponent:.3f}")
+            scored = candidate.exponent == candidate.exponent  # nan when the comparator had no fit
+            found = candidate.label + (f", r_hat = {candidate.exponent:.3f}" if scored else "")
             print(f"  run {evaluation + 1}/{budget}: {found}; worst so far "
                   f"{'-' if best is None else f'{best.exponent:.3f}'}", file=sys.stderr)
 

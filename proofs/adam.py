@@ -93,7 +93,8 @@ def moment_ratio() -> Claim:
         symbolic_proof=lazy(lambda: derivation(
             identity("m_t = (1 - beta1) sum_tau (beta1/sqrt(beta2))^tau (beta2^(tau/2) g_(t-tau)) (regrouping)",
                      (beta1 / sp.sqrt(beta2)) ** 2 * beta2 - beta1**2),
-            cited("Cauchy-Schwarz: m_t^2 <= (1 - beta1)^2 sum_tau (beta1^2/beta2)^tau * sum_tau beta2^tau g_(t-tau)^2 and "
+            cited("Cauchy-Schwarz: m_t^2 <= (1 - beta1)^2 sum_tau (beta1^2/beta2)^tau * sum_tau beta2^tau "
+                  "g_(t-tau)^2 and "
                   "the last sum is v_t/(1 - beta2)", "Cauchy-Schwarz inequality"),
             identity("sum_{j<=t} r^j = (1 - r^(t+1))/(1 - r) for r = beta1^2/beta2 in (0, 1)",
                      sp.simplify(sp.Sum(r**j, (j, 0, 5)).doit() - (1 - r**6) / (1 - r))),
@@ -229,7 +230,8 @@ def entry_alignment() -> Claim:
 
     Per entry (WLOG ``g >= 0`` by the symmetry ``(g, m) -> (-g, -m)``), with ``e_j = |m_j - g_j|`` and
     ``s_j = sqrt|v_j - g_j^2|``: if ``g <= e_j + 2 s_j`` then ``g m/sqrt(v) >= -C g >= g - (1+C)(e_j + 2 s_j)``;
-    otherwise ``m >= g - e_j > 0`` and ``sqrt(v) <= g + s_j``, and ``g (g - e)/(g + s) = g - (e + s) + s(e + s)/(g + s)``.
+    otherwise ``m >= g - e_j > 0`` and ``sqrt(v) <= g + s_j``, and
+    ``g (g - e)/(g + s) = g - (e + s) + s(e + s)/(g + s)``.
     Summing, ``sum_j s_j <= sqrt(N V)`` (Cauchy-Schwarz). Used with D.2/D.3 (``e <= K_1 eta G``,
     ``V <= K_2 eta G^2``) it gives ``<grad L, m/sqrt(v)> >= ||grad L||_1 - (1 + C)(K_1 eta + 2 sqrt(k d K_2 eta)) G``.
     """

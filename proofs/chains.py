@@ -86,7 +86,8 @@ def _curvature(claims: dict, step_bound=1) -> sp.Expr:
 
 
 _COMMON_HEAD = (
-    ChainStep("hessian-loss-bound", "second-order Taylor term <= (eta^2/2) c_hess B^2 ||Delta||^2 G(W'), ||Delta|| <= 1"),
+    ChainStep("hessian-loss-bound", "second-order Taylor term <= (eta^2/2) c_hess B^2 ||Delta||^2 G(W'), "
+                                    "||Delta|| <= 1"),
     ChainStep("proxy-ratio", "G(W') <= exp(c_ratio B ||W' - W||_max) G(W), ||W' - W||_max <= eta_t <= eta_0"),
     ChainStep("norm-ordering", "||Delta||_max <= ||Delta|| <= 1 in every entry-wise / Schatten norm"),
 )
@@ -96,9 +97,11 @@ _COMMON_TAIL = (
     ChainStep("separation-level-chord", "G <= 1/(2n) gives L <= log 2/n: separable and L <= 2G after t_1"),
     ChainStep("loss-below-twice-proxy", "L <= 2 G once L <= log2/n"),
     ChainStep("low-loss-separability", "margins >= -log(e^{nL} - 1) (separability after t_1)"),
-    ChainStep("signgd-unnormalized-margin", "unnormalised margin >= gamma_ref sum eta G/L - sum_j c_j S_{q_j+1} - log(2nL)"),
+    ChainStep("signgd-unnormalized-margin", "unnormalised margin >= gamma_ref sum eta G/L - sum_j c_j S_{q_j+1} "
+                                            "- log(2nL)"),
     ChainStep("proxy-lower-bound", "G/L -> 1 as L -> 0 (the margin's G/L factor)"),
-    ChainStep(None, "||W_t|| <= S_1(0, t) (unit steps) -> gap <= [sum_j c_j S_{q_j+1}(t_0,t) + gamma_ref S_1(0,t_1) + log n]"
+    ChainStep(None, "||W_t|| <= S_1(0, t) (unit steps) -> gap <= [sum_j c_j S_{q_j+1}(t_0,t) + gamma_ref "
+                    "S_1(0,t_1) + log n]"
                     " / S_1(0, t)"),
     ChainStep("partial-sum-integral-bounds", "integral bounds on S_p turn the bound into the corollary's rate"),
 )
@@ -112,7 +115,8 @@ def _minibatch(claims: dict) -> Derived:
     c_batch = _const(claims, "minibatch-gradient-error", "c_batch")
     return Derived({sp.Integer(1): _curvature(claims)}, gamma - 2 * c_batch,
                    _const(claims, "loss-lipschitz", "c_lipschitz"),
-                   ["gamma_eff = gamma - 2 ||E||_*/G: <grad L, Delta> >= ||grad_S L||_* - ||E||_* >= ||grad L||_* - 2||E||_*"])
+                   ["gamma_eff = gamma - 2 ||E||_*/G: <grad L, Delta> >= ||grad_S L||_* - ||E||_* >= ||grad "
+                    "L||_* - 2||E||_*"])
 
 
 @functools.lru_cache(maxsize=1)
@@ -145,7 +149,8 @@ def _vr(claims: dict) -> Derived:
     m = n / b
     # deviation <= c_vr (e^{x} - 1) G(W~) with x = c_soft B ||W_t - W~|| <= c_soft B m (1 + m) eta_t; e^x - 1 <= x e^x,
     # x <= c_soft B m eta_0; G(W~) <= e^{c_ratio B m eta_0} G(W_t); twice in <grad L, Delta>
-    noise = 2 * c_vr * c_soft * B * m * (1 + m) * sp.exp(c_soft * B * m * eta0_symbol) * sp.exp(c_ratio * B * m * eta0_symbol)
+    noise = (2 * c_vr * c_soft * B * m * (1 + m) * sp.exp(c_soft * B * m * eta0_symbol)
+             * sp.exp(c_ratio * B * m * eta0_symbol))
     return Derived({sp.Integer(1): _curvature(claims) + noise}, gamma, _const(claims, "loss-lipschitz", "c_lipschitz"),
                    ["||W_t - W~|| <= m eta_{t-m} <= m (1 + m) eta_t for t >= m (MINIBATCH F.1)"])
 
@@ -189,8 +194,10 @@ CHAINS = {
     "momentum": Chain("momentum", "mini-batch NSD + momentum (MINIBATCH Thm 4.3 / E.4)", _COMMON_HEAD + (
         ChainStep("gradient-dual-lower", "||grad L||_* >= gamma G"),
         ChainStep("momentum-accumulated-error", "||sum (1-beta) beta^(t-tau) E_tau|| <= c_momentum_error G (C.12)"),
-        ChainStep("gradient-stability", "||grad_S L(W') - grad_S L(W)|| <= c_stability (e^{c_exp ||W'-W||} - 1) G (C.10)"),
-        ChainStep("schedule-assumption-3.4", "sum_j beta^j (e^{c_1 sum eta} - 1) <= C eta_t (Ass. 3.4): the drift is O(eta_t)"),
+        ChainStep("gradient-stability", "||grad_S L(W') - grad_S L(W)|| <= c_stability (e^{c_exp ||W'-W||} - 1) "
+                                        "G (C.10)"),
+        ChainStep("schedule-assumption-3.4", "sum_j beta^j (e^{c_1 sum eta} - 1) <= C eta_t (Ass. 3.4): the "
+                                             "drift is O(eta_t)"),
     ) + _COMMON_TAIL, _template("momentum"), _momentum),
     "vr": Chain("vr", "VR mini-batch NSD (MINIBATCH Thm 4.6 / F.4)", _COMMON_HEAD + (
         ChainStep("gradient-dual-lower", "||grad L||_* >= gamma G"),
@@ -200,10 +207,13 @@ CHAINS = {
     ) + _COMMON_TAIL, _template("vr"), _vr),
     "adam": Chain("adam", "Adam, eps = 0 (SIGNADAM Thm 6.3 / D.8, Cor. 6.4)", _COMMON_HEAD + (
         ChainStep("adam-moment-ratio", "|m_t| <= C_D1 sqrt(v_t): ||Delta_t||_max <= C_D1 (D.1)"),
-        ChainStep("adam-first-moment", "||m_t - (1-beta1^{t+1}) g_t||_sum <= 2B(1-beta1) sum beta1^tau (e^{..} - 1) G (6.1/D.2)"),
-        ChainStep("adam-second-moment", "||v_t - (1-beta2^{t+1}) g_t^2||_sum <= 2B^2(1-beta2) sum beta2^tau (e^{..} - 1) G^2 (6.2/D.3)"),
+        ChainStep("adam-first-moment", "||m_t - (1-beta1^{t+1}) g_t||_sum <= 2B(1-beta1) sum beta1^tau (e^{..} "
+                                       "- 1) G (6.1/D.2)"),
+        ChainStep("adam-second-moment", "||v_t - (1-beta2^{t+1}) g_t^2||_sum <= 2B^2(1-beta2) sum beta2^tau "
+                                        "(e^{..} - 1) G^2 (6.2/D.3)"),
         ChainStep("schedule-assumption-3.4", "the two sums are <= K_1 eta_t, K_2 eta_t (Ass. 3.4)"),
-        ChainStep("adam-entry-alignment", "<g, m/sqrt(v)> >= ||g||_1 - (1+C_D1)(e + 2 sqrt(k d V)) (D.4): the eta^{1/2} term"),
+        ChainStep("adam-entry-alignment", "<g, m/sqrt(v)> >= ||g||_1 - (1+C_D1)(e + 2 sqrt(k d V)) (D.4): the "
+                                          "eta^{1/2} term"),
         ChainStep("gradient-dual-lower", "||grad L||_1 >= gamma G (max-norm margin)"),
     ) + _COMMON_TAIL, _template("adam"), _adam),
 }

@@ -136,7 +136,8 @@ def derivation(*steps: Step) -> Callable[[], MethodResult]:
                                     f"reduction fails at step {number}: {step.text} [{how}]")
         cites = sum(step.kind == "cited" for step in steps)
         return MethodResult("symbolic", VERDICT_PROVEN, len(steps), float("nan"), {"steps": lines},
-                            f"reduction, {len(steps)} steps checked ({cites} cited textbook facts): " + "; ".join(lines))
+                            f"reduction, {len(steps)} steps checked ({cites} cited textbook facts): "
+                            + "; ".join(lines))
 
     return prove
 

@@ -230,7 +230,8 @@ def _partial_sum_proof():
                  decreasing + q * x ** (-q - 1)),
         cited("for a decreasing f: int_{s+2}^{s+3} f <= f(s+2) <= int_{s+1}^{s+2} f; summing over s = t0..t-1 gives "
               "both bounds (the first term kept apart on the right)", "integral test (e.g. Apostol, Calculus I, 10.5)"),
-        identity("t1_integral_bound: int_{t0+2}^{T} x^(-a) dx = R/eta_0 at T = ((1-a) R/eta_0 + (t0+2)^(1-a))^(1/(1-a)), "
+        identity("t1_integral_bound: int_{t0+2}^{T} x^(-a) dx = R/eta_0 at T = ((1-a) R/eta_0 + "
+                 "(t0+2)^(1-a))^(1/(1-a)), "
                  "a = 1 - c < 1 (eta_0 = 1 by scaling)", sp.simplify(reached)),
         identity("and at a = 1 with T = (t0 + 2) e^(R/eta_0)", sp.simplify(sp.expand_log(reached_log, force=True))),
         cited("the ceiling only enlarges t, the integral is increasing in t, and the sum dominates the integral "

@@ -282,7 +282,8 @@ def gradient_stability() -> Claim:
         search=SearchProblem(sample, ratio, describe),
         symbolic_proof=lazy(lambda: derivation(
             *_per_sample_difference_steps()[:2],
-            identity("per sample ||g_i(W') - g_i(W)||_sum = ||S(z') - S(z)||_1 ||h_i||_1 <= 2 B (e^(2 delta) - 1)(1 - S_y)",
+            identity("per sample ||g_i(W') - g_i(W)||_sum = ||S(z') - S(z)||_1 ||h_i||_1 <= 2 B (e^(2 delta) - "
+                     "1)(1 - S_y)",
                      sp.Integer(0)),
             identity("batch mean of non-negative terms: (1/b) sum_{i in S} x_i <= (n/b) (1/n) sum_i x_i",
                      (sp.Symbol("X") / b_sym) - (n_sym / b_sym) * (sp.Symbol("X") / n_sym)),

@@ -73,7 +73,8 @@ def test_every_lemma_constant_mutation_changes_the_derived_template(family, clai
 
 def test_a_refuted_lemma_breaks_every_chain_that_uses_it():
     claims, results = _claims_and_results()
-    results["hessian-loss-bound"] = CheckResult(claims["hessian-loss-bound"], [MethodResult("adversarial", "counterexample")])
+    refuted = [MethodResult("adversarial", "counterexample")]
+    results["hessian-loss-bound"] = CheckResult(claims["hessian-loss-bound"], refuted)
     for family in CHAINS:
         assert evaluate(CHAINS[family], claims, results).verdict == BROKEN
 

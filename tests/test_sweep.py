@@ -75,7 +75,8 @@ def option_and_reason(line: str) -> tuple[str, str]:
     ('eta0 = [1.0, -1.0]', "eta0", "-1.0", ["--algo", "signgd", "--a", "1/2", "--eta0", "-1.0"]),
     ('algo = ["signgd", "bogus"]', "algo", '"bogus"', ["--algo", "bogus", "--a", "1/2"]),
     ('batch = [10, 7]\nalgo = "signsgd"', "batch", "7", ["--algo", "signsgd", "--a", "1/2", "--batch", "7"]),
-    ('momentum = [0.5, 1.0]\nalgo = "signum"', "momentum", "1.0", ["--algo", "signum", "--a", "1/2", "--momentum", "1.0"]),
+    ('momentum = [0.5, 1.0]\nalgo = "signum"', "momentum", "1.0",
+     ["--algo", "signum", "--a", "1/2", "--momentum", "1.0"]),
     ('seed = [0, -1]', "seed", "-1", ["--algo", "signgd", "--a", "1/2", "--seed", "-1"]),
     ('checkpoints = "many"', "checkpoints", '"many"', ["--algo", "signgd", "--a", "1/2", "--checkpoints", "many"]),
 ])

@@ -64,7 +64,7 @@ def kill_a_worker() -> int:
     return workers[0].pid
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def two_workers():
     from distributed import LocalCluster
 
@@ -111,7 +111,17 @@ def test_interrupted_sweep_resumes_exactly_once_and_bit_identical(tmp_path, caps
     assert os.getpid() not in workers
 
 
+def test_the_default_study_runs_its_tasks_on_a_cluster_with_the_serial_results(two_workers):
+    from rates.report import DEFAULT_STUDY_CONFIGS, simulate_study_seeds
+
+    on_cluster = simulate_study_seeds([0], 150, "cpu", progress=False, scheduler=two_workers)
+    serial = simulate_study_seeds([0], 150, "cpu", progress=False, parallel=False)
+    assert [(run.config["algo"], run.config["a"]) for run in on_cluster] == list(DEFAULT_STUDY_CONFIGS)
+    assert [json.dumps(run.to_json()) for run in on_cluster] == [json.dumps(run.to_json()) for run in serial]
+
+
 def test_the_default_scheduler_embeds_a_local_cluster(tmp_path, capsys):
+    before = {p.pid for p in worker_processes()}
     grid = write_grid(tmp_path / "grid.toml", "[grid]\nalgo = ['signgd', 'ngd']\na = '1/2'\nsteps = 200\n"
                       "checkpoints = 8\ndevice = 'cpu'\n")
     code, text, err = sweep(capsys, grid, "--out", tmp_path / "out", "--workers", "2")
@@ -119,4 +129,4 @@ def test_the_default_scheduler_embeds_a_local_cluster(tmp_path, capsys):
     files = sorted((tmp_path / "out" / "trajectories").glob("task-*.json"))
     pids = {json.loads(path.read_text())["meta"]["worker"]["pid"] for path in files}
     assert len(files) == 2 and os.getpid() not in pids
-    assert not worker_processes()  # the embedded cluster is gone with the command
+    assert {p.pid for p in worker_processes()} <= before  # the embedded cluster is gone with the command

@@ -56,7 +56,7 @@ def measure(tasks: list[EngineTask], workers: int, repeats: int) -> dict:
     from distributed import Client, LocalCluster
 
     started = time.perf_counter()
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.ERROR)
     client = Client(cluster)
     try:

@@ -188,11 +188,11 @@ class _dask_client:
         if self.executor == "local":
             count = self.workers if self.workers is not None else (os.cpu_count() or 1)
             count = max(1, min(int(count), self.n_tasks))
-            # processes, one thread each: the step loop holds the GIL; no dashboard, so that several
-            # sweeps on one machine never compete for its port
+            # processes, one thread each: the step loop holds the GIL; the scheduler's HTTP server (it starts
+            # even without bokeh) on a random port, so that several sweeps on one machine never compete for 8787
             with _workers_ignore_sigint():
                 self.cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR)
+                                            dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
             try:

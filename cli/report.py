@@ -24,6 +24,9 @@ def report(
     device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
     quick: bool = typer.Option(False, "--quick", help="a tiny version for tests and smoke runs"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show progress while simulating"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="where the engine tasks run: local (an "
+                                            "embedded Dask cluster), serial (this process) or a Dask scheduler "
+                                            "address such as tcp://host:8786; default: the study's own"),
 ) -> None:
     """Run STUDY (default: SignGD/NGD/Spectral-GD/Adam rates) and write its artefacts into --out.
 
@@ -37,7 +40,8 @@ def report(
         raise InputError("--out", f"{out} exists and is not a directory")
     run_study = get_study(study)
     written = run_study(out, StudyOptions(seeds=None if shuffles is None else len(shuffles), data_seeds=draws,
-                                          shuffle_seeds=shuffles, device=device, quick=quick, progress=progress))
+                                          shuffle_seeds=shuffles, device=device, quick=quick, progress=progress,
+                                          scheduler=scheduler))
     print(f"wrote {len(written)} files to {out}")
     table = out / "table.md"
     if table.exists():

@@ -45,6 +45,8 @@ SOURCE_FULL, SOURCE_MINIBATCH, SOURCE_VR = 0, 1, 2
 
 # exp(x) is exactly 0.0 in float64 for x < -745.14; a weight this far below the largest one is 0.
 _UNDERFLOW = -746.0
+# While every z_y - t_j stays below this, 1 / P_j < e^700 k: no logarithms needed (see _scaled_gradient).
+_LINEAR_LIMIT = 700.0
 _TINY = np.finfo(np.float64).tiny
 _EPS = np.finfo(np.float64).eps
 # Muon's quintic Newton-Schulz coefficients, as rates.norms._NS_COEFFS
@@ -53,64 +55,89 @@ _NS_STEPS = 5
 
 
 @njit(cache=True)
-def _scaled_gradient(W, H, y, samples, offset, count, logits, log_top, G):
+def _scaled_gradient(W, H, y, samples, offset, count, logits, log_top, top_class, G):
     """``G`` (k, d) and s with ``e^s G`` = the mean gradient over ``samples[offset:offset + count]``; returns s.
 
-    ``logits`` (k, count) and ``log_top`` (count,) are scratch. See the module docstring.
+    Sample j's wrong-class probabilities are ``S_c = e^{z_c - t_j} P_j`` with ``t_j`` its top wrong logit and
+    ``P_j = 1 / (sum_{c != y} e^{z_c - t_j} + e^{z_y - t_j})`` its largest wrong-class probability; the shift
+    s is ``max_j log P_j``. While every ``z_y - t_j < LINEAR_LIMIT`` the P_j are normal numbers and are
+    formed directly (two transcendental calls fewer per sample); beyond, in logarithms. ``logits``
+    (k, count), ``log_top`` (count,) and ``top_class`` (count,) are scratch.
     """
     k, d = W.shape
     bound_max = -np.inf
+    lead_max = -np.inf
     for j in range(count):
         i = samples[offset + j]
         label = y[i]
         top_wrong = -np.inf
+        best = 0
         for c in range(k):
             z = 0.0
             for l in range(d):
                 z += W[c, l] * H[i, l]
             logits[c, j] = z
             if c != label and z > top_wrong:
-                top_wrong = z
-        # log of the largest wrong-class probability is at most top_wrong - max(z_y, top_wrong) ...
-        bound = top_wrong - max(logits[label, j], top_wrong)
-        log_top[j] = bound
-        if bound > bound_max:
-            bound_max = bound
-    # ... and at least that minus log k, so samples below this cut contribute exactly 0
-    cut = bound_max - math.log(k) + _UNDERFLOW
-    log_scale = -np.inf
-    for j in range(count):
-        if log_top[j] < cut:
-            continue
-        label = y[samples[offset + j]]
-        top_wrong = -np.inf
-        for c in range(k):
-            if c != label and logits[c, j] > top_wrong:
-                top_wrong = logits[c, j]
-        wrong_sum = 0.0
-        for c in range(k):
-            if c != label:
-                e = math.exp(logits[c, j] - top_wrong)
-                logits[c, j] = e
-                wrong_sum += e
+                top_wrong, best = z, c
+        top_class[j] = best
         lead = logits[label, j] - top_wrong
-        if lead > 0.0:
-            log_total = lead + math.log1p(wrong_sum * math.exp(-lead))
-        else:
-            log_total = math.log(wrong_sum + math.exp(lead))
-        log_top[j] = -log_total  # log of the largest wrong-class probability of sample j
-        if log_top[j] > log_scale:
-            log_scale = log_top[j]
+        for c in range(k):
+            logits[c, j] -= top_wrong  # z_c - t_j: 0 at the top wrong class
+        # log P_j is at most -max(lead, 0) and at least that minus log k
+        log_top[j] = -max(lead, 0.0)
+        bound_max = max(bound_max, log_top[j])
+        lead_max = max(lead_max, lead)
+    if lead_max < _LINEAR_LIMIT:
+        top = 0.0
+        for j in range(count):
+            label = y[samples[offset + j]]
+            total = 0.0
+            for c in range(k):
+                if c == top_class[j]:
+                    logits[c, j] = 1.0
+                else:
+                    logits[c, j] = math.exp(logits[c, j])
+                total += logits[c, j]  # the label's e^{z_y - t_j} included
+            log_top[j] = 1.0 / total  # P_j itself on this path
+            top = max(top, log_top[j])
+        for j in range(count):
+            log_top[j] /= top
+        log_scale = math.log(top)
+    else:
+        # samples below this cut have every weight below e^-746 of the largest: exactly 0, skipped
+        cut = bound_max - math.log(k) + _UNDERFLOW
+        log_scale = -np.inf
+        for j in range(count):
+            if log_top[j] < cut:
+                continue
+            label = y[samples[offset + j]]
+            wrong_sum = 0.0
+            for c in range(k):
+                if c == top_class[j]:
+                    logits[c, j] = 1.0
+                    wrong_sum += 1.0
+                elif c != label:
+                    logits[c, j] = math.exp(logits[c, j])
+                    wrong_sum += logits[c, j]
+            lead = logits[label, j]
+            if lead > 0.0:
+                log_total = lead + math.log1p(wrong_sum * math.exp(-lead))
+            else:
+                log_total = math.log(wrong_sum + math.exp(lead))
+            log_top[j] = -log_total
+            log_scale = max(log_scale, log_top[j])
+        for j in range(count):
+            log_top[j] = math.exp(log_top[j] - log_scale) if log_top[j] - log_scale >= _UNDERFLOW else 0.0
     for c in range(k):
         for l in range(d):
             G[c, l] = 0.0
     inv_count = 1.0 / count
     for j in range(count):
-        if log_top[j] - log_scale < _UNDERFLOW:
+        if log_top[j] == 0.0:  # a weight that underflowed: exactly 0
             continue
         i = samples[offset + j]
         label = y[i]
-        factor = math.exp(log_top[j] - log_scale) * inv_count
+        factor = log_top[j] * inv_count
         label_coeff = 0.0
         for c in range(k):
             if c != label:
@@ -246,15 +273,20 @@ def _schatten_direction(Z, direction, q, D):
     elif direction == DIRECTION_NUCLEAR:
         weights[0] = 1.0 if sigma[0] > 0.0 else 0.0
     else:
+        # As for the polar factor, singular values within the SVD's rounding of 0 are 0. Kept, they would
+        # weigh sigma^(q-1) ~ eps^(q-1) (1e-8 at q = 3/2): the gradient's rows sum to 0, so for k <= d one
+        # singular value is exactly 0 and the SVD returns rounding noise for it.
+        tol = top * (max(k, d) * _EPS)
         safe = top if top > 0.0 else 1.0
         total = 0.0
         for j in range(rank):
-            total += (sigma[j] / safe) ** q
+            if sigma[j] > tol:
+                total += (sigma[j] / safe) ** q
         denom = total ** ((q - 1.0) / q)
         if not denom > 0.0:
             denom = 1.0
         for j in range(rank):
-            weights[j] = (sigma[j] / safe) ** (q - 1.0) / denom
+            weights[j] = (sigma[j] / safe) ** (q - 1.0) / denom if sigma[j] > tol else 0.0
     for c in range(k):
         for l in range(d):
             total = 0.0
@@ -321,6 +353,7 @@ def _advance_one(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta
     steps_per_epoch = n // count
     logits = np.empty((k, count))
     log_top = np.empty(n)
+    top_class = np.empty(n, dtype=np.int64)
     G = np.empty((k, d))
     D = np.empty((k, d))
     snap_batch = np.empty((k, d))
@@ -342,7 +375,7 @@ def _advance_one(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta
                         for i in range(n):
                             total += snap_coeff[c, i] * (H[i, l] / n)
                         snap_full[c, l] = total
-        scale = _scaled_gradient(W, H, y, samples, offset, count, logits, log_top, G)
+        scale = _scaled_gradient(W, H, y, samples, offset, count, logits, log_top, top_class, G)
         if source == SOURCE_VR:
             for c in range(k):
                 for l in range(d):

@@ -4,8 +4,8 @@ Setting: THEORY.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration 
 exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
 every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
-:class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group as one batched
-tensor program from ``W_0 = 0``: ``W`` has shape (R, k, d).
+:class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group from ``W_0 = 0``
+(``W`` has shape (R, k, d)), by the stepper below.
 
 Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-domain weights) ->
 [momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 (t+2)^-a``.
@@ -194,14 +194,15 @@ def resolve_engine(engine: str, device: torch.device) -> str:
     if key == "auto":
         return "fused" if device.type == "cpu" and available() else "torch"
     if key == "fused" and device.type != "cpu":
-        raise InputError("--engine", f"fused runs on the CPU only; use --device cpu or --engine torch (device {device})")
+        raise InputError("--engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
     if key == "fused" and not available():
         raise InputError("--engine", "fused needs numba, which does not import here; use --engine torch")
     return key
 
 
 def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int, steps: int,
-              times: np.ndarray, advance=None, engine: str = "auto") -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
+              times: np.ndarray, advance=None,
+              engine: str = "auto") -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
     """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records."""
     recipe = runs[0].recipe
     if any(r.recipe != recipe for r in runs):
@@ -324,7 +325,8 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
             log_loss=column["log_loss"], norm=column["norm"],
             margins={name: column[f"margin:{name}"] for name in REPORTED_NORMS},
         ))
-    meta = {"engine": "rates.engine.simulate", "stepper": stepper, "steps": int(steps), "device": str(dev), "dtype": "float64",
+    meta = {"engine": "rates.engine.simulate", "stepper": stepper, "steps": int(steps), "device": str(dev),
+            "dtype": "float64",
             "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},
             "groups": len(groups), "wall_s": wall, "config_steps_per_s": len(specs) * steps / max(wall, 1e-12)}
     return Trajectory(runs=runs, meta=meta)

@@ -127,10 +127,10 @@ def gap_errors(data, step_counts: list[int]) -> list[tuple[int, float, float]]:
     return rows
 
 
-def measure(data, steps: int, plain_steps: int, sizes: list[int], repeats: int) -> dict:
+def measure(data, steps_of: dict, plain_steps: int, sizes: list[int], repeats: int) -> dict:
+    """Median rates over ``repeats`` rounds; ``steps_of[R]`` engine steps for R configurations."""
     H = torch.as_tensor(np.asarray(data.H), dtype=torch.float64)
     y = torch.as_tensor(np.asarray(data.y), dtype=torch.long)
-    times = checkpoint_times(steps, 60)
     samples: dict[str, list[float]] = {}
 
     def add(key: str, value: float) -> None:
@@ -145,6 +145,8 @@ def measure(data, steps: int, plain_steps: int, sizes: list[int], repeats: int) 
                                                           plain_steps), time.process_time)
         add("plain", plain_steps / seconds)
         for R in sizes:
+            steps = steps_of[R]
+            times = checkpoint_times(steps, 60)
             runs = [resolve_spec(spec, data.n) for spec in configurations(R)]
             (W_torch, _), seconds = timed(lambda: run_group(runs, H, y, data.k, steps, times, engine="torch"),
                                           time.process_time)
@@ -177,7 +179,8 @@ def long_run(steps: int) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20000, help="engine steps per timing")
+    parser.add_argument("--steps", type=int, default=100000, help="engine steps per timing at R = 1")
+    parser.add_argument("--many-steps", type=int, default=5000, help="engine steps per timing at R > 1")
     parser.add_argument("--plain-steps", type=int, default=2000, help="plain-loop steps per timing")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sizes", default="1,256", help="comma-separated numbers of configurations R")
@@ -199,14 +202,15 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"`rates run --steps 1` with the warm cache: {start['rates_run'][0]:.2f} s wall, "
               f"{start['rates_run'][1]:.2f} s CPU")
     gemm_all, gemm_one = gemm_gflops()
-    result = measure(data, args.steps, args.plain_steps, sizes, args.repeats)
+    steps_of = {R: args.steps if R == 1 else args.many_steps for R in sizes}
+    result = measure(data, steps_of, args.plain_steps, sizes, args.repeats)
     cores = available_cores()
-    print(f"\nfull-batch SignGD, data 'default' (n={data.n}, k={data.k}, d={data.d}); engine {args.steps} steps, "
-          f"plain loop {args.plain_steps} steps; median of {args.repeats} (min-max in brackets); "
+    print(f"\nfull-batch SignGD, data 'default' (n={data.n}, k={data.k}, d={data.d}); "
+          f"engine {args.steps} steps at R = 1, {args.many_steps} at R > 1, 60 checkpoints; plain loop {args.plain_steps} steps; median of {args.repeats}; "
           f"{cores} core(s); torch {torch.__version__}, numpy {np.__version__}")
     plain = result["plain"]
     lo, hi = result["spread:plain"]
-    print(f"plain PyTorch autograd loop: {plain:,.0f} steps/CPU-s [{lo:,.0f}-{hi:,.0f}]")
+    print(f"plain PyTorch autograd loop: {plain:,.0f} steps/CPU-s (min-max {lo:,.0f}-{hi:,.0f})")
     print("| R | torch engine (config-steps/CPU-s) | fused (per CPU-s) | fused (per wall-s) | fused / torch engine "
           "| fused / plain loop (CPU) | fused / plain loop (wall) | rel. W diff fused vs torch (median) "
           "| share of runs > 1e-12 apart |")
@@ -216,6 +220,10 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"| {R} | {torch_rate:,.0f} | {fused:,.0f} | {wall:,.0f} | {fused / torch_rate:.1f}x | "
               f"{fused / plain:.0f}x | {wall / plain:.0f}x | {result[f'diff:{R}']:.1e} | "
               f"{result[f'apart:{R}']:.1%} |")
+    for R in sizes:
+        spreads = ", ".join(f"{name} {result[f'spread:{name}:{R}'][0]:,.0f}-{result[f'spread:{name}:{R}'][1]:,.0f}"
+                            for name in ("torch", "fused", "fused-wall"))
+        print(f"  R={R} min-max over repeats: {spreads}")
     best = max(result[f"fused-wall:{R}"] for R in sizes)
     print(f"\nfp64 peak by NumPy GEMM (1500^2, this run): {gemm_all:.1f} GFLOP/s on all cores (wall), "
           f"{gemm_one:.1f} GFLOP/s on one core (CPU); engine at {flops_per_step(data):.0f} flop/step: "

@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> dict:
     result = measure(data, steps_of, args.plain_steps, sizes, args.repeats)
     cores = available_cores()
     print(f"\nfull-batch SignGD, data 'default' (n={data.n}, k={data.k}, d={data.d}); "
-          f"engine {args.steps} steps at R = 1, {args.many_steps} at R > 1, 60 checkpoints; plain loop {args.plain_steps} steps; median of {args.repeats}; "
+          f"engine {args.steps} steps at R = 1, {args.many_steps} at R > 1, 60 checkpoints; "
+          f"plain loop {args.plain_steps} steps; median of {args.repeats}; "
           f"{cores} core(s); torch {torch.__version__}, numpy {np.__version__}")
     plain = result["plain"]
     lo, hi = result["spread:plain"]

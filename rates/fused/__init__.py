@@ -14,9 +14,13 @@ caches the machine code on disk (``cache=True``, ``__pycache__`` next to the sou
 use pays the compilation (measured by ``benchmarks/engine_speed.py``).
 
 Scope: the CPU path of ``rates.engine`` (``engine="auto"`` or ``"fused"`` on cpu). On cuda the torch path
-(:mod:`rates.optim`) remains the implementation; it is also kept callable on the CPU (``--engine torch``)
-as the previous engine that the tests compare against. The mpmath reference (:mod:`rates.reference`)
-stays the independent check of both.
+(:mod:`rates.optim`) remains the implementation (no GPU kernel here: no GPU was available to measure one);
+it is also kept callable on the CPU (``--engine torch``) as the previous engine that the tests compare
+against. The mpmath reference (:mod:`rates.reference`) stays the independent check of both.
+
+One definition per optimiser: only partly. On the CPU the fused kernels replace the torch program, but
+the torch program stays as the cuda path, so two implementations exist; ``tests/test_fused.py`` holds
+them to 1e-12 of each other and of mpmath on every recipe where float64 allows it (see its notes).
 """
 
 from __future__ import annotations

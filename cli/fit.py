@@ -84,9 +84,10 @@ def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], devic
     from rates.trajectory import save
 
     def make_spec(shuffle: int) -> RunSpec:
-        return RunSpec(seed=shuffle, **{k: v for k, v in options.items() if k not in ("data", "steps")})
+        return RunSpec(seed=shuffle, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
 
-    trajectory = simulate_plan(make_spec, options["data"], data_seeds, seeds, steps, checkpoints, device)
+    trajectory = simulate_plan(make_spec, options["data"], data_seeds, seeds, steps, checkpoints, device,
+                               engine=options.get("engine", "auto"))
     for run in trajectory.runs if window is not None else ():
         choose_window(run, window)
     if out is not None:

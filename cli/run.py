@@ -63,7 +63,7 @@ def refuse_identical_replicates(specs: list[RunSpec], n: int, shuffles: list[int
 
 
 def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[int], steps: int, checkpoints: int,
-                  device: str):
+                  device: str, engine: str = "auto"):
     """Run every (data draw, reshuffling stream) pair; one ``simulate`` call per data draw."""
     from rates.trajectory import Trajectory
 
@@ -73,7 +73,7 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
         specs = [make_spec(s) for s in shuffles]
         refuse_identical_replicates(specs, dataset.n, shuffles)
         trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=sys.stderr.isatty())
+                              progress=sys.stderr.isatty(), engine=engine)
         for run in trajectory.runs:
             run.config["data_seed"] = data_seed
         runs += trajectory.runs
@@ -114,6 +114,8 @@ def run(
     data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="several draws of a generated dataset: "
                                              "0..4 or 0,3,7 (default: --seed)"),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    engine: str = typer.Option("auto", "--engine",
+                               help="auto | fused (compiled CPU kernels) | torch (the batched torch program)"),
     polar: str = typer.Option("exact", "--polar", help="spectral directions: exact (SVD) | newton-schulz (Muon)"),
     checkpoints: int = typer.Option(60, "--checkpoints", help="number of log-spaced checkpoints >= 2"),
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
@@ -135,7 +137,7 @@ def run(
         return RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=shuffle, norm=norm, batch=batch, momentum=momentum,
                        vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
 
-    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device)
+    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine)
     trajectory.meta["command"] = "rates run"
     save(trajectory, out)
     typer.echo(summary(trajectory))

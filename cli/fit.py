@@ -17,13 +17,14 @@ from typing import Optional
 
 import typer
 
-from rates.schedules import parse_exponent
 from cli.run import parse_seeds
 from cli.run import run as run_command
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
-from rates.report import FitRecord, fit_group, group_runs, run_slug, source_text
-from rates.trajectory import Run, Trajectory
+
+if typing.TYPE_CHECKING:
+    from rates.report import FitRecord
+    from rates.trajectory import Run
 
 def _plot_path(base: Path, slug: str, several: bool) -> Path:
     return base.with_name(f"{base.stem}_{slug}{base.suffix}") if several else base
@@ -31,6 +32,8 @@ def _plot_path(base: Path, slug: str, several: bool) -> Path:
 
 def describe(record: FitRecord) -> str:
     """The human-readable verdict block: every number with its source, window and uncertainty."""
+    from rates.report import source_text
+
     v, pred = record.verdict, record.prediction
     seeds = ", ".join(str(s) for s in record.seeds)
     lines = [f"{record.title}  (seeds {seeds})",
@@ -65,7 +68,7 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
     """
     from rates.data import parse_data
     from rates.engine import RunSpec, simulate
-    from rates.trajectory import save
+    from rates.trajectory import Trajectory, save
 
     runs: list[Run] = []
     meta: dict = {}
@@ -122,6 +125,8 @@ def fit(**options) -> None:
     seed, seeds = options.pop("seed"), options.pop("seeds")
     device, checkpoints = options.pop("device"), options.pop("checkpoints")
     from rates.plots import check_figure_path, plot_fit
+    from rates.report import fit_group, group_runs, run_slug
+    from rates.schedules import parse_exponent
     from rates.trajectory import load
 
     if not (0 < tolerance < 1):

@@ -14,14 +14,6 @@ from typing import Optional
 import typer
 
 from rates.errors import InputError
-from rates.homogeneous.data import load_dataset, parse_data_spec
-from rates.homogeneous.measures import check_loss
-from rates.homogeneous.models import INIT_RULES, relu_network
-from rates.homogeneous.steepest import ALGORITHMS, make_optimizer
-from rates.homogeneous.study import default_lr
-from rates.homogeneous.summary import history_table
-from rates.homogeneous.train import TrainConfig, pick_device, train
-from rates.io import write_text_atomic
 
 FORMATS = ("markdown", "latex", "json")
 
@@ -53,6 +45,16 @@ def homogeneous(
     out: Optional[Path] = typer.Option(None, "--out", help="write the checkpoint history as JSON here"),
 ) -> None:
     """Train homogeneous ReLU nets (FLAVORS, 001_76d30ba647d4c3d1.txt) and print the measured margins."""
+    # here, not at the top: torch costs seconds that `rates --help` must not pay
+    from rates.homogeneous.data import load_dataset, parse_data_spec
+    from rates.homogeneous.measures import check_loss
+    from rates.homogeneous.models import INIT_RULES, relu_network
+    from rates.homogeneous.steepest import ALGORITHMS, make_optimizer
+    from rates.homogeneous.study import default_lr
+    from rates.homogeneous.summary import history_table
+    from rates.homogeneous.train import TrainConfig, pick_device, train
+    from rates.io import write_text_atomic
+
     if algo not in ALGORITHMS:
         raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algo!r}")
     kind, _ = parse_data_spec(data)

@@ -6,10 +6,7 @@ from typing import Optional
 
 import typer
 
-from rates.schedules import parse_exponent
-from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
-from rates.theorems import predict as predict_rate
 
 
 def _positive(value: Optional[float], option: str) -> Optional[float]:
@@ -68,6 +65,10 @@ def predict(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Predict the margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1."""
+    from rates.algorithms import resolve_algorithm  # here: sympy's import time is paid only by commands using it
+    from rates.schedules import parse_exponent
+    from rates.theorems import predict as predict_rate
+
     exponent = parse_exponent(a, "--a")
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:

@@ -12,11 +12,7 @@ from typing import Optional
 
 import typer
 
-from rates.schedules import parse_exponent
-from rates.data import parse_data
-from rates.engine import RunSpec, simulate
 from rates.errors import InputError
-from rates.trajectory import save
 
 
 def parse_seeds(seed: int, seeds: Optional[str]) -> list[int]:
@@ -73,6 +69,11 @@ def run(
     out: str = typer.Option(..., "--out", help="Trajectory JSON to write"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
+    from rates.data import parse_data  # here, not at the top: torch costs seconds that `rates --help` must not pay
+    from rates.engine import RunSpec, simulate
+    from rates.schedules import parse_exponent
+    from rates.trajectory import save
+
     exponent = parse_exponent(a, "--a")
     if steps < 1:
         raise InputError("--steps", f"must be a positive integer, got {steps}")

@@ -7,19 +7,20 @@ from typing import Optional
 
 import typer
 
-from rates import asymptotics
-from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.tables import Cell, Table
-from rates.theorems import FAMILIES, FAMILY_EXAMPLES, template_for
-from rates.theorems.per_sample import SOURCE as PER_SAMPLE_SOURCE
 
 FORMATS = ("latex", "markdown", "json")
 
 
 def predicted_rates_table() -> Table:
     """One row per family and regime; rates, regimes and best ``a`` are derived, never looked up."""
+    from rates import asymptotics  # here: sympy's import time is paid only when a table is made
+    from rates.algorithms import resolve_algorithm
+    from rates.theorems import FAMILIES, FAMILY_EXAMPLES, template_for
+    from rates.theorems.per_sample import SOURCE as PER_SAMPLE_SOURCE
+
     table = Table(["family", "algorithms", "regime", "rate", "r", "k", "best a", "gap to", "source", "status"],
                   caption="Predicted margin-gap rates O(t^-r (log t)^k) for eta_t = eta_0 (t+2)^-a",
                   label="tab:predicted-rates")

@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
+from rates.lazy import lazy_module
+
+torch = lazy_module("torch", globals())  # parse_norm serves `rates predict`, which must not wait for torch
 
 from rates.errors import InputError
 

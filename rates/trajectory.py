@@ -85,6 +85,47 @@ def _array(raw: Any, where: str, path: str) -> np.ndarray:
         raise InputError("--from", f"{path}: {where} holds a non-number") from None
 
 
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], where: str) -> None:
+    """Refuse what no run of ``rates run`` can produce, so ``fit`` never judges nonsense.
+
+    ``gamma`` is a max margin (> 0 on separable data, THEORY.md section 1); ``gap = gamma - margin`` is
+    >= 0 up to the solver's certified accuracy (a margin above the max margin is impossible); a diverged
+    run (NaN, infinite gap) has no rate to fit; ``a`` and ``eta0`` must be a valid schedule.
+    """
+    from rates.schedules import parse_exponent
+
+    try:
+        parse_exponent(str(config["a"]), "a")
+    except InputError as err:
+        raise InputError("--from", f"{where}.config.a: {err.message}") from None
+    eta0 = _number(config["eta0"])
+    if not (math.isfinite(eta0) and eta0 > 0):
+        raise InputError("--from", f"{where}.config.eta0 must be a finite number > 0, got {config['eta0']!r}")
+    value, accuracy = _number(gamma["value"]), _number(gamma["accuracy"])
+    if not (math.isfinite(value) and value > 0):
+        raise InputError("--from", f"{where}.gamma.value must be a finite max margin > 0, got {gamma['value']!r}")
+    if not (math.isfinite(accuracy) and accuracy >= 0):
+        raise InputError("--from", f"{where}.gamma.accuracy must be a finite number >= 0, got {gamma['accuracy']!r}")
+    for name in ("gap", "margin"):
+        bad = ~np.isfinite(arrays[name])
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise InputError("--from", f"{where}.checkpoints.{name}[{first}] is {arrays[name][first]} "
+                                       f"(at t = {arrays['t'][first]:.0f}): the run diverged; nothing to fit")
+    slack = 100 * accuracy + 1e-9 * value
+    if len(arrays["gap"]) and arrays["gap"].min() < -slack:
+        first = int(np.argmax(arrays["gap"] < -slack))
+        raise InputError("--from", f"{where}.checkpoints.gap[{first}] = {arrays['gap'][first]:.3g} < 0: a margin above "
+                                   f"the max margin gamma = {value:.6g} (beyond its accuracy {accuracy:.1e})")
+
+
 def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
     """Validate a decoded JSON object and build a Trajectory."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -114,6 +155,7 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
         t = arrays["t"]
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
             raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
+        _check_values(config, gamma, arrays, f"{path}: {where}")
         margins_raw = cps.get("margins", {})
         if not isinstance(margins_raw, dict):
             raise InputError("--from", f"{path}: {where}.checkpoints.margins must be an object")

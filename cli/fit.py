@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-import sys
 import typing
 from pathlib import Path
 from typing import Optional
@@ -19,6 +18,7 @@ import typer
 
 from cli.run import parse_seeds
 from cli.run import run as run_command
+from rates.data import CSV_LAYOUT
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
 
@@ -58,7 +58,8 @@ def describe(record: FitRecord) -> str:
 
 
 def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, checkpoints: int,
-                   out: Optional[Path], window: Optional[tuple[float, float]] = None) -> list[Run]:
+                   out: Optional[Path], window: Optional[tuple[float, float]] = None,
+                   progress: bool = False) -> list[Run]:
     """Run one configuration once per seed; seed s is both the data draw and the reshuffling seed.
 
     Full-batch runs from W_0 = 0 are deterministic given the data, so seeds must change the data to say
@@ -66,21 +67,26 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
     A user ``window`` is checked against the runs' checkpoints before ``out`` is written, so a bad
     ``--window`` leaves no file behind.
     """
+    from rates import budget
     from rates.data import parse_data
     from rates.engine import RunSpec, simulate
-    from rates.trajectory import Trajectory, save
+    from rates.trajectory import Trajectory, require_finite, save
 
     runs: list[Run] = []
     meta: dict = {}
-    for seed in seeds:
+    for number, seed in enumerate(seeds):
         dataset = parse_data(options["data"], seed=seed)
+        if number == 0:  # one data draw tells the size of all
+            budget.check(budget.estimate_linear_runs(len(seeds), steps, checkpoints, dataset.n, dataset.k, dataset.d,
+                                                     calls=len(seeds)))
         spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps")})
         trajectory = simulate([spec], dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=sys.stderr.isatty())
+                              progress=progress)
         for run in trajectory.runs:
             run.config["data_seed"] = seed
         runs += trajectory.runs
         meta = trajectory.meta
+    require_finite(runs)
     for run in runs if window is not None else ():
         choose_window(run, window)
     if out is not None:
@@ -123,8 +129,9 @@ def fit(**options) -> None:
     from_file, window, tolerance, plot, as_json = (options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
     seed, seeds = options.pop("seed"), options.pop("seeds")
-    device, checkpoints = options.pop("device"), options.pop("checkpoints")
+    device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
     from rates.plots import check_figure_path, plot_fit
+    from rates.progress import wanted as progress_wanted
     from rates.report import fit_group, group_runs, run_slug
     from rates.schedules import parse_exponent
     from rates.trajectory import load
@@ -156,7 +163,8 @@ def fit(**options) -> None:
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
         options["a"] = str(parse_exponent(a, "--a"))
-        runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window)
+        runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window,
+                              progress=progress_wanted(progress))
 
     records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
@@ -175,6 +183,7 @@ def fit(**options) -> None:
         raise typer.Exit(1)
 
 
+fit.__doc__ += "\n\n" + CSV_LAYOUT
 fit.__signature__ = inspect.Signature(_fit_parameters())
 fit.__annotations__ = {p.name: p.annotation for p in fit.__signature__.parameters.values()}
 

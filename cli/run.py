@@ -6,12 +6,12 @@ input exits with code 2 and one line naming the option, and no output file is cr
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from rates.data import CSV_LAYOUT
 from rates.errors import InputError
 
 
@@ -54,7 +54,7 @@ def run(
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
-    data: str = typer.Option("default", "--data", help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | FILE.npz | FILE.csv"),
+    data: str = typer.Option("default", "--data", help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below)"),
     batch: Optional[int] = typer.Option(None, "--batch", help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
     vr: bool = typer.Option(False, "--vr", help="SVRG-style variance reduction (needs --batch b < n)"),
@@ -67,12 +67,16 @@ def run(
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
     adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (0 as in SIGNADAM Thm 6.3)"),
     out: str = typer.Option(..., "--out", help="Trajectory JSON to write"),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
+    from rates import budget
     from rates.data import parse_data  # here, not at the top: torch costs seconds that `rates --help` must not pay
     from rates.engine import RunSpec, simulate
     from rates.schedules import parse_exponent
-    from rates.trajectory import save
+    from rates.progress import wanted
+    from rates.trajectory import require_finite, save
 
     exponent = parse_exponent(a, "--a")
     if steps < 1:
@@ -83,15 +87,21 @@ def run(
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
     run_seeds = parse_seeds(seed, seeds)
     dataset = parse_data(data, seed=seed)
+    budget.check(budget.estimate_linear_runs(len(run_seeds), steps, checkpoints, dataset.n, dataset.k, dataset.d))
     specs = [RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=s, norm=norm, batch=batch, momentum=momentum,
                      vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
              for s in run_seeds]
-    trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device, progress=sys.stderr.isatty())
+    trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
+                          progress=wanted(progress))
+    require_finite(trajectory.runs)
     trajectory.meta["command"] = "rates run"
     trajectory.meta["data"]["spec"] = data
     save(trajectory, out)
     typer.echo(summary(trajectory))
     typer.echo(f"wrote {out}")
+
+
+run.__doc__ += "\n\n" + CSV_LAYOUT
 
 
 def register(app: typer.Typer) -> None:

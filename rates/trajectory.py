@@ -71,6 +71,18 @@ def _floats(values: Any) -> list[Any]:
     return out
 
 
+def require_finite(runs: list[Run], option: str = "--eta0") -> None:
+    """Stop a diverged run before it is saved or fitted: float64 overflow (``--eta0 1e308``) gives NaN gaps
+    that no rate describes; exit 2 names the option to change, and no file is written."""
+    for run in runs:
+        bad = ~(np.isfinite(run.gap) & np.isfinite(run.margin))
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise InputError(option, f"the run diverged: margin gap {run.gap[first]} at t = {int(run.t[first])} "
+                                     f"(seed {run.config.get('seed')}, eta0 = {run.config.get('eta0')}); float64 "
+                                     f"overflowed, choose a smaller {option}")
+
+
 def save(trajectory: Trajectory, path: str | os.PathLike) -> Path:
     """Write atomically: a failure leaves no partial file."""
     return write_text_atomic(path, json.dumps(trajectory.to_json(), indent=1) + "\n")

@@ -467,7 +467,7 @@ def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if _is_complex(cell):
                 raise InputError(OPTION, f"{path.name}: data row {number} holds the complex number {cell.strip()[:30]!r}; "
                                          f"features must be real")
-            raise InputError(OPTION, f"{path.name}: data row {number} has the non-numeric cell {cell.strip()[:30]!r}")
+            raise InputError(OPTION, f"{path.name}: data row {number} is not numeric (cell {cell.strip()[:30]!r})")
     features = np.array([[float(cell) for cell in row[:-1]] for row in rows])
     labels = np.array([_label_value(row[-1], path.name, number) for number, row in enumerate(rows, start=1)])
     return features, labels

@@ -175,10 +175,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
             Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
             Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": int(rate.log_power),
                                                      "text": rate.text}),
-            # a wrapped cell: the seed file name and theorem list would widen the table past the page
-            Cell(source_text(rec.prediction),
-                 r"\parbox[t]{3.1cm}{\raggedright\footnotesize "
-                 + latex_escape(source_text(rec.prediction)).replace(r"\_", r"\_\allowbreak{}") + "}"),
+            Cell(source_text(rec.prediction)),  # Table.to_latex wraps it (the file name may break)
             Cell("-" if local is None else f"{local:+.3f}", "--" if local is None else f"${local:+.3f}$", value=local),
             Cell(fit_text, fit_latex, value=None if v.fit is None else
                  {"slope": v.fit.slope, "stderr": v.fit.stderr, "ci95": [v.fit.ci_low, v.fit.ci_high]}),

@@ -178,7 +178,7 @@ def fit(**options) -> None:
     else:
         print("\n\n".join(describe(rec) for rec in records))
         for figure in figures:
-            print(f"figure: {figure}")
+            print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
     if any(rec.verdict.label == "violated" for rec in records):
         raise typer.Exit(1)
 

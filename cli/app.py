@@ -170,6 +170,8 @@ def main(argv: list[str] | None = None) -> None:
         os._exit(0)
     except Exception as err:  # noqa: BLE001 - the one place every unexpected error is turned into exit 3
         _fail(f"internal error: {type(err).__name__}: {err}; full traceback in {_write_traceback()}", 3)
+    if code == 130:  # typer turns a KeyboardInterrupt inside a command into Exit(130), silently
+        _interrupted()
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -282,6 +282,8 @@ def scientific(log10_value) -> str:
     if log10_value < 10**6:
         exponent = int(mpmath.floor(log10_value))
         return f"{float(mpmath.power(10, log10_value - exponent)):.3g}e+{exponent:02d}"
+    if log10_value < 1e300:
+        return f"10^({float(log10_value):.4g})"
     return f"10^({mpmath.nstr(log10_value, 4)})"
 
 

@@ -80,7 +80,7 @@ def check_output_path(path: str | os.PathLike, option: str = OUTPUT, directory: 
     if directory:
         if p.exists():
             if not p.is_dir():
-                raise InputError(option, f"{str(p)!r} exists and is not a directory")
+                raise InputError(option, f"must be a directory (it is created if missing), got the file {str(p)!r}")
             _probe_directory(p, option, "directory")
         else:
             _probe_directory(p.parent if str(p.parent) else Path("."), option, "directory")

@@ -40,9 +40,9 @@ _LATEX_UNICODE = {
 _LATEX_PATTERN = re.compile(r"\|\|([A-Za-z0-9_]{1,12})\|\||[\\&%$#_{}~^|<>]|[^\x00-\x7f]")
 # Where a long unbreakable token (a seed file name) may break inside a narrow column.
 _BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z0-9])|\.(?=[A-Za-z]))")
-LONG_RUN = 8  # a run of letters and digits longer than this (a hash in a file name) may break every 8
-_LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])[A-Za-z0-9]{%d,}" % (LONG_RUN + 5))
-MATH_WIDTH = 0.75  # a formula typesets narrower than its plain-text spelling (t^(1/2) -> t^{1/2})
+LONG_RUN = 6  # a run of letters and digits longer than this (a hash in a file name) may break every 6
+_LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{%d,}" % (LONG_RUN + 5))  # has a digit
+MATH_WIDTH = 0.85  # a formula typesets narrower than its plain-text spelling (t^(1/2) -> t^{1/2})
 
 
 def _latex_piece(match: re.Match) -> str:
@@ -63,9 +63,9 @@ def latex_escape(text: str) -> str:
 def _longest_word(cell: Cell) -> int:
     """Characters of the longest piece of ``cell`` that cannot break (a formula is one piece)."""
     if cell.latex is not None and "$" in cell.latex:
-        return math.ceil(MATH_WIDTH * len(cell.text))
+        return math.ceil(MATH_WIDTH * len(cell.text) + sum(ch in "-±" for ch in cell.text))  # wide math signs
     pieces = re.findall(r"[^\s_/,.-]*[_/,.-]?", cell.text)  # a break is allowed after the separator
-    return max([_width(p) if len(p) < LONG_RUN + 5 else LONG_RUN + 1 for p in pieces] + [0])
+    return max([LONG_RUN + 1 if _LONG_RUN.match(p) else _width(p) for p in pieces] + [0])
 
 
 def _width(text: str) -> float:
@@ -75,16 +75,16 @@ def _width(text: str) -> float:
 
 def _breakable(latex: str) -> str:
     """Allow line breaks inside file names and hashes of long plain-text cells (never inside a formula)."""
-    if "$" in latex or len(latex) <= LONG_RUN + 4:
+    if "$" in latex or len(latex) <= 12:
         return latex
     latex = _LONG_RUN.sub(lambda m: r"\hspace{0pt}".join(m.group()[i:i + LONG_RUN]
                                                           for i in range(0, len(m.group()), LONG_RUN)), latex)
     return _BREAK_AFTER.sub(lambda m: m.group() + r"\hspace{0pt}", latex)
 
 
-LATEX_PACKAGES = ("booktabs", "tabularx", "amsmath")
-LINE_CHARS = 62  # characters of \footnotesize text on an article's \linewidth (345 pt), less column gaps
-SMALL_LINE_CHARS = 80  # the same in \scriptsize
+LATEX_PACKAGES = ("booktabs", "tabularx", "amsmath", "graphicx")
+# (font size, characters of it on an article's \linewidth of 345 pt, less column gaps), largest first
+LATEX_SIZES = (("footnotesize", 62), ("scriptsize", 80))  # \tiny gains little: cmr5 is a wide design
 MAX_COLUMN_CHARS = 40  # a column never asks for more than this share of the line
 
 
@@ -130,17 +130,20 @@ class Table:
             return cell.latex if cell.latex is not None else latex_escape(cell.text)
 
         spec = self._latex_columns()
+        # Too many words even for \tiny: lay the table out wider and shrink it to the line (graphicx).
+        widen = max(1.0, self._latex_need() / self._latex_line_chars())
 
         def row_text(cells) -> str:
             return " & ".join(_breakable(text) for text in cells) + r" \\"
 
-        lines = [r"\begin{table}[ht] % rates table: needs \usepackage{" + ",".join(LATEX_PACKAGES) + "}", r"\centering", r"\scriptsize" if self._latex_small() else r"\footnotesize",
+        lines = [r"\begin{table}[ht] % rates table: needs \usepackage{" + ",".join(LATEX_PACKAGES) + "}", r"\centering", "\\" + self._latex_size()[0],
                  r"\setlength{\tabcolsep}{2pt}",
-                 r"\begin{tabularx}{\linewidth}{" + spec + "}",
+                 (r"\resizebox{\linewidth}{!}{%" if widen > 1 else "%")
+                 + "\n" + rf"\begin{{tabularx}}{{{widen:.3f}\linewidth}}{{" + spec + "}",
                  r"\toprule", row_text([latex_escape(c) for c in self.columns]), r"\midrule"]
         lines += [row_text([tex(c) for c in row]) for row in self.rows]
         lines.append(r"\bottomrule")
-        lines.append(r"\end{tabularx}")
+        lines.append(r"\end{tabularx}" + ("}" if widen > 1 else ""))
         if self.caption or self.caption_latex:
             lines.append(r"\caption{" + (self.caption_latex or latex_escape(self.caption)) + "}")
         if self.label:
@@ -150,14 +153,18 @@ class Table:
         lines.append(r"\end{table}")
         return "\n".join(lines) + "\n"
 
-    def _latex_small(self) -> bool:
-        """Many or long columns: \\scriptsize, so that every column's longest word still fits."""
-        need = sum(max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows]) + 1.5
+    def _latex_need(self) -> float:
+        """Characters the columns' longest unbreakable words need, with their gaps."""
+        return sum(max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows]) + 1.5
                    for i, name in enumerate(self.columns))
-        return need > LINE_CHARS
+
+    def _latex_size(self) -> tuple[str, int]:
+        """The largest font in which every column's longest unbreakable word fits the line (and its capacity)."""
+        need = self._latex_need()
+        return next(((size, chars) for size, chars in LATEX_SIZES if need <= chars), LATEX_SIZES[-1])
 
     def _latex_line_chars(self) -> int:
-        return SMALL_LINE_CHARS if self._latex_small() else LINE_CHARS
+        return self._latex_size()[1]
 
     def _latex_columns(self) -> str:
         r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word,

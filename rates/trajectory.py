@@ -165,6 +165,8 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
         if len(lengths) != 1:
             raise InputError("--from", f"{path}: {where}.checkpoints arrays differ in length")
         t = arrays["t"]
+        if len(t) and not (np.all(np.isfinite(t)) and np.all(t == np.round(t)) and t.max() < 2**62):
+            raise InputError("--from", f"{path}: {where}.checkpoints.t must hold step numbers (integers below 2^62)")
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
             raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
         _check_values(config, gamma, arrays, f"{path}: {where}")

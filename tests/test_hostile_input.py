@@ -145,6 +145,7 @@ def test_a_diverging_run_writes_nothing(tmp_path):
     (lambda run: run["checkpoints"]["gap"].__setitem__(3, -0.5), "above the max margin"),
     (lambda run: run["gamma"].__setitem__("value", -1.0), "gamma.value"),
     (lambda run: run["config"].__setitem__("a", "7/3"), "config.a"),
+    (lambda run: run["checkpoints"]["t"].__setitem__(3, "nan"), "step numbers"),  # found by the slow profile
 ])
 def test_fit_refuses_trajectories_no_run_can_produce(tmp_path, edit, needle):
     path = tmp_path / "t.json"

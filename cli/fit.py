@@ -130,6 +130,7 @@ def fit(**options) -> None:
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
     seed, seeds = options.pop("seed"), options.pop("seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
+    from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.plots import check_figure_path, plot_fit
     from rates.progress import wanted as progress_wanted
     from rates.report import fit_group, group_runs, run_slug
@@ -166,20 +167,26 @@ def fit(**options) -> None:
         runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window,
                               progress=progress_wanted(progress))
 
-    records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
+    # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
+    records = [per_sample.fit_record(group, user_window) if per_sample.handles_runs(group)
+               else fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
         for rec in records:
+            if isinstance(rec, per_sample.PerSampleRecord):
+                print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)
+                continue
             figures.append(plot_fit(rec.runs, rec.verdict, rec.prediction,
                                     _plot_path(plot, run_slug(rec.config), len(records) > 1),
                                     title=rec.title, bound_label=f"bound {rec.prediction.rate.text}"))
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:
-        print("\n\n".join(describe(rec) for rec in records))
+        print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord) else describe(rec)
+                          for rec in records))
         for figure in figures:
             print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
-    if any(rec.verdict.label == "violated" for rec in records):
+    if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):
         raise typer.Exit(1)
 
 

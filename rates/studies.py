@@ -22,6 +22,7 @@ class StudyOptions:
     device: str = "auto"
     quick: bool = False  # a reduced size for tests and smoke runs
     progress: bool = True
+    scheduler: Optional[str] = None  # None: the study's default executor; "serial", "local" or a Dask address
 
 
 STUDIES: dict[str, str] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import sys
 import typing
 from pathlib import Path
 from typing import Optional
@@ -79,9 +80,9 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
         if number == 0:  # one data draw tells the size of all
             budget.check(budget.estimate_linear_runs(len(seeds), steps, checkpoints, dataset.n, dataset.k, dataset.d,
                                                      calls=len(seeds)))
-        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps")})
+        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
         trajectory = simulate([spec], dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=progress)
+                              progress=progress, engine=options.get("engine", "auto"))
         for run in trajectory.runs:
             run.config["data_seed"] = seed
         runs += trajectory.runs

@@ -1,20 +1,42 @@
 """Entry point of the ``rates`` console script.
 
-Every command module in :data:`COMMAND_MODULES` exposes ``register(app)``. Errors are reported here, once:
-bad input (a click usage error or a library :class:`~rates.errors.InputError`) becomes one line on stderr
-naming the option, and exit code 2 (DESIGN.md, "Exit codes").
+Every command module in :data:`COMMAND_MODULES` exposes ``register(app)``. Errors are reported here, once,
+as one line on stderr with the exit code of DESIGN.md ("Exit codes"): 2 for bad input (a click usage error
+or a library :class:`~rates.errors.InputError`, naming the option), 3 for an internal error (one line plus
+the file holding the full traceback; never 1, which means a verdict was ``violated``), 130 when interrupted,
+also while the modules are still being imported.
+
+Checks every command inherits (so a command added later gets them too): each output option (``--out``,
+``--plot``, ``--save-dir``, ...; see :func:`_output_options`) is validated by
+:func:`rates.io.check_output_path` before the command does any work.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 
-import click
-import typer
 
-from rates.errors import InputError, RatesError
+def _interrupted() -> None:
+    print("rates: interrupted", file=sys.stderr)
+    sys.exit(130)
+
+
+try:  # Ctrl-C while typer/click load must not print a 36-line traceback either
+    import functools
+    import importlib
+    import importlib.util
+    import inspect
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    import click
+    import typer
+
+    from rates.errors import InputError, RatesError
+except KeyboardInterrupt:  # pragma: no cover - timing-dependent
+    _interrupted()
 
 try:  # typer >= 0.20 vendors its own click; accept the exceptions of both
     from typer._click import exceptions as _typer_click_exceptions
@@ -30,7 +52,11 @@ _USAGE_ERRORS = _classes("UsageError")
 _ABORTS = _classes("Abort")
 _NO_ARGS = _classes("NoArgsIsHelpError")
 
-COMMAND_MODULES = ("predict", "table", "run", "fit", "report", "check", "homogeneous", "tightness", "sweep")
+COMMAND_MODULES = ("predict", "table", "run", "fit", "report", "check", "homogeneous", "sweep", "tightness")
+
+# Output options of any command: a file unless the option is a directory option or the command says so.
+OUTPUT_FILE_OPTIONS = ("--out", "--output", "--plot", "--save")
+OUTPUT_DIRECTORY_OPTIONS = ("--save-dir", "--out-dir", "--output-dir")
 
 app = typer.Typer(
     name="rates",
@@ -47,25 +73,82 @@ def _root() -> None:
     """Predict, run, fit and check implicit-bias rates of steepest-descent optimisers."""
 
 
+def _output_options(callback) -> dict[str, tuple[str, bool]]:
+    """``{python name: (option, is_directory)}`` for every output option of a command callback.
+
+    An option is a directory when it is one of :data:`OUTPUT_DIRECTORY_OPTIONS`, when the command lists it
+    in its ``output_directories`` attribute, or when its help text calls it a directory.
+    """
+    declared = set(getattr(callback, "output_directories", ()))
+    found = {}
+    for name, param in inspect.signature(callback).parameters.items():
+        decls = [d for d in (getattr(param.default, "param_decls", None) or ()) if isinstance(d, str)]
+        option = next((d for d in decls if d in OUTPUT_FILE_OPTIONS + OUTPUT_DIRECTORY_OPTIONS), None)
+        if option is None:
+            continue
+        help_text = (getattr(param.default, "help", None) or "").lower()
+        is_dir = option in OUTPUT_DIRECTORY_OPTIONS or option in declared or "directory" in help_text
+        found[name] = (option, is_dir)
+    return found
+
+
+def _checked(callback):
+    """Wrap a command so its output paths are validated before it runs (its signature is kept for typer)."""
+    from rates.io import check_output_path
+
+    outputs = _output_options(callback)
+    if not outputs:
+        return callback
+
+    @functools.wraps(callback)
+    def command(*args, **kwargs):
+        for name, (option, is_dir) in outputs.items():
+            value = kwargs.get(name)
+            for item in (value if isinstance(value, (list, tuple)) else [value]):
+                if item is not None:
+                    check_output_path(item, option, directory=is_dir)
+        return callback(*args, **kwargs)
+
+    return command
+
+
 def _register_commands() -> None:
     for name in COMMAND_MODULES:
         module_name = f"cli.{name}"
         if importlib.util.find_spec(module_name) is None:
             continue
         importlib.import_module(module_name).register(app)
+    for info in app.registered_commands:
+        info.callback = _checked(info.callback)
 
 
-_register_commands()
+try:
+    _register_commands()
+except KeyboardInterrupt:  # pragma: no cover - timing-dependent
+    _interrupted()
 
 
 def _fail(message: str, code: int) -> None:
     # One line: users grep logs and CI output for it; newlines inside click messages are folded.
-    print(f"rates: error: {' '.join(message.split())}", file=sys.stderr)
+    print(f"rates: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(code)
 
 
+def _write_traceback() -> str:
+    """Save the current exception's traceback where the user can send it; return the file's path."""
+    text = f"rates {' '.join(sys.argv[1:])}\n{time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n\n{traceback.format_exc()}"
+    try:
+        fd, path = tempfile.mkstemp(prefix="rates-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+    except OSError:
+        return "(could not be written: set TMPDIR to a writable directory)"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; exit 0 on success, 1 when a check or verdict fails, 2 on bad input."""
+    """Run the CLI; exit 0 on success, 1 when a check or verdict fails, 2 on bad input, 3 on an internal
+    error, 130 when interrupted."""
     try:
         code = app(args=argv, standalone_mode=False)
     except _NO_ARGS as err:
@@ -75,10 +158,20 @@ def main(argv: list[str] | None = None) -> None:
         _fail(err.format_message(), 2)
     except InputError as err:
         _fail(str(err), 2)
-    except _ABORTS:
-        _fail("aborted", 130)
-    except RatesError as err:
-        _fail(str(err), 1)
+    except (_ABORTS + (KeyboardInterrupt,)):
+        _interrupted()
+    except RatesError as err:  # a solver that could not certify its answer: not a verdict, so not exit 1
+        _fail(str(err), 3)
+    except MemoryError:
+        _fail("internal error: out of memory (ask for fewer seeds, steps or a smaller data set); "
+              f"traceback in {_write_traceback()}", 3)
+    except BrokenPipeError:  # `rates table | head`: the reader left; nothing more to say
+        sys.stderr.close()
+        os._exit(0)
+    except Exception as err:  # noqa: BLE001 - the one place every unexpected error is turned into exit 3
+        _fail(f"internal error: {type(err).__name__}: {err}; full traceback in {_write_traceback()}", 3)
+    if code == 130:  # typer turns a KeyboardInterrupt inside a command into Exit(130), silently
+        _interrupted()
     sys.exit(code if isinstance(code, int) else 0)
 
 

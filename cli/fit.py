@@ -20,14 +20,15 @@ from typing import Optional
 
 import typer
 
-from rates.schedules import parse_exponent
-from cli import per_sample
 from cli.run import parse_seeds, seed_plan, simulate_plan
 from cli.run import run as run_command
+from rates.data import CSV_LAYOUT
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
-from rates.report import FitRecord, bound_label, fit_group, group_runs, run_slug, source_text
-from rates.trajectory import Run, Trajectory
+
+if typing.TYPE_CHECKING:
+    from rates.report import FitRecord
+    from rates.trajectory import Run
 
 def _plot_path(base: Path, slug: str, several: bool) -> Path:
     return base.with_name(f"{base.stem}_{slug}{base.suffix}") if several else base
@@ -35,6 +36,8 @@ def _plot_path(base: Path, slug: str, several: bool) -> Path:
 
 def describe(record: FitRecord) -> str:
     """The human-readable verdict block: every number with its source, window and uncertainty."""
+    from rates.report import source_text
+
     v, pred = record.verdict, record.prediction
     seeds = ", ".join(str(s) for s in record.seeds)
     lines = [f"{record.title}  (seeds {seeds})"]
@@ -73,7 +76,8 @@ def describe(record: FitRecord) -> str:
 
 
 def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: int,
-                   checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None) -> list[Run]:
+                   checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None,
+                   progress: bool = False) -> list[Run]:
     """Run one configuration for every (data draw, reshuffling stream) pair, exactly as ``rates run`` does.
 
     ``data_seeds`` are draws of a generated dataset, ``seeds`` reshuffling streams (``cli.run.SEED_MEANING``);
@@ -81,13 +85,13 @@ def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], devic
     checked against the runs' checkpoints before ``out`` is written, so a bad ``--window`` leaves no file behind.
     """
     from rates.engine import RunSpec
-    from rates.trajectory import save
+    from rates.trajectory import Trajectory, save
 
     def make_spec(shuffle: int) -> RunSpec:
         return RunSpec(seed=shuffle, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
 
     trajectory = simulate_plan(make_spec, options["data"], data_seeds, seeds, steps, checkpoints, device,
-                               engine=options.get("engine", "auto"))
+                               engine=options.get("engine", "auto"), progress=progress)
     for run in trajectory.runs if window is not None else ():
         choose_window(run, window)
     if out is not None:
@@ -132,8 +136,12 @@ def fit(**options) -> None:
     from_file, window, tolerance, plot, as_json = (options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
-    device, checkpoints = options.pop("device"), options.pop("checkpoints")
+    device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
+    from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.plots import check_figure_path, plot_fit
+    from rates.progress import wanted as progress_wanted
+    from rates.report import bound_label, fit_group, group_runs, run_slug
+    from rates.schedules import parse_exponent
     from rates.trajectory import load
 
     if not (0 < tolerance < 1):
@@ -169,7 +177,8 @@ def fit(**options) -> None:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
         options["a"] = str(parse_exponent(a, "--a"))
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
-        runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window)
+        runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
+                              progress=progress_wanted(progress))
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
     records = [per_sample.fit_record(group, user_window) if per_sample.handles_runs(group)
@@ -189,11 +198,12 @@ def fit(**options) -> None:
         print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord) else describe(rec)
                           for rec in records))
         for figure in figures:
-            print(f"figure: {figure}")
+            print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
     if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):
         raise typer.Exit(1)
 
 
+fit.__doc__ += "\n\n" + CSV_LAYOUT
 fit.__signature__ = inspect.Signature(_fit_parameters())
 fit.__annotations__ = {p.name: p.annotation for p in fit.__signature__.parameters.values()}
 

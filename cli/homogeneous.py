@@ -14,14 +14,6 @@ from typing import Optional
 import typer
 
 from rates.errors import InputError
-from rates.homogeneous.data import load_dataset, parse_data_spec
-from rates.homogeneous.measures import check_loss
-from rates.homogeneous.models import INIT_RULES, relu_network
-from rates.homogeneous.steepest import ALGORITHMS, make_optimizer
-from rates.homogeneous.study import default_lr
-from rates.homogeneous.summary import history_table
-from rates.homogeneous.train import TrainConfig, pick_device, train
-from rates.io import write_text_atomic
 
 FORMATS = ("markdown", "latex", "json")
 
@@ -51,8 +43,21 @@ def homogeneous(
     device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
     fmt: str = typer.Option("markdown", "--format", help="markdown | latex | json"),
     out: Optional[Path] = typer.Option(None, "--out", help="write the checkpoint history as JSON here"),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Train homogeneous ReLU nets (FLAVORS, 001_76d30ba647d4c3d1.txt) and print the measured margins."""
+    # here, not at the top: torch costs seconds that `rates --help` must not pay
+    from rates.homogeneous.data import load_dataset, parse_data_spec
+    from rates.homogeneous.measures import check_loss
+    from rates.homogeneous.models import INIT_RULES, relu_network
+    from rates.homogeneous.steepest import ALGORITHMS, make_optimizer
+    from rates.homogeneous.study import default_lr
+    from rates.homogeneous.summary import history_table
+    from rates.homogeneous.train import TrainConfig, pick_device, train
+    from rates.io import write_text_atomic
+    from rates.progress import progress_bar, wanted
+
     if algo not in ALGORITHMS:
         raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algo!r}")
     kind, _ = parse_data_spec(data)
@@ -83,7 +88,8 @@ def homogeneous(
     net = relu_network(dataset.input_dim, [width] * depth, seed_list, init_scale, init=rule,
                        freeze_output=freeze_output, device=torch_device)
     config = TrainConfig(algo, rate, steps, loss=loss, eps=eps, beta1=beta1, beta2=beta2, subgradient=signal)
-    history = train(net, dataset.to(torch_device), config)
+    with progress_bar(steps, "steps", wanted(progress)) as advance:
+        history = train(net, dataset.to(torch_device), config, advance)
     caption = (f"{algo} (eta={rate:g}) on {dataset.name}, width {width}, depth {depth}"
                f"{', frozen output' if freeze_output else ''}, {loss} loss, alpha={init_scale:g}, {steps} steps, "
                f"subgradient {signal}")

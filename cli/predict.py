@@ -4,18 +4,16 @@ best ``a`` and thresholds it predicts."""
 from __future__ import annotations
 
 import json
+import typing
 from fractions import Fraction
 from typing import Optional
 
 import typer
 
-from cli import per_sample
-from rates.schedules import parse_exponent
-from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
-from rates.theorems import predict as predict_rate
-from rates.theorems.hypotheses import Facts
-from rates.theorems.registry import COVERED, GateResult, gate
+
+if typing.TYPE_CHECKING:
+    from rates.theorems.registry import GateResult
 
 
 def _positive(value: Optional[float], option: str) -> Optional[float]:
@@ -60,6 +58,8 @@ def render_text(prediction) -> str:
 
 def render_gate(result: GateResult) -> str:
     """Which family covers the configuration and each of its hypotheses with the numbers that decide it."""
+    from rates.theorems.registry import COVERED
+
     if result.family is None:
         return f"theorem     none: {result.reason}"
     family = result.family
@@ -97,6 +97,13 @@ def predict(
 ) -> None:
     """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
     margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1 it predicts."""
+    from cli import per_sample
+    from rates.algorithms import resolve_algorithm  # here: sympy's import time is paid only by commands using it
+    from rates.schedules import parse_exponent
+    from rates.theorems import predict as predict_rate
+    from rates.theorems.hypotheses import Facts
+    from rates.theorems.registry import gate
+
     exponent = parse_exponent(a, "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
         resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n

@@ -6,17 +6,17 @@ input exits with code 2 and one line naming the option, and no output file is cr
 
 from __future__ import annotations
 
-import sys
+import typing
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from rates.schedules import parse_exponent
-from rates.data import parse_data
-from rates.engine import RunSpec, simulate
+from rates.data import CSV_LAYOUT
 from rates.errors import InputError
-from rates.trajectory import save
+
+if typing.TYPE_CHECKING:
+    from rates.engine import RunSpec
 
 
 SEED_MEANING = ("--seeds: reshuffling streams (which samples form each mini-batch; nothing in a full-batch run); "
@@ -63,21 +63,32 @@ def refuse_identical_replicates(specs: list[RunSpec], n: int, shuffles: list[int
 
 
 def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[int], steps: int, checkpoints: int,
-                  device: str, engine: str = "auto"):
-    """Run every (data draw, reshuffling stream) pair; one ``simulate`` call per data draw."""
-    from rates.trajectory import Trajectory
+                  device: str, engine: str = "auto", progress: bool = False):
+    """Run every (data draw, reshuffling stream) pair; one ``simulate`` call per data draw.
+
+    The memory/time estimate is checked on the first draw (one draw tells the size of all) before any step, and
+    a diverged run (NaN gaps) is refused before anything is saved.
+    """
+    from rates import budget
+    from rates.data import parse_data  # here, not at the top: torch costs seconds that `rates --help` must not pay
+    from rates.engine import simulate
+    from rates.trajectory import Trajectory, require_finite
 
     runs, meta = [], {}
-    for data_seed in data_seeds:
+    for number, data_seed in enumerate(data_seeds):
         dataset = parse_data(data, seed=data_seed)
         specs = [make_spec(s) for s in shuffles]
         refuse_identical_replicates(specs, dataset.n, shuffles)
+        if number == 0:
+            budget.check(budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
+                                                     dataset.n, dataset.k, dataset.d, calls=len(data_seeds)))
         trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=sys.stderr.isatty(), engine=engine)
+                              progress=progress, engine=engine)
         for run in trajectory.runs:
             run.config["data_seed"] = data_seed
         runs += trajectory.runs
         meta = meta or trajectory.meta
+    require_finite(runs)
     meta = {**meta, "data_seeds": data_seeds, "seeds": shuffles, "seed_meaning": SEED_MEANING}
     meta["data"] = {**meta.get("data", {}), "spec": data}
     return Trajectory(runs, meta)
@@ -104,7 +115,7 @@ def run(
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
-    data: str = typer.Option("default", "--data", help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | FILE.npz | FILE.csv"),
+    data: str = typer.Option("default", "--data", help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below)"),
     batch: Optional[int] = typer.Option(None, "--batch", help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
     vr: bool = typer.Option(False, "--vr", help="SVRG-style variance reduction (needs --batch b < n)"),
@@ -122,8 +133,15 @@ def run(
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
     adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (0 as in SIGNADAM Thm 6.3)"),
     out: str = typer.Option(..., "--out", help="Trajectory JSON to write"),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
+    from rates.engine import RunSpec
+    from rates.schedules import parse_exponent
+    from rates.progress import wanted
+    from rates.trajectory import save
+
     exponent = parse_exponent(a, "--a")
     if steps < 1:
         raise InputError("--steps", f"must be a positive integer, got {steps}")
@@ -137,11 +155,15 @@ def run(
         return RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=shuffle, norm=norm, batch=batch, momentum=momentum,
                        vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
 
-    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine)
+    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
+                               progress=wanted(progress))
     trajectory.meta["command"] = "rates run"
     save(trajectory, out)
     typer.echo(summary(trajectory))
     typer.echo(f"wrote {out}")
+
+
+run.__doc__ += "\n\n" + CSV_LAYOUT
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,6 @@ from typing import Any, Callable, Optional
 import typer
 
 from rates.errors import InputError
-from rates.sweep.grid import GRID_KEYS
 
 
 def _run_command():
@@ -27,6 +26,8 @@ def _run_command():
 def run_converters() -> tuple[dict[str, Callable[[Any], Any]], dict[str, Any]]:
     """Per grid key, ``rates run``'s parameter conversion (a cell is read as its command-line text) and
     ``rates run``'s default."""
+    from rates.sweep.grid import GRID_KEYS  # here: it loads torch, which `rates --help` must not wait for
+
     command = _run_command()
     context = command.context_class(command, info_name="run")
     parameters = {param.opts[0].lstrip("-"): param for param in command.params if getattr(param, "opts", None)}

@@ -7,20 +7,23 @@ from typing import Optional
 
 import typer
 
-from rates import asymptotics
-from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
 from rates.io import write_text_atomic
-from rates.tables import Cell, Table
-from rates.theorems import DECLARATIONS, template_for
+from rates.tables import Cell, Table, latex_document
 
 FORMATS = ("latex", "markdown", "json")
+GAP_LATEX = {"gamma": r"$\gamma$", "gamma_eff": r"$\gamma_{\mathrm{eff}}$"}
 
 
 def predicted_rates_table() -> Table:
     """One row per family and regime; rates, regimes and best ``a`` are derived, never looked up."""
+    from rates import asymptotics  # here: sympy's import time is paid only when a table is made
+    from rates.algorithms import resolve_algorithm
+    from rates.theorems import DECLARATIONS, template_for
+
     table = Table(["family", "algorithms", "regime", "rate", "r", "k", "best a", "gap to", "source", "status"],
                   caption="Predicted margin-gap rates O(t^-r (log t)^k) for eta_t = eta_0 (t+2)^-a",
+                  caption_latex=r"Predicted margin-gap rates $O(t^{-r} (\log t)^k)$ for $\eta_t = \eta_0 (t+2)^{-a}$",
                   label="tab:predicted-rates")
     for family in DECLARATIONS:
         if family.template is None:  # a limit-direction theorem: a note below, not a rate row
@@ -35,7 +38,7 @@ def predicted_rates_table() -> Table:
                 family.name, family.algorithms, Cell(regime.text, regime.latex),
                 Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": rate.log_power,
                                                           "text": rate.text}),
-                str(rate.exponent), rate.log_power, str(best), template.gap_to,
+                str(rate.exponent), rate.log_power, str(best), Cell(template.gap_to, GAP_LATEX.get(template.gap_to)),
                 f"{template.source.seed} {template.source.theorem}", template.status)
     table.notes.append("Derived by rates.asymptotics from each template's numerator power sums over sum eta_s "
                        "(THEORY.md sections 3-4); r and k of an open interval are expressions in a.")
@@ -50,9 +53,14 @@ def table(
     out: Optional[Path] = typer.Option(None, "--out", help="write to FILE instead of stdout"),
     fits: bool = typer.Option(False, "--fits", help="predicted vs fitted for the Trajectory FILES given after it"),
     files: Optional[list[Path]] = typer.Argument(None, help="Trajectory files (with --fits)"),
+    standalone: bool = typer.Option(False, "--standalone",
+                                    help="with --format latex: a compilable document instead of a fragment to \\input"),
 ) -> None:
     """Print (or write) the predicted-rate table for every family and regime of a; with --fits, predicted vs
-    fitted for the given Trajectory files (exit 1 when a row is violated)."""
+    fitted for the given Trajectory files (exit 1 when a row is violated).
+
+    LaTeX is a table float to \\input into a paper (it fits \\textwidth; needs booktabs, tabularx, amsmath);
+    --standalone writes a document that compiles on its own."""
     if fmt not in FORMATS:
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
     records = []
@@ -63,6 +71,10 @@ def table(
         text = verdict_table(records).render(fmt)
     else:
         text = predicted_rates_table().render(fmt)
+    if standalone:
+        if fmt != "latex":
+            raise InputError("--standalone", f"applies to --format latex only, got --format {fmt}")
+        text = latex_document(text)
     if out is None:
         typer.echo(text, nl=False)
     else:

@@ -357,13 +357,22 @@ def _orthogonal_from(params: dict[str, str]) -> Dataset:
     return orthogonal_skewed([int(c) for c in counts], scales)
 
 
+CSV_LAYOUT = ("CSV layout: one sample per row, the feature columns first and the integer class label in the last "
+              "column; comma-separated, UTF-8. An optional first header row is recognised by a non-numeric cell "
+              "(x1,x2,label). A first row of column numbers (0,1,2,... as pandas writes by default) and a leading "
+              "index column are refused, never guessed: write with pandas' index=False and named columns, or with "
+              "numpy.savetxt. Labels are integers (any values; mapped in sorted order onto 0..k-1) of at most 2^53 "
+              "in size; features are finite real numbers.")
+MAX_LABEL = 2**53  # beyond it a float64 label is no longer a unique integer (1e19 also overflows int64)
+
+
 def load_file(path) -> Dataset:
-    """Load ``.npz`` (arrays ``H`` or ``X``, and ``y``) or ``.csv`` (numeric features, label last; an optional
-    header row). Labels may be any integers; they are mapped in sorted order onto ``0..k-1``
-    (``meta["labels"]`` keeps the original values)."""
+    """Load ``.npz`` (arrays ``H`` or ``X``, and ``y``) or ``.csv`` (:data:`CSV_LAYOUT`). Labels may be any
+    integers up to 2^53 in size; they are mapped in sorted order onto ``0..k-1`` (``meta["labels"]`` keeps the
+    original values)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(OPTION, f"data file {str(path)!r} does not exist")
+        raise InputError(OPTION, f"data file {str(path)!r} does not exist or is not a regular file")
     suffix = path.suffix.lower()
     if suffix == ".npz":
         H, labels = _read_npz(path)
@@ -377,13 +386,38 @@ def load_file(path) -> Dataset:
         raise InputError(OPTION, f"{path.name}: need one label per row, got {labels.shape} labels for {H.shape[0]} rows")
     if not np.all(np.isfinite(H)):
         raise InputError(OPTION, f"{path.name}: features contain NaN or infinity")
-    if not (np.all(np.isfinite(labels)) and np.all(labels == np.round(labels))):
-        raise InputError(OPTION, f"{path.name}: labels must be integers")
+    originals, y = _label_classes(labels, path.name)
+    if len(originals) < 2:
+        raise InputError(OPTION, f"{path.name}: need at least 2 classes, found labels {originals}")
+    meta = dict(generator="file", path=str(path), labels=originals)
+    return Dataset(H, y.astype(np.int64), len(originals), path.name, meta)
+
+
+def _label_classes(labels: np.ndarray, name: str) -> tuple[list[int], np.ndarray]:
+    """Sorted distinct integer labels and each row's class index; refuse non-integers and labels beyond 2^53."""
+    if labels.dtype.kind in "iu":
+        if labels.size and max(abs(int(labels.min())), abs(int(labels.max()))) > MAX_LABEL:
+            raise InputError(OPTION, f"{name}: labels must be integers of at most 2^53 in size, got {labels.max()}")
+    elif labels.dtype.kind == "f":
+        if not (np.all(np.isfinite(labels)) and np.all(labels == np.round(labels))):
+            raise InputError(OPTION, f"{name}: labels (the last column) must be integers")
+        if labels.size and np.abs(labels).max() > MAX_LABEL:
+            raise InputError(OPTION, f"{name}: labels must be integers of at most 2^53 in size, got "
+                                     f"{np.abs(labels).max():.4g}")
+    else:
+        raise InputError(OPTION, f"{name}: labels must be integers, got {labels.dtype} values")
     originals, y = np.unique(labels.astype(np.int64), return_inverse=True)
-    if originals.size < 2:
-        raise InputError(OPTION, f"{path.name}: need at least 2 classes, found labels {originals.tolist()}")
-    meta = dict(generator="file", path=str(path), labels=originals.tolist())
-    return Dataset(H, y.astype(np.int64), int(originals.size), path.name, meta)
+    return [int(v) for v in originals], y.reshape(-1)
+
+
+def _real(array: np.ndarray, what: str, name: str) -> np.ndarray:
+    """A real float64 array; complex values are refused, not truncated to their real part."""
+    if np.iscomplexobj(array):
+        raise InputError(OPTION, f"{name}: {what} are complex numbers; give real values")
+    try:
+        return np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(OPTION, f"{name}: {what} must be numeric, got {array.dtype} values") from None
 
 
 def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -398,17 +432,30 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise
     except Exception as exc:  # zip/pickle/format errors all mean "not a readable npz"
         raise InputError(OPTION, f"{path.name}: not a readable .npz file ({type(exc).__name__})") from None
-    try:
-        return np.asarray(H, dtype=np.float64), np.asarray(labels, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InputError(OPTION, f"{path.name}: features and labels must be numeric") from None
+    labels = np.asarray(labels).reshape(-1)
+    if labels.dtype.kind not in "iuf":
+        labels = _real(labels, "labels", path.name)
+    return _real(H, "features", path.name), labels
 
 
 def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
+    except UnicodeDecodeError as err:
+        raise InputError(OPTION, f"{path.name}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+                                 f"{err.start}); save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+    except csv.Error as err:
+        raise InputError(OPTION, f"{path.name}: not a readable CSV file ({err})") from None
     if rows and not _numeric_row(rows[0]):
+        if not rows[0][0].strip():
+            raise InputError(OPTION, f"{path.name}: the header starts with an empty cell, as pandas writes its index "
+                                     f"column; write the file with index=False")
         rows = rows[1:]  # a header line
+    elif len(rows) > 1 and _column_numbers(rows[0]):
+        raise InputError(OPTION, f"{path.name}: the first row {','.join(c.strip() for c in rows[0])[:60]} looks like "
+                                 f"pandas' default column names, not a sample; name the columns (x1,...,label) "
+                                 f"or drop the header row")
     if len(rows) < 2:
         raise InputError(OPTION, f"{path.name}: need at least 2 data rows")
     widths = {len(row) for row in rows}
@@ -416,14 +463,53 @@ def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(OPTION, f"{path.name}: every row needs the same number (>= 2) of columns: features, then label")
     for number, row in enumerate(rows, start=1):
         if not _numeric_row(row):
-            raise InputError(OPTION, f"{path.name}: data row {number} is not numeric")
-    table = np.array([[float(cell) for cell in row] for row in rows])
-    return table[:, :-1], table[:, -1]
+            cell = next(c for c in row if not _is_real(c))
+            if _is_complex(cell):
+                raise InputError(OPTION, f"{path.name}: data row {number} holds the complex number {cell.strip()[:30]!r}; "
+                                         f"features must be real")
+            raise InputError(OPTION, f"{path.name}: data row {number} is not numeric (cell {cell.strip()[:30]!r})")
+    features = np.array([[float(cell) for cell in row[:-1]] for row in rows])
+    labels = np.array([_label_value(row[-1], path.name, number) for number, row in enumerate(rows, start=1)])
+    return features, labels
 
 
-def _numeric_row(row: list[str]) -> bool:
+def _label_value(cell: str, name: str, number: int) -> float:
+    text = cell.strip()
+    try:  # integers exactly, so 10**19 is seen as too large rather than rounded
+        value = int(text)
+    except ValueError:
+        value = float(text)
+        if not (math.isfinite(value) and value == round(value)):
+            raise InputError(OPTION, f"{name}: data row {number}: label {text[:30]!r} is not an integer") from None
+    if abs(value) > MAX_LABEL:
+        raise InputError(OPTION, f"{name}: data row {number}: label {text[:30]} is beyond 2^53")
+    return float(value)
+
+
+def _column_numbers(row: list[str]) -> bool:
+    """``0,1,2,...`` or ``1,2,3,...``: column numbers as pandas/R write them, not a sample."""
     try:
-        [float(cell) for cell in row]
+        values = [int(cell.strip()) for cell in row]
+    except ValueError:
+        return False
+    return len(values) >= 2 and values in (list(range(len(values))), list(range(1, len(values) + 1)))
+
+
+def _is_complex(cell: str) -> bool:
+    try:
+        complex(cell.strip().replace(" ", ""))
     except ValueError:
         return False
     return True
+
+
+def _is_real(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _numeric_row(row: list[str]) -> bool:
+    return all(_is_real(cell) for cell in row)

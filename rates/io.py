@@ -1,24 +1,114 @@
-"""Atomic file output: a failed command must leave no partial output file behind."""
+"""File output that a failed or refused command cannot corrupt.
+
+Two guarantees (DESIGN.md, "Exit codes"; issue 12):
+
+* :func:`check_output_path` validates an output path *before* any work starts: its directory must exist
+  (only directories the user named are ever created), must accept a new file, and an existing target must
+  be a regular file (a device, FIFO or socket is never replaced). The CLI applies it to every output option
+  of every command (``cli/app.py``), so a new command inherits it.
+* :func:`atomic_path` writes to a temporary file next to the target and renames it into place only when the
+  writer succeeded, so a half-written file never appears under the user's name; it too refuses to rename
+  over anything that is not a regular file (``os.replace`` would silently turn ``/dev/full`` into a file).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from rates.errors import InputError
+
+OUTPUT = "output"  # option name used when a library caller does not say which option a path came from
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _resolved(path: str | os.PathLike) -> Path:
+    """The path a write lands on: a symlink's target (so the link survives), otherwise the path itself."""
+    p = Path(path)
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
+
+
+def _refuse_special(target: Path, option: str) -> None:
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise InputError(option, f"cannot use {str(target)!r}: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(option, f"{str(target)!r} is {_kind(mode)}, not a regular file; refusing to replace it")
+
+
+def _probe_directory(directory: Path, option: str, what: str) -> None:
+    """Create and remove a file in ``directory``: the only reliable test of writability (root, /proc, NFS)."""
+    if not directory.exists():
+        raise InputError(option, f"directory {str(directory)!r} does not exist (only the directory you name "
+                                 f"is created; create its parent first)" if what == "directory" else
+                         f"directory {str(directory)!r} does not exist; create it first")
+    if not directory.is_dir():
+        raise InputError(option, f"{str(directory)!r} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".rates-probe.", dir=directory)
+    except OSError as err:
+        raise InputError(option, f"cannot write in {str(directory)!r}: {err.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_output_path(path: str | os.PathLike, option: str = OUTPUT, directory: bool = False) -> Path:
+    """Refuse, before any work, an output path the command could not write (see the module docstring).
+
+    ``directory=True``: ``path`` names an output directory; it may exist (then it must be a directory that
+    accepts files) or not (then its parent must exist and accept it; the command creates it). Otherwise
+    ``path`` names a file: its directory must exist and accept files, and an existing target must be a
+    regular file (a symlink is followed; its target is what gets replaced).
+    """
+    p = Path(path)
+    if str(path) == "":
+        raise InputError(option, "needs a path, got an empty string")
+    if directory:
+        if p.exists():
+            if not p.is_dir():
+                raise InputError(option, f"must be a directory (it is created if missing), got the file {str(p)!r}")
+            _probe_directory(p, option, "directory")
+        else:
+            _probe_directory(p.parent if str(p.parent) else Path("."), option, "directory")
+        return p
+    target = _resolved(p)
+    if target.is_dir():
+        raise InputError(option, f"{str(p)!r} is a directory; give a file name")
+    _refuse_special(target, option)
+    _probe_directory(target.parent if str(target.parent) else Path("."), option, "file")
+    return p
+
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, option: str = OUTPUT) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; move it into place only if the block succeeds.
 
     Writers (json, matplotlib, LaTeX) write to the yielded path; on any exception the temporary file is
-    removed and ``path`` is untouched, so a half-written file never appears under the user's name.
+    removed and ``path`` is untouched. Missing parent directories are created: by the time a library writes,
+    the CLI has checked the user's path (:func:`check_output_path`), so these are the tool's own sub-folders
+    (``figures/``, ``trajectories/``) inside a directory the user named.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=target.parent)
+    target = _resolved(path)
+    _refuse_special(target, option)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=target.parent)
+    except OSError as err:
+        raise InputError(option, f"cannot write {str(path)!r}: {err.strerror}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -27,14 +117,17 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        _refuse_special(target, option)  # it may have appeared while the block ran
         os.replace(tmp, target)
+    except OSError as err:
+        raise InputError(option, f"cannot write {str(path)!r}: {err.strerror}") from None
     finally:
         if tmp.exists():
             tmp.unlink()
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike, text: str, option: str = OUTPUT) -> Path:
     """Write ``text`` to ``path`` atomically and return the path."""
-    with atomic_path(path) as tmp:
+    with atomic_path(path, option) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)

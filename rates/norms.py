@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
+from rates.lazy import lazy_module
+
+torch = lazy_module("torch", globals())  # parse_norm serves `rates predict`, which must not wait for torch
 
 from rates.errors import InputError
 
@@ -108,6 +110,9 @@ class Norm:
         return _schatten_steepest(Z, self.q)
 
 
+MAX_FINITE_P = 1000.0  # largest finite P (and P/(P-1)) the margin solver represents
+
+
 def parse_norm(name: str, option: str = "--norm") -> Norm:
     """``max``, ``sum``, ``frobenius``, ``spectral``, ``nuclear``, ``lp:P`` or ``schatten:P``."""
     key = str(name).strip().lower()
@@ -122,6 +127,10 @@ def parse_norm(name: str, option: str = "--norm") -> Norm:
             p = math.nan
         if not (p >= 1.0):
             raise InputError(option, f"{prefix}:P needs 1 <= P <= inf, got {name!r}")
+        if math.isfinite(p) and p != 1.0 and not (1 + 1 / MAX_FINITE_P <= p <= MAX_FINITE_P):
+            # cvxpy approximates P and its conjugate by fractions with denominator <= 1024: lp:1e6 divides by 0
+            raise InputError(option, f"{prefix}:P needs P = 1, {1 + 1 / MAX_FINITE_P:g} <= P <= {MAX_FINITE_P:g} "
+                                     f"or P = inf, got {name!r}")
         return Norm("entrywise" if prefix == "lp" else "schatten", p)
     raise InputError(option, f"unknown norm {name!r}; known: {KNOWN_NORMS}")
 

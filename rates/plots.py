@@ -23,6 +23,7 @@ from rates.io import atomic_path
 from rates.trajectory import Run
 
 FIGURE_FORMATS = (".png", ".pdf")
+FIGURE_DPI = 300
 
 
 def check_figure_path(path: str | os.PathLike, option: str = "--plot") -> Path:
@@ -55,8 +56,8 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
     from exact partial sums and is worth evaluating once.
     """
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    targets = [check_figure_path(p) for p in paths]
-    fig = Figure(figsize=(6.4, 4.4), dpi=120)
+    targets = figure_targets([check_figure_path(p) for p in paths])
+    fig = Figure(figsize=(6.4, 4.4), dpi=FIGURE_DPI)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     shown = []
@@ -90,8 +91,8 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
             anchor, shape = values[0], values[1:]
             scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
             ax.loglog(ts, scale * shape, "--", color="tab:purple", lw=1.8, zorder=5,
-                      label=f"{bound_label} (unit constants; slope envelope "
-                            f"{verdict.envelope.text() if verdict.envelope else verdict.predicted_local_slope})")
+                      label=f"shape of the {bound_label} (unit constants), scaled to the fit at the window start; "
+                            f"slope envelope {verdict.envelope.text() if verdict.envelope else verdict.predicted_local_slope}")
     _draw_phase(ax, verdict, float(np.asarray(runs[0].t, dtype=float)[-1]) if runs else 1.0)
     ax.set_ylim(low / 2, high * 2)
     ax.set_xlabel("iteration t")
@@ -99,8 +100,20 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
     ax.set_title(f"{title}: {verdict.label}", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
-    fig.subplots_adjust(left=0.13, right=0.97, bottom=0.12, top=0.92)  # fixed: tight_layout costs ~1 s
+    # left margin wide enough for the y-label and tick labels such as 10^-10 (tight_layout costs ~1 s)
+    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.12, top=0.92)
     for target in targets:
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=target.suffix.lower().lstrip("."))
+            fig.savefig(tmp, format=target.suffix.lower().lstrip("."), dpi=FIGURE_DPI, bbox_inches="tight", pad_inches=0.05)
     return targets[0]
+
+
+def figure_targets(paths: Sequence[Path]) -> list[Path]:
+    """Every figure as a 300-dpi PNG (to look at) and a PDF (to print): ``fit.png`` also writes ``fit.pdf``."""
+    targets = list(paths)
+    for p in paths:
+        for suffix in FIGURE_FORMATS:
+            sibling = p.with_suffix(suffix)
+            if sibling not in targets:
+                targets.append(sibling)
+    return targets

@@ -34,7 +34,7 @@ import sympy as sp
 from rates.compare import DEFAULT_TOLERANCE, Verdict, fit_slope, judge, judged_window
 from rates.errors import InputError
 from rates.io import write_text_atomic
-from rates.tables import Cell, Table, latex_document, latex_escape
+from rates.tables import Cell, Table, latex_document
 from rates.trajectory import Run, Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -435,10 +435,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
             Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
             _rate_cell(rec.prediction),
-            # a wrapped cell: the seed file name and theorem list would widen the table past the page
-            Cell(_source_cell_text(rec),
-                 r"\parbox[t]{3.1cm}{\raggedright\footnotesize "
-                 + latex_escape(_source_cell_text(rec)).replace(r"\_", r"\_\allowbreak{}") + "}"),
+            Cell(_source_cell_text(rec)),  # Table.to_latex wraps it (the file name may break)
             Cell("-" if env is None else env.text(),
                  "--" if env is None else f"$[{env.fastest:+.3f}, {env.slowest:+.3f}]$",
                  value=None if env is None else env.to_json()),

@@ -35,6 +35,9 @@ a_symbol = sp.Symbol("a", positive=True)
 eta0_symbol = sp.Symbol("eta_0", positive=True)
 
 
+MAX_EXPONENT_DENOMINATOR = 10**15
+
+
 def parse_exponent(a, option: str = "--a") -> sp.Rational:
     """The schedule exponent ``a`` of ``eta_t = eta_0 (t+2)^(-a)`` as an exact Rational, from ``1/2``, ``0.5``,
     ``2/3`` or a number; THEORY.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
@@ -45,6 +48,9 @@ def parse_exponent(a, option: str = "--a") -> sp.Rational:
         raise InputError(option, f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
     if not (0 < value <= 1):
         raise InputError(option, f"must be in (0, 1], got {a}")
+    if isinstance(a, str) and value.q > MAX_EXPONENT_DENOMINATOR:  # 1e-400 is 0 in the engine's float64 and its exact powers never end
+        raise InputError(option, f"must be a fraction with denominator <= 1e{len(str(MAX_EXPONENT_DENOMINATOR)) - 1} "
+                                 f"(the engine steps in float64), got {str(a).strip()[:40]}")
     return value
 
 

@@ -9,6 +9,7 @@ plain text for Markdown/JSON and, optionally, their own LaTeX (``Cell(text, late
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence, Union
@@ -26,11 +27,65 @@ CellLike = Union[Cell, str, int, float]
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    # OT1, LaTeX's default font encoding, prints | < > as an em-dash and inverted punctuation
+    "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}",
 }
+# Unicode the tool prints (margins, tolerances) that pdflatex's default setup cannot typeset
+_LATEX_UNICODE = {
+    "γ": r"$\gamma$", "η": r"$\eta$", "σ": r"$\sigma$", "ρ": r"$\rho$", "β": r"$\beta$", "α": r"$\alpha$",
+    "θ": r"$\theta$", "±": r"$\pm$", "−": r"$-$", "×": r"$\times$", "≤": r"$\le$", "≥": r"$\ge$",
+    "≈": r"$\approx$", "∞": r"$\infty$", "→": r"$\to$", "·": r"$\cdot$", "‖": r"$\|$", "²": r"$^2$",
+    "…": r"\dots{}", "–": "--", "—": "---", "’": "'", "“": "``", "”": "''",
+}
+_LATEX_PATTERN = re.compile(r"\|\|([A-Za-z0-9_]{1,12})\|\||[\\&%$#_{}~^|<>]|[^\x00-\x7f]")
+# Where a long unbreakable token (a seed file name) may break inside a narrow column.
+_BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z0-9])|\.(?=[A-Za-z]))")
+LONG_RUN = 6  # a run of letters and digits longer than this (a hash in a file name) may break every 6
+_LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{%d,}" % (LONG_RUN + 5))  # has a digit
+MATH_WIDTH = 0.85  # a formula typesets narrower than its plain-text spelling (t^(1/2) -> t^{1/2})
+
+
+def _latex_piece(match: re.Match) -> str:
+    if match.group(1) is not None:  # ||M|| is a norm, not four bars
+        return rf"$\|{match.group(1)}\|$"
+    char = match.group()
+    if char in _LATEX_SPECIALS:
+        return _LATEX_SPECIALS[char]
+    return _LATEX_UNICODE.get(char, "?")
 
 
 def latex_escape(text: str) -> str:
-    return re.sub(r"[\\&%$#_{}~^]", lambda m: _LATEX_SPECIALS[m.group()], text)
+    """Plain text as LaTeX that compiles under pdflatex's defaults: specials escaped, ``||M||`` as a norm,
+    the Unicode the tool prints as math, anything else as ``?`` (never a compile error)."""
+    return _LATEX_PATTERN.sub(_latex_piece, text)
+
+
+def _longest_word(cell: Cell) -> int:
+    """Characters of the longest piece of ``cell`` that cannot break (a formula is one piece)."""
+    if cell.latex is not None and "$" in cell.latex:
+        return math.ceil(MATH_WIDTH * len(cell.text) + sum(ch in "-±" for ch in cell.text))  # wide math signs
+    pieces = re.findall(r"[^\s_/,.-]*[_/,.-]?", cell.text)  # a break is allowed after the separator
+    return max([LONG_RUN + 1 if _LONG_RUN.match(p) else _width(p) for p in pieces] + [0])
+
+
+def _width(text: str) -> float:
+    """Width in average characters: m and w are half as wide again as the rest."""
+    return len(text) + 0.5 * sum(ch in "mwMW" for ch in text)
+
+
+def _breakable(latex: str) -> str:
+    """Allow line breaks inside file names and hashes of long plain-text cells (never inside a formula)."""
+    if "$" in latex or len(latex) <= 12:
+        return latex
+    latex = _LONG_RUN.sub(lambda m: r"\hspace{0pt}".join(m.group()[i:i + LONG_RUN]
+                                                          for i in range(0, len(m.group()), LONG_RUN)), latex)
+    return _BREAK_AFTER.sub(lambda m: m.group() + r"\hspace{0pt}", latex)
+
+
+LATEX_PACKAGES = ("booktabs", "tabularx", "amsmath", "graphicx")
+# (font size, characters of it on an article's \linewidth of 345 pt, less column gaps), largest first
+LATEX_SIZES = (("footnotesize", 62), ("scriptsize", 80))  # \tiny gains little: cmr5 is a wide design
+MAX_COLUMN_CHARS = 40  # a column never asks for more than this share of the line
 
 
 def _cell(c: CellLike) -> Cell:
@@ -44,6 +99,7 @@ class Table:
     caption: str = ""
     label: str = ""
     notes: list[str] = field(default_factory=list)  # footnotes: sources, windows, tolerances
+    caption_latex: str = ""  # the caption with its formulas in math mode; "" means "escape caption"
 
     def add(self, *cells: CellLike) -> None:
         if len(cells) != len(self.columns):
@@ -66,24 +122,66 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        """A ``table`` environment with booktabs rules; needs ``\\usepackage{booktabs}``."""
+        r"""A ``table`` float to ``\input`` into a paper: ``\small`` booktabs rules in a ``tabularx`` as wide as
+        ``\linewidth``, long text columns wrapping so nothing runs off the page. Needs the packages in
+        :data:`LATEX_PACKAGES` (stated in the first line); :func:`latex_document` makes it compilable alone."""
         def tex(c: CellLike) -> str:
             cell = _cell(c)
             return cell.latex if cell.latex is not None else latex_escape(cell.text)
 
-        lines = [r"\begin{table}[ht]", r"\centering", r"\begin{tabular}{" + "l" * len(self.columns) + "}",
-                 r"\toprule", " & ".join(latex_escape(c) for c in self.columns) + r" \\", r"\midrule"]
-        lines += [" & ".join(tex(c) for c in row) + r" \\" for row in self.rows]
+        spec = self._latex_columns()
+        # Too many words even for \tiny: lay the table out wider and shrink it to the line (graphicx).
+        widen = max(1.0, self._latex_need() / self._latex_line_chars())
+
+        def row_text(cells) -> str:
+            return " & ".join(_breakable(text) for text in cells) + r" \\"
+
+        lines = [r"\begin{table}[ht] % rates table: needs \usepackage{" + ",".join(LATEX_PACKAGES) + "}", r"\centering", "\\" + self._latex_size()[0],
+                 r"\setlength{\tabcolsep}{2pt}",
+                 (r"\resizebox{\linewidth}{!}{%" if widen > 1 else "%")
+                 + "\n" + rf"\begin{{tabularx}}{{{widen:.3f}\linewidth}}{{" + spec + "}",
+                 r"\toprule", row_text([latex_escape(c) for c in self.columns]), r"\midrule"]
+        lines += [row_text([tex(c) for c in row]) for row in self.rows]
         lines.append(r"\bottomrule")
-        lines.append(r"\end{tabular}")
-        if self.caption:
-            lines.append(r"\caption{" + latex_escape(self.caption) + "}")
+        lines.append(r"\end{tabularx}" + ("}" if widen > 1 else ""))
+        if self.caption or self.caption_latex:
+            lines.append(r"\caption{" + (self.caption_latex or latex_escape(self.caption)) + "}")
         if self.label:
             lines.append(r"\label{" + self.label + "}")
         for note in self.notes:
-            lines.append(r"\par\smallskip{\footnotesize " + latex_escape(note) + "}")
+            lines.append(r"\par\smallskip{\footnotesize " + _breakable(latex_escape(note)) + "}")
         lines.append(r"\end{table}")
         return "\n".join(lines) + "\n"
+
+    def _latex_need(self) -> float:
+        """Characters the columns' longest unbreakable words need, with their gaps."""
+        return sum(max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows]) + 1.5
+                   for i, name in enumerate(self.columns))
+
+    def _latex_size(self) -> tuple[str, int]:
+        """The largest font in which every column's longest unbreakable word fits the line (and its capacity)."""
+        need = self._latex_need()
+        return next(((size, chars) for size, chars in LATEX_SIZES if need <= chars), LATEX_SIZES[-1])
+
+    def _latex_line_chars(self) -> int:
+        return self._latex_size()[1]
+
+    def _latex_columns(self) -> str:
+        r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word,
+        the rest of the line goes to the columns with longer text (tabularx ``X`` columns scaled by
+        ``\hsize``, whose widths must average to 1)."""
+        texts = [[str(name)] + [_cell(row[i]).text for row in self.rows] for i, name in enumerate(self.columns)]
+        words = [max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows])
+                 for i, name in enumerate(self.columns)]
+        natural = [max(len(text) for text in col) for col in texts]
+        need = [max(w, 1) + 1.5 for w in words]
+        budget = max(self._latex_line_chars(), sum(need))
+        extra = [min(n, MAX_COLUMN_CHARS) - w for n, w in zip(natural, need)]
+        spare = budget - sum(need)
+        total_extra = sum(e for e in extra if e > 0)
+        widths = [w + (spare * e / total_extra if e > 0 and total_extra else 0) for w, e in zip(need, extra)]
+        scale = len(widths) / sum(widths)
+        return "".join(rf">{{\raggedright\arraybackslash\hsize={w * scale:.3f}\hsize}}X" for w in widths)
 
     def to_records(self) -> list[dict[str, Any]]:
         out = []
@@ -110,7 +208,7 @@ class Table:
 
 
 def latex_document(*bodies: str) -> str:
-    """A standalone document around table bodies (for compiling the output as a check)."""
-    return "\n".join([r"\documentclass{article}", r"\usepackage{booktabs}", r"\usepackage{amsmath}",
-                      r"\usepackage[margin=1.5cm,landscape]{geometry}", r"\begin{document}", *bodies,
-                      r"\end{document}", ""])
+    """A compilable ``article`` around table bodies: what ``--standalone`` writes, and what the tests compile
+    (default page size and margins, so a table that fits here fits a paper's text width)."""
+    return "\n".join([r"\documentclass{article}", rf"\usepackage{{{','.join(LATEX_PACKAGES)}}}",
+                      r"\begin{document}", *bodies, r"\end{document}", ""])

@@ -85,6 +85,18 @@ def _floats(values: Any) -> list[Any]:
     return out
 
 
+def require_finite(runs: list[Run], option: str = "--eta0") -> None:
+    """Stop a diverged run before it is saved or fitted: float64 overflow (``--eta0 1e308``) gives NaN gaps
+    that no rate describes; exit 2 names the option to change, and no file is written."""
+    for run in runs:
+        bad = ~(np.isfinite(run.gap) & np.isfinite(run.margin))
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise InputError(option, f"the run diverged: margin gap {run.gap[first]} at t = {int(run.t[first])} "
+                                     f"(seed {run.config.get('seed')}, eta0 = {run.config.get('eta0')}); float64 "
+                                     f"overflowed, choose a smaller {option}")
+
+
 def save(trajectory: Trajectory, path: str | os.PathLike) -> Path:
     """Write atomically: a failure leaves no partial file."""
     return write_text_atomic(path, json.dumps(trajectory.to_json(), indent=1) + "\n")
@@ -97,6 +109,47 @@ def _array(raw: Any, where: str, path: str) -> np.ndarray:
         return np.array([float(v) for v in raw], dtype=float)
     except (TypeError, ValueError):
         raise InputError("--from", f"{path}: {where} holds a non-number") from None
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], where: str) -> None:
+    """Refuse what no run of ``rates run`` can produce, so ``fit`` never judges nonsense.
+
+    ``gamma`` is a max margin (> 0 on separable data, THEORY.md section 1); ``gap = gamma - margin`` is
+    >= 0 up to the solver's certified accuracy (a margin above the max margin is impossible); a diverged
+    run (NaN, infinite gap) has no rate to fit; ``a`` and ``eta0`` must be a valid schedule.
+    """
+    from rates.schedules import parse_exponent
+
+    try:
+        parse_exponent(str(config["a"]), "a")
+    except InputError as err:
+        raise InputError("--from", f"{where}.config.a: {err.message}") from None
+    eta0 = _number(config["eta0"])
+    if not (math.isfinite(eta0) and eta0 > 0):
+        raise InputError("--from", f"{where}.config.eta0 must be a finite number > 0, got {config['eta0']!r}")
+    value, accuracy = _number(gamma["value"]), _number(gamma["accuracy"])
+    if not (math.isfinite(value) and value > 0):
+        raise InputError("--from", f"{where}.gamma.value must be a finite max margin > 0, got {gamma['value']!r}")
+    if not (math.isfinite(accuracy) and accuracy >= 0):
+        raise InputError("--from", f"{where}.gamma.accuracy must be a finite number >= 0, got {gamma['accuracy']!r}")
+    for name in ("gap", "margin"):
+        bad = ~np.isfinite(arrays[name])
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise InputError("--from", f"{where}.checkpoints.{name}[{first}] is {arrays[name][first]} "
+                                       f"(at t = {arrays['t'][first]:.0f}): the run diverged; nothing to fit")
+    slack = 100 * accuracy + 1e-9 * value
+    if len(arrays["gap"]) and arrays["gap"].min() < -slack:
+        first = int(np.argmax(arrays["gap"] < -slack))
+        raise InputError("--from", f"{where}.checkpoints.gap[{first}] = {arrays['gap'][first]:.3g} < 0: a margin above "
+                                   f"the max margin gamma = {value:.6g} (beyond its accuracy {accuracy:.1e})")
 
 
 def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
@@ -126,8 +179,11 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
         if len(lengths) != 1:
             raise InputError("--from", f"{path}: {where}.checkpoints arrays differ in length")
         t = arrays["t"]
+        if len(t) and not (np.all(np.isfinite(t)) and np.all(t == np.round(t)) and t.max() < 2**62):
+            raise InputError("--from", f"{path}: {where}.checkpoints.t must hold step numbers (integers below 2^62)")
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
             raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
+        _check_values(config, gamma, arrays, f"{path}: {where}")
         series = {}
         for name in OPTIONAL_SERIES:
             raw_series = cps.get(name, {})

@@ -10,7 +10,8 @@ import pytest
 
 @pytest.fixture
 def compile_latex(tmp_path):
-    """Compile a full LaTeX document with pdflatex; fail with the log's error lines if it does not compile.
+    """Compile a full LaTeX document with pdflatex; fail with the log's error lines if it does not compile, or
+    if any box is overfull (a table wider than the text).
 
     On CI pdflatex is required (scripts/setup.sh --test installs it); elsewhere a missing pdflatex skips.
     """
@@ -26,6 +27,10 @@ def compile_latex(tmp_path):
                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
         errors = [line for line in proc.stdout.splitlines() if line.startswith("!")]
         assert proc.returncode == 0, f"pdflatex failed: {errors or proc.stdout[-2000:]}"
+        # A table that runs into the margin is as wrong as one that does not compile (issue 12).
+        log = (tmp_path / f"{name}.log").read_text(encoding="latin-1")
+        overfull = [line for line in log.splitlines() if line.startswith("Overfull \\hbox")]
+        assert not overfull, f"{len(overfull)} overfull boxes, e.g. {overfull[0]}"
         pdf = tmp_path / f"{name}.pdf"
         assert pdf.exists() and pdf.stat().st_size > 0
         return pdf

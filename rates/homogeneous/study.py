@@ -282,10 +282,15 @@ def _plot_curves(ax, runs: dict[str, History], metric: str, log_y: bool) -> None
     ax.set_title(_LABELS[metric])
 
 
-def _save(fig, path: Path) -> Path:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-    return path
+def _save(fig, path: Path) -> list[Path]:
+    """A 300-dpi PNG and a PDF of the same figure (rates.plots.figure_targets)."""
+    from rates.plots import FIGURE_DPI, figure_targets
+
+    targets = figure_targets([path])
+    for target in targets:
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=target.suffix.lstrip("."), dpi=FIGURE_DPI, bbox_inches="tight")
+    return targets
 
 
 def _curve_figure(plt, runs: dict[str, History], panels: list[tuple[str, bool]], title: str, extra: int = 0):
@@ -300,6 +305,7 @@ def _curve_figure(plt, runs: dict[str, History], panels: list[tuple[str, bool]],
 
 def figures(h: dict[str, History], out_dir: Path, n_seeds: int) -> list[Path]:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -312,6 +318,10 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int) -> list[Path]:
         ok = ~run.diverged
         axes[3].scatter(run.final("gamma_inf")[ok], run.final("test_acc")[ok], color=_COLORS[name], label=name.upper())
     axes[3].set_xscale("symlog", linthresh=1e-6)
+    # one label every second decade, slanted: a label per decade overlapped its neighbours
+    axes[3].xaxis.set_major_locator(matplotlib.ticker.SymmetricalLogLocator(base=100, linthresh=1e-6))
+    axes[3].tick_params(axis="x", labelrotation=30)
+    axes[3].legend(title="one point per seed", fontsize=8, title_fontsize=8)
     axes[3].set(xlabel=r"final $\gamma_\infty$", ylabel="final test accuracy", title="test accuracy vs $\\gamma_\\infty$")
     figs = [(fig, "fig1_teacher_student.png")]
     fig2 = {"gd": h["fig2-gd"], "sd": h["fig2-sd"], "adam": h["fig2-adam"]}
@@ -325,7 +335,7 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int) -> list[Path]:
                  "fig3_digits_spectral.png"))
     written = []
     for fig, name in figs:
-        written.append(_save(fig, out_dir / name))
+        written += _save(fig, out_dir / name)
         plt.close(fig)
     return written
 

@@ -112,8 +112,10 @@ def checkpoint_steps(steps: int, count: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], grid, [steps]]))
 
 
-def train(net: Network, data: Dataset, config: TrainConfig) -> History:
-    """Train ``net`` on ``data`` (same runs axis) with ``config``; return the measured history."""
+def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> History:
+    """Train ``net`` on ``data`` (same runs axis) with ``config``; return the measured history.
+
+    ``advance(1)`` is called after every step when given (a progress bar's)."""
     check_loss(config.loss)
     if config.steps <= 0:
         raise InputError("--steps", f"must be a positive integer, got {config.steps}")
@@ -167,6 +169,8 @@ def train(net: Network, data: Dataset, config: TrainConfig) -> History:
             frozen |= logL < config.stop_log_loss
         if step == config.steps:
             break
+        if advance is not None:
+            advance(1)
         grads = torch.autograd.grad(torch.where(frozen, 0.0, logL).sum(), params)
         with torch.no_grad():
             loss_value = torch.exp(logL)[:, None, None]

@@ -266,9 +266,53 @@ class Prediction:
         return members, labels
 
 
+# Exact integers above this many digits are not formed: 2^(1/a) at a = 1e-6 has 301,030 digits and at
+# a = 1e-400 it cannot be held in memory. Thresholds beyond it are estimated in log space (mpmath).
+MAX_EXACT_EXPONENT = 64  # largest 1/(a q) substituted into t0's closed form (2^64 has 20 digits)
+MAX_EXACT_T0 = 10**15  # larger t0 are reported as estimates: no run gets there
+
+
+def _t0_log10(template: BoundTemplate, a: sp.Rational, subs: dict) -> Optional[mpmath.mpf]:
+    """``log10(t0 + 2)`` upper estimate from the closed form, in log space (never forms a huge number).
+
+    Each noise term gives ``x_j = (2J c_j eta_0^q_j / gamma_ref)^(1/(a q_j))``; ``t0 = max_j ceil(x_j - 2)``,
+    so ``log10(t0 + 2) <= max_j log10(x_j) + log10(2)``. None when a constant is missing.
+    """
+    J = len(template.noise)
+    logs = []
+    with mpmath.workdps(30):
+        for term in template.noise:
+            base = template.resolve(2 * J * term.coefficient * eta0_symbol**term.q / template.gamma_ref).subs(subs)
+            if base.free_symbols:
+                return None
+            base_mp = mpmath.mpf(sp.N(base, 30))
+            if base_mp <= 0:
+                return None
+            exponent = 1 / (mpmath.mpf(a.p) / a.q * mpmath.mpf(term.q.p) / term.q.q)
+            logs.append(mpmath.log10(base_mp) * exponent)
+    return max(logs) if logs else None
+
+
+def scientific(log10_value) -> str:
+    """``10^x`` in scientific notation: ``1.23e+301``, or ``10^(4.3e+05)`` beyond any mantissa's reach."""
+    log10_value = mpmath.mpf(log10_value)
+    if log10_value < 10**6:
+        exponent = int(mpmath.floor(log10_value))
+        return f"{float(mpmath.power(10, log10_value - exponent)):.3g}e+{exponent:02d}"
+    if log10_value < 1e300:
+        return f"10^({float(log10_value):.4g})"
+    return f"10^({mpmath.nstr(log10_value, 4)})"
+
+
 def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict | None) -> dict[str, dict[str, Any]]:
-    """``t0``/``t1``: symbolic always, numeric when the constants they need were given."""
-    t0_sym = template.t0_expr().subs(a_symbol, a)
+    """``t0``/``t1``: symbolic always, numeric when the constants they need were given.
+
+    Exact arithmetic is bounded (:data:`MAX_EXACT_EXPONENT`, :data:`MAX_EXACT_T0`): beyond it ``t0`` is an
+    estimate in scientific notation (``numeric`` stays None) and ``t1`` is not searched.
+    """
+    largest_exponent = max((1 / (a * term.q) for term in template.noise), default=sp.Integer(0))
+    exact_ok = largest_exponent <= MAX_EXACT_EXPONENT
+    t0_sym = template.t0_expr().subs(a_symbol, a) if exact_ok else template.t0_expr()
     out = {
         "t0": {"symbolic": str(t0_sym), "latex": sp.latex(t0_sym), "closed_form": True,
                "defining": template.t0_defining(), "numeric": None},
@@ -290,11 +334,26 @@ def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict 
     if g_ref <= 0:
         out["t0"]["assumption_fails"] = f"{template.gap_to} = {float(g_ref):.6g} <= 0"
         return out
-    t0_value = template.resolve(t0_sym).subs(subs)
-    if t0_value.free_symbols:
-        out["t0"]["missing"] = sorted(str(s) for s in t0_value.free_symbols)
-        return out
-    t0_int = int(t0_value)
+    log10_t0 = _t0_log10(template, a, subs)
+    if not exact_ok or (log10_t0 is not None and log10_t0 > mpmath.log10(MAX_EXACT_T0)):
+        if log10_t0 is None:
+            out["t0"]["missing"] = sorted(str(s) for s in template.resolve(t0_sym).subs(subs).free_symbols - {a_symbol})
+            return out
+        if log10_t0 <= mpmath.log10(MAX_EXACT_T0):  # huge 1/a but small base: t0 is small, computed in mpmath
+            with mpmath.workdps(50):
+                t0_int = max(0, int(mpmath.ceil(mpmath.power(10, log10_t0) - 2)))
+        else:
+            estimate = scientific(log10_t0)
+            out["t0"]["estimate"] = estimate
+            out["t0"]["note"] = f"t0 ~ {estimate} steps: beyond any run; exact integer not formed"
+            out["t1"]["note"] = f"not searched: t0 ~ {estimate} already exceeds any run"
+            return out
+    else:
+        t0_value = template.resolve(t0_sym).subs(subs)
+        if t0_value.free_symbols:
+            out["t0"]["missing"] = sorted(str(s) for s in t0_value.free_symbols)
+            return out
+        t0_int = int(t0_value)
     out["t0"]["numeric"] = t0_int
     if any(key not in values for key in ("n", "k", "B")):
         out["t1"]["missing"] = [key for key in ("n", "k", "B") if key not in values]

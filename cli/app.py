@@ -2,7 +2,7 @@
 
 Every command module in :data:`COMMAND_MODULES` exposes ``register(app)``. Errors are reported here, once:
 bad input (a click usage error or a library :class:`~rates.errors.InputError`) becomes one line on stderr
-naming the option, and exit code 2 (DESIGN.md, "Exit codes").
+naming the option, and exit code 2 (docs/design.md, "Exit codes").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``rates fit``: fit the margin gap's rate of a Trajectory (read or run) and judge it against the theorem.
 
 Prints, per configuration: the predicted rate with its source, the bound's local slope over the window,
-the fitted slope ± bootstrap error with its window, the fitted log power and the verdict (DESIGN.md,
+the fitted slope ± bootstrap error with its window, the fitted log power and the verdict (docs/design.md,
 "Interfaces"). Exit code 1 when a verdict is ``violated``, 2 on bad input.
 """
 

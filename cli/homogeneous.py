@@ -52,7 +52,7 @@ def homogeneous(
     fmt: str = typer.Option("markdown", "--format", help="markdown | latex | json"),
     out: Optional[Path] = typer.Option(None, "--out", help="write the checkpoint history as JSON here"),
 ) -> None:
-    """Train homogeneous ReLU nets (FLAVORS, 001_76d30ba647d4c3d1.txt) and print the measured margins."""
+    """Train homogeneous ReLU nets (FLAVORS, arXiv:2410.22069) and print the measured margins."""
     if algo not in ALGORITHMS:
         raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algo!r}")
     kind, _ = parse_data_spec(data)

@@ -11,6 +11,7 @@ from rates import asymptotics
 from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
 from rates.io import write_text_atomic
+from rates.references import references_note
 from rates.tables import Cell, Table
 from rates.theorems import FAMILIES, FAMILY_EXAMPLES, template_for
 from rates.theorems.per_sample import SOURCE as PER_SAMPLE_SOURCE
@@ -35,9 +36,10 @@ def predicted_rates_table() -> Table:
                 str(rate.exponent), rate.log_power, str(best), template.gap_to,
                 f"{template.source.seed} {template.source.theorem}", template.status)
     table.notes.append("Derived by rates.asymptotics from each template's numerator power sums over sum eta_s "
-                       "(THEORY.md sections 3-4); r and k of an open interval are expressions in a.")
+                       "(docs/theory.md sections 3-4); r and k of an open interval are expressions in a.")
     table.notes.append(f"Per-sample (b = 1) SignSGD/N-SGD/Spectral-SGD predict a limit direction M/||M||, not a rate: "
                        f"{PER_SAMPLE_SOURCE.seed} {PER_SAMPLE_SOURCE.theorem} [rebuilt].")
+    table.notes.append(references_note([row[8] for row in table.rows] + [PER_SAMPLE_SOURCE.seed]))
     return table
 
 

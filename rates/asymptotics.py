@@ -1,6 +1,6 @@
 """Dominant-term analysis: from a bound template to ``O(t^{-r} (log t)^k)`` per regime of ``a``.
 
-Setting: a margin-gap bound of the THEORY.md section 3 shape
+Setting: a margin-gap bound of the docs/theory.md section 3 shape
 
     gap(t) <= [ sum_j c_j S_{p_j}(t_0, t) + C ] / S_1(0, t),      S_p = sum eta_s^p,  eta_s = eta_0 (s+2)^(-a),
 
@@ -12,7 +12,7 @@ dominance, and at ``a = 1`` (where the denominator turns logarithmic). Inside a 
 dominates; the rate is its order divided by the denominator's. The best ``a`` maximises the exponent ``r(a)``
 (continuous and piecewise linear in ``a``, so its maximum sits at a cut point).
 
-Guarantee: nothing here knows any particular table; THEORY.md section 4 is *reproduced* from templates
+Guarantee: nothing here knows any particular table; docs/theory.md section 4 is *reproduced* from templates
 (tests/test_asymptotics.py compares the two).
 """
 

@@ -7,11 +7,11 @@ Setting
 
 Algorithm
     1. *Window* (:func:`choose_window`): the first checkpoint after which every margin stays positive and
-       the loss never increases (the observable counterpart of ``t_1`` in THEORY.md section 3, step 3),
+       the loss never increases (the observable counterpart of ``t_1`` in docs/theory.md section 3, step 3),
        intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``
        (before it unknown constants of the bound move its local slope by more than the tolerance), where
        "usable" stops at the first
-       checkpoint whose gap is within ``100 x`` the margin solver's accuracy (``accuracy * gamma``, THEORY.md
+       checkpoint whose gap is within ``100 x`` the margin solver's accuracy (``accuracy * gamma``, docs/theory.md
        section 7): below that floor the gap is solver noise, not optimiser progress.
     2. *Fit* (:func:`fit_slope`): least-squares slope of ``log gap`` on ``log t`` over the window, per run;
        several runs of one configuration (seeds) are averaged. The uncertainty is a seeded, deterministic
@@ -19,10 +19,10 @@ Algorithm
        ``log(gap * t^r)`` on ``log log t`` estimates the log power ``k`` (:func:`fit_log_power`).
     3. *Verdict* (:func:`judge`): the fitted slope is compared with the bound's *local* slope over the
        same checkpoints (the least-squares slope of ``log bound_shape`` on ``log t``), not with ``-r``:
-       ``log t / sqrt t`` has local slope ``-1/2 + 1/log t`` (THEORY.md section 4).
+       ``log t / sqrt t`` has local slope ``-1/2 + 1/log t`` (docs/theory.md section 4).
 
 Guarantee (what a verdict means)
-    Rates are upper bounds, so the judgement is one-sided (THEORY.md section 4):
+    Rates are upper bounds, so the judgement is one-sided (docs/theory.md section 4):
 
     * ``tight``: ``|fitted - predicted_local| <= tolerance``;
     * ``loose``: the gap decays faster than the bound by more than the tolerance (allowed);
@@ -37,8 +37,8 @@ Guarantee (what a verdict means)
       gap is ``loose`` only if it is faster than the bound in both halves.
 
 Reference
-    Rates: SIGNADAM (``003_35ca27fd72435096.txt``) Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
-    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4.
+    Rates: SIGNADAM Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
+    MINIBATCH Cor. D.5/E.5/F.5. The comparison rule is docs/theory.md section 4.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def solver_floor(run: Run) -> float:
 def entry_index(run: Run) -> Optional[int]:
     """First checkpoint from which all margins stay positive and the loss never increases; None if none.
 
-    This is the observable counterpart of ``t_1`` (THEORY.md section 3): the theorems' margin bound holds
+    This is the observable counterpart of ``t_1`` (docs/theory.md section 3): the theorems' margin bound holds
     once the data are separated and the loss decreases monotonically. For full-batch NSD the loss must
     also fall at least as fast as the descent lemma guarantees past ``t_0`` (:func:`_descent_shortfall`).
     """
@@ -144,8 +144,8 @@ def _descent_shortfall(run: Run, log_loss: np.ndarray) -> np.ndarray:
     """Checkpoint intervals where log L fell by less than the descent lemma's guarantee (full-batch NSD only).
 
     For normalised steepest descent past ``t_0`` (noise ``alpha eta_t <= gamma/2``) and ``t_1`` (``L <= 2G``),
-    THEORY.md section 3 steps 1-3 give ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
-    hence ``log L(t') - log L(t) <= -(gamma/4) sum_{s=t}^{t'-1} eta_s`` (SIGNADAM ``003_35ca27fd72435096.txt``
+    docs/theory.md section 3 steps 1-3 give ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
+    hence ``log L(t') - log L(t) <= -(gamma/4) sum_{s=t}^{t'-1} eta_s`` (SIGNADAM
     Thm 5.3). A run whose loss falls slower than that -- e.g. a plateau with margins barely positive and
     the gap still near gamma -- has not reached the phase the rate speaks about. Other families (Adam,
     mini-batch, momentum, VR) have other constants (``gamma_eff``); for them only monotonicity is checked.
@@ -203,13 +203,13 @@ def choose_window(run: Run, override: Optional[tuple[float, float]] = None, deca
         t0, t1 = override
         positive = t[t >= 1]
         if not (1 <= t0 < t1):
-            raise InputError("--window", f"needs 1 <= T0 < T1, got {t0:g}:{t1:g}")
+            raise InputError("window", f"needs 1 <= T0 < T1, got {t0:g}:{t1:g}")
         if len(positive) == 0 or t0 < positive[0] or t1 > positive[-1]:
             lo, hi = (positive[0], positive[-1]) if len(positive) else (float("nan"), float("nan"))
-            raise InputError("--window", f"{t0:g}:{t1:g} lies outside the run's checkpoints [{lo:g}, {hi:g}]")
+            raise InputError("window", f"{t0:g}:{t1:g} lies outside the run's checkpoints [{lo:g}, {hi:g}]")
         inside = (t >= t0) & (t <= t1)
         if inside.sum() < 3:
-            raise InputError("--window", f"{t0:g}:{t1:g} holds {int(inside.sum())} checkpoints; at least 3 are needed")
+            raise InputError("window", f"{t0:g}:{t1:g} holds {int(inside.sum())} checkpoints; at least 3 are needed")
         # The user's window is honoured even before the empirical entry; judge() notes it.
         return _window(t, inside & usable, "user", entry_t, floor, floor_t, None, min_decades, min_points,
                        bounds=(t0, t1))
@@ -264,7 +264,7 @@ def window_mask(run: Run, window: Window) -> np.ndarray:
     return (t >= window.t0) & (t <= window.t1) & _usable_mask(run) & (gap > solver_floor(run))
 
 
-def parse_window(text: str, option: str = "--window") -> tuple[float, float]:
+def parse_window(text: str, option: str = "window") -> tuple[float, float]:
     """``T0:T1`` (numbers such as ``1e3:1e5``) -> (T0, T1); the run-dependent range is checked later."""
     parts = text.split(":")
     try:
@@ -565,7 +565,7 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
     if not runs:
         raise ValueError("judge needs at least one run")
     if not (0 < tolerance < 1):
-        raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
+        raise InputError("tolerance", f"must be in (0, 1), got {tolerance:g}")
     windows = [choose_window(run, window, decades=decades) for run in runs]
     win = windows[0] if len(windows) == 1 else _checked_overlap(runs, common_window(windows))
     if win.problem is not None:

@@ -1,6 +1,6 @@
 """The training loop: many configurations advanced together, checkpoints on a log grid -> Trajectory.
 
-Setting: THEORY.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, schedule
+Setting: docs/theory.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, schedule
 exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
 every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
@@ -12,7 +12,7 @@ Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-doma
 
 Guarantee (what is recorded): at log-spaced checkpoints t (unique integers from 1 to ``steps``; W_t is
 the iterate after t steps) the margin of W_t in the algorithm's norm and its gap ``gamma - margin``
-(the quantity every rate of THEORY.md section 4 bounds), the margins in the max, Frobenius and spectral
+(the quantity every rate of docs/theory.md section 4 bounds), the margins in the max, Frobenius and spectral
 norms, ``log L(W_t)`` without underflow and ``||W_t||``. Only the checkpoints leave the device.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
@@ -84,7 +84,7 @@ def resolve_device(device: str) -> torch.device:
         return torch.device("cpu")
     if key.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise InputError("--device", "cuda requested but no CUDA device is available; use auto or cpu")
+            raise InputError("device", "cuda requested but no CUDA device is available; use auto or cpu")
         # torch.device accepts any index, so a missing GPU would only fail at the first allocation
         count = torch.cuda.device_count()
         try:
@@ -92,9 +92,9 @@ def resolve_device(device: str) -> torch.device:
         except RuntimeError:
             chosen = None
         if chosen is None or chosen.type != "cuda" or (chosen.index or 0) >= count:
-            raise InputError("--device", f"must be auto, cpu, cuda or cuda:I with 0 <= I < {count}, got {device!r}")
+            raise InputError("device", f"must be auto, cpu, cuda or cuda:I with 0 <= I < {count}, got {device!r}")
         return chosen
-    raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
+    raise InputError("device", f"must be auto, cpu or cuda, got {device!r}")
 
 
 def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> None:
@@ -107,27 +107,27 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
     a = parse_exponent(spec.a)
     if not (math.isfinite(spec.eta0) and spec.eta0 > 0):
-        raise InputError("--eta0", f"must be a positive number, got {spec.eta0}")
+        raise InputError("eta0", f"must be a positive number, got {spec.eta0}")
     if spec.polar not in POLAR_METHODS:
-        raise InputError("--polar", f"must be exact or newton-schulz, got {spec.polar!r}")
+        raise InputError("polar", f"must be exact or newton-schulz, got {spec.polar!r}")
     algorithm = resolve_algorithm(spec.algo, spec.norm, n=n, batch=spec.batch, momentum=spec.momentum, vr=spec.vr)
     named = ALGORITHMS[algorithm.name]
     batch = algorithm.batch
     if algorithm.vr:
         if batch is None or batch >= n:
-            raise InputError("--batch", f"variance reduction needs mini-batches: give --batch b < n={n} dividing n")
+            raise InputError("batch", f"variance reduction needs mini-batches: give --batch b < n={n} dividing n")
         source = "vr"
     elif batch is not None and (batch < n or named.stochastic):
         source = "minibatch"
     elif named.stochastic:
-        raise InputError("--batch", f"{algorithm.name} is stochastic: give --batch b dividing n={n} (b=1: per-sample)")
+        raise InputError("batch", f"{algorithm.name} is stochastic: give --batch b dividing n={n} (b=1: per-sample)")
     else:
         source, batch = "full", None
     if algorithm.adam:
-        _check_unit_interval(spec.adam_beta1, "--adam-beta1")
-        _check_unit_interval(spec.adam_beta2, "--adam-beta2")
+        _check_unit_interval(spec.adam_beta1, "adam_beta1")
+        _check_unit_interval(spec.adam_beta2, "adam_beta2")
         if not (math.isfinite(spec.adam_eps) and spec.adam_eps >= 0):
-            raise InputError("--adam-eps", f"must be >= 0, got {spec.adam_eps}")
+            raise InputError("adam_eps", f"must be >= 0, got {spec.adam_eps}")
     recipe = Recipe(source=source, batch=batch, norm=algorithm.norm,
                     polar=spec.polar if algorithm.norm == "spectral" else "exact",
                     adam=algorithm.adam, momentum=algorithm.momentum > 0)
@@ -242,11 +242,11 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError("--steps", f"must be a positive integer, got {steps}")
+        raise InputError("steps", f"must be a positive integer, got {steps}")
     if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
-        raise InputError("--checkpoints", f"must be an integer >= 2, got {checkpoints}")
+        raise InputError("checkpoints", f"must be an integer >= 2, got {checkpoints}")
     if not specs:
-        raise InputError("--algo", "no run configuration given")
+        raise InputError("algo", "no run configuration given")
     dev = resolve_device(device)
     resolved = [resolve_spec(spec, data.n) for spec in specs]
     gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}

@@ -14,7 +14,7 @@ Default study (``rates report default --out DIR``)
     seed)``): seeds measure how the slope varies with the data, and each seed has its own max margin gamma.
 
 Reference
-    Rates: SIGNADAM ``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5 (NSD) and Cor. 6.4 (Adam); THEORY.md
+    Rates: SIGNADAM Cor. 5.4 / C.5 (NSD) and Cor. 6.4 (Adam); docs/theory.md
     section 4 (one-sided verdicts, local slopes).
 """
 
@@ -33,6 +33,7 @@ import sympy as sp
 from rates.compare import DEFAULT_TOLERANCE, Verdict, judge
 from rates.errors import InputError
 from rates.io import write_text_atomic
+from rates.references import references_note
 from rates.tables import Cell, Table, latex_document, latex_escape
 from rates.trajectory import Run, Trajectory
 from rates.trajectory import save as save_trajectory
@@ -81,7 +82,7 @@ def exact_a(config: dict[str, Any]) -> sp.Rational:
     try:
         frac = Fraction(str(value).strip())
     except (ValueError, ZeroDivisionError):
-        raise InputError("--from", f"config a = {value!r} is not a number") from None
+        raise InputError("from", f"config a = {value!r} is not a number") from None
     return sp.Rational(frac.numerator, frac.denominator)
 
 
@@ -196,7 +197,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
         "accuracy; several seeds share the intersection of their windows.")
     table.notes.append(
         "Bound local slope: least-squares slope of the bound's shape (exact partial sums, unit constants) over "
-        "the same checkpoints. Verdicts are one-sided (THEORY.md sec. 4): tight = within tolerance "
+        "the same checkpoints. Verdicts are one-sided (docs/theory.md sec. 4): tight = within tolerance "
         f"{', '.join(f'{t:g}' for t in sorted(tolerances)) or DEFAULT_TOLERANCE}; loose = faster than the bound; "
         "violated = slower with the 95% interval excluding the bound; inconclusive = too short, at the floor, "
         "not separated, too uncertain, or a slope that still bends across the window.")
@@ -207,11 +208,12 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
                                f"{rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
+    table.notes.append(references_note(source_text(rec.prediction) for rec in records))
     return table
 
 
 def load_fit_inputs(paths: Sequence[str | os.PathLike], tolerance: float = DEFAULT_TOLERANCE,
-                    option: str = "--fits") -> list[FitRecord]:
+                    option: str = "fits") -> list[FitRecord]:
     """Fit every configuration found in the Trajectory files (``rates run --out`` / ``rates report``).
 
     Runs are pooled across files before grouping, so seeds saved in separate files form one row.
@@ -341,7 +343,7 @@ def run_default_study(out_dir: Path, options) -> list[Path]:
 def run_study_plan(out_dir: Path, n_seeds: int, steps: int, eta0: float, options) -> list[Path]:
     """The default study's configurations with the given size (``run_default_study`` fixes the size)."""
     if n_seeds < 1:
-        raise InputError("--seeds", f"must be a positive number of seeds, got {n_seeds}")
+        raise InputError("seeds", f"must be a positive number of seeds, got {n_seeds}")
     started = time.perf_counter()
     # quick runs stay in-process: starting worker processes would cost more than the runs
     runs = simulate_study_seeds(list(range(n_seeds)), steps, options.device, options.progress, eta0,
@@ -362,7 +364,7 @@ def run_study_plan(out_dir: Path, n_seeds: int, steps: int, eta0: float, options
 def fits_table_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> Table:
     """``rates table --fits FILES...``: the flag and its files are checked here, in one place."""
     if not files:
-        raise InputError("--fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
+        raise InputError("fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
     if not fits:
-        raise InputError("--fits", f"file arguments need --fits (got {files[0]})")
+        raise InputError("fits", f"file arguments need --fits (got {files[0]})")
     return fits_table(files)

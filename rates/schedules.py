@@ -1,10 +1,10 @@
 """Polynomially decaying learning rates and their power sums, three ways.
 
-Setting: the schedule ``eta_t = eta_0 (t+2)^(-a)``, ``a in (0, 1]`` (THEORY.md section 2; SIGNADAM
-``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5; MINIBATCH ``002_e8731d42f3942599.txt`` Lemma C.15) [given].
+Setting: the schedule ``eta_t = eta_0 (t+2)^(-a)``, ``a in (0, 1]`` (docs/theory.md section 2; SIGNADAM
+Cor. 5.4 / C.5; MINIBATCH Lemma C.15) [given].
 
 Quantity: the partial power sums ``S_p(t_0, t) = sum_{s=t_0}^{t-1} eta_s^p`` that every bound of
-THEORY.md section 3 is built from (the denominator is ``S_1(0, t)``).
+docs/theory.md section 3 is built from (the denominator is ``S_1(0, t)``).
 
 Three evaluations, each an independent route to the same number:
 
@@ -35,9 +35,9 @@ a_symbol = sp.Symbol("a", positive=True)
 eta0_symbol = sp.Symbol("eta_0", positive=True)
 
 
-def parse_exponent(a, option: str = "--a") -> sp.Rational:
+def parse_exponent(a, option: str = "a") -> sp.Rational:
     """The schedule exponent ``a`` of ``eta_t = eta_0 (t+2)^(-a)`` as an exact Rational, from ``1/2``, ``0.5``,
-    ``2/3`` or a number; THEORY.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
+    ``2/3`` or a number; docs/theory.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
     (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`."""
     try:
         value = sp.Rational(str(a).strip())
@@ -70,7 +70,7 @@ class Order:
 def power_sum_order(p, a) -> Order:
     """Order of ``S_p(t_0, t)``: ``t^(1-ap)`` if ``ap < 1``, ``log t`` if ``ap = 1``, bounded if ``ap > 1``.
 
-    Integral comparison of the decreasing function ``x^(-ap)`` (THEORY.md section 4) [given].
+    Integral comparison of the decreasing function ``x^(-ap)`` (docs/theory.md section 4) [given].
     """
     ap = sp.Rational(a) * sp.Rational(p)
     if ap < 1:

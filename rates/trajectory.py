@@ -1,6 +1,6 @@
 """The Trajectory file: what ``rates run`` writes and ``rates fit`` / ``rates report`` read.
 
-DESIGN.md ("Interfaces"): config, gamma with its solver and accuracy, and arrays over log-spaced
+docs/design.md ("Interfaces"): config, gamma with its solver and accuracy, and arrays over log-spaced
 checkpoints. One file holds one or more runs (several seeds or configurations advanced together), so
 ``{"schema": SCHEMA, "meta": {...}, "runs": [run, ...]}`` with each run::
 
@@ -78,45 +78,45 @@ def save(trajectory: Trajectory, path: str | os.PathLike) -> Path:
 
 def _array(raw: Any, where: str, path: str) -> np.ndarray:
     if not isinstance(raw, list):
-        raise InputError("--from", f"{path}: {where} must be a list of numbers")
+        raise InputError("from", f"{path}: {where} must be a list of numbers")
     try:
         return np.array([float(v) for v in raw], dtype=float)
     except (TypeError, ValueError):
-        raise InputError("--from", f"{path}: {where} holds a non-number") from None
+        raise InputError("from", f"{path}: {where} holds a non-number") from None
 
 
 def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
     """Validate a decoded JSON object and build a Trajectory."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise InputError("--from", f"{path}: not a rates trajectory (schema {found!r}, expected {SCHEMA!r})")
+        raise InputError("from", f"{path}: not a rates trajectory (schema {found!r}, expected {SCHEMA!r})")
     runs_raw = data.get("runs")
     if not isinstance(runs_raw, list) or not runs_raw:
-        raise InputError("--from", f"{path}: 'runs' must be a non-empty list")
+        raise InputError("from", f"{path}: 'runs' must be a non-empty list")
     runs = []
     for i, raw in enumerate(runs_raw):
         where = f"runs[{i}]"
         if not isinstance(raw, dict):
-            raise InputError("--from", f"{path}: {where} must be an object")
+            raise InputError("from", f"{path}: {where} must be an object")
         config, gamma, cps = raw.get("config"), raw.get("gamma"), raw.get("checkpoints")
         if not isinstance(config, dict) or any(k not in config for k in CONFIG_REQUIRED):
-            raise InputError("--from", f"{path}: {where}.config needs {', '.join(CONFIG_REQUIRED)}")
+            raise InputError("from", f"{path}: {where}.config needs {', '.join(CONFIG_REQUIRED)}")
         if not isinstance(gamma, dict) or any(k not in gamma for k in GAMMA_FIELDS):
-            raise InputError("--from", f"{path}: {where}.gamma needs {', '.join(GAMMA_FIELDS)}")
+            raise InputError("from", f"{path}: {where}.gamma needs {', '.join(GAMMA_FIELDS)}")
         if not isinstance(cps, dict):
-            raise InputError("--from", f"{path}: {where}.checkpoints missing")
+            raise InputError("from", f"{path}: {where}.checkpoints missing")
         arrays = {}
         for name in CHECKPOINT_ARRAYS:
             arrays[name] = _array(cps.get(name), f"{where}.checkpoints.{name}", path)
         lengths = {len(v) for v in arrays.values()}
         if len(lengths) != 1:
-            raise InputError("--from", f"{path}: {where}.checkpoints arrays differ in length")
+            raise InputError("from", f"{path}: {where}.checkpoints arrays differ in length")
         t = arrays["t"]
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
-            raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
+            raise InputError("from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
         margins_raw = cps.get("margins", {})
         if not isinstance(margins_raw, dict):
-            raise InputError("--from", f"{path}: {where}.checkpoints.margins must be an object")
+            raise InputError("from", f"{path}: {where}.checkpoints.margins must be an object")
         margins = {k: _array(v, f"{where}.checkpoints.margins.{k}", path) for k, v in margins_raw.items()}
         runs.append(Run(config=config, gamma=gamma, t=t.astype(np.int64), margins=margins,
                         **{k: arrays[k] for k in CHECKPOINT_ARRAYS if k != "t"}))
@@ -130,9 +130,9 @@ def load(path: str | os.PathLike) -> Trajectory:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as err:
-        raise InputError("--from", f"cannot read {p}: {err.strerror}") from None
+        raise InputError("from", f"cannot read {p}: {err.strerror}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError("--from", f"{p}: not JSON ({err.msg} at line {err.lineno})") from None
+        raise InputError("from", f"{p}: not JSON ({err.msg} at line {err.lineno})") from None
     return parse(data, str(p))

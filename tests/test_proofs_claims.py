@@ -151,7 +151,7 @@ def test_per_sample_signsgd_direction_is_the_theory_column():
         H = np.eye(k)[[c]] * float(rng.uniform(0.1, 10))
         D = _direction(*_log_gradient(W, H, np.array([c])), "signsgd")
         expected = np.zeros((k, k))
-        expected[:, c] = 2 * np.eye(k)[c] - 1  # THEORY.md section 5: -sign(grad l_i) = (2 e_y - 1) e_y^T
+        expected[:, c] = 2 * np.eye(k)[c] - 1  # docs/theory.md section 5: -sign(grad l_i) = (2 e_y - 1) e_y^T
         assert np.array_equal(D, expected)
 
 

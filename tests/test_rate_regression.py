@@ -1,7 +1,7 @@
 """Rate regression: simulate, fit and judge against the *derived* prediction (rates.theorems.predict).
 
-Expectations come from THEORY.md section 4 (NSD row: ``t^{-a}`` for a < 1/2, ``t^{-(1-a)}`` for
-1/2 < a < 1; SIGNADAM ``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5) and from the issue's acceptance:
+Expectations come from docs/theory.md section 4 (NSD row: ``t^{-a}`` for a < 1/2, ``t^{-(1-a)}`` for
+1/2 < a < 1; SIGNADAM Cor. 5.4 / C.5) and from the issue's acceptance:
 SignGD and NGD at a = 3/4 are ``tight`` with slope within 0.05 of -1/4; SignGD at a = 0.3 is ``loose``
 with a slope steeper than -0.3. Fast tests use SignGD only (its steps are the cheapest); the ``slow`` ones
 run the default study's configurations with several data seeds.
@@ -20,7 +20,7 @@ FAST_STEPS = 100_000
 
 
 def nsd_exponent(a: sp.Rational) -> sp.Rational:
-    """THEORY.md section 4, NSD row, typed from the table (independent of the sympy derivation)."""
+    """docs/theory.md section 4, NSD row, typed from the table (independent of the sympy derivation)."""
     return a if a < sp.Rational(1, 2) else 1 - a
 
 
@@ -71,7 +71,7 @@ def test_study_three_quarters_tight_and_three_tenths_loose(default_study, algo):
 
 @pytest.mark.slow
 def test_study_never_violates_a_bound(default_study):
-    # THEORY.md section 4: rates are upper bounds; no configuration of the default study may violate one.
+    # docs/theory.md section 4: rates are upper bounds; no configuration of the default study may violate one.
     labels = {key: rec.verdict.label for key, rec in default_study.items()}
     assert len(labels) == len(DEFAULT_STUDY_CONFIGS)
     assert "violated" not in labels.values(), labels

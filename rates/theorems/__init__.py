@@ -1,4 +1,4 @@
-"""Theorem families (THEORY.md section 3) and the one entry point :func:`predict`.
+"""Theorem families (docs/theory.md section 3) and the one entry point :func:`predict`.
 
 Registry: family name (``rates.algorithms.AlgorithmConfig.family``) -> template builder. Each family module
 holds its bound template, thresholds' ingredients, assumptions, source and derivation (docstrings in the
@@ -37,7 +37,7 @@ FAMILY_EXAMPLES = {
 
 def template_for(config: AlgorithmConfig) -> BoundTemplate:
     if config.family not in FAMILIES:
-        raise InputError("--algo", f"no theorem family {config.family!r}; known: {', '.join(FAMILIES)}")
+        raise InputError("algo", f"no theorem family {config.family!r}; known: {', '.join(FAMILIES)}")
     return FAMILIES[config.family](config)
 
 
@@ -49,7 +49,7 @@ def predict(config: AlgorithmConfig, a: sp.Rational, constants: dict[str, float]
     """
     a = sp.Rational(a)
     if not (0 < a <= 1):
-        raise InputError("--a", f"must be in (0, 1], got {a}")
+        raise InputError("a", f"must be in (0, 1], got {a}")
     values = dict(constants or {})
     if values:
         values.setdefault("n", config.n)

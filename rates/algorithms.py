@@ -48,6 +48,13 @@ _VR = [replace(alg, name=f"vr-{alg.name}", vr=True) for alg in _BASE if alg.stoc
 ALGORITHMS: dict[str, NamedAlgorithm] = {alg.name: alg for alg in _BASE + _VR}
 
 
+def register_algorithm(algorithm: NamedAlgorithm) -> NamedAlgorithm:
+    """Make a named algorithm known to ``predict``, ``run`` and ``fit``: one line per name, e.g.
+    ``register_algorithm(NamedAlgorithm("signum-sum", "sum", momentum=True))`` (docs/extending.md)."""
+    ALGORITHMS[algorithm.name] = algorithm
+    return algorithm
+
+
 @dataclass(frozen=True)
 class AlgorithmConfig:
     """A fully resolved algorithm.

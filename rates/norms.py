@@ -14,9 +14,9 @@ maximiser of <Z, Delta> over the unit ball, so that <Z, Delta> = ||Z||_* and ||D
 
 Algorithm: a norm kind is one subclass of :class:`Norm` carrying everything the rest of the library asks of
 a norm: ``value`` (torch), ``dual``, ``steepest`` (torch), ``cvxpy`` (its conic expression, for the max-margin
-solver) and ``steepest_mp`` (mpmath, for the high-precision reference). Subclassing registers the kind, so
-adding a norm kind touches one class (docs/extending.md); :func:`parse_norm` reads ``PREFIX:P`` for every
-registered kind and the aliases each kind declares.
+solver) and ``steepest_mp`` (mpmath, for the high-precision reference). :func:`register_norm` makes a kind
+known, so adding a norm kind is one decorated class (docs/extending.md); :func:`parse_norm` reads ``PREFIX:P``
+for every registered kind and the aliases each kind declares.
 
 All torch functions act on the last two axes and broadcast over any leading axes (the engine's runs axis).
 Ties (sign 0, repeated singular values) resolve to one maximiser; Z = 0 maps to Delta = 0.
@@ -60,7 +60,13 @@ def _format_p(p: float) -> str:
     return str(int(p)) if float(p).is_integer() else repr(p)
 
 
-NORM_KINDS: dict[str, type[Norm]] = {}  # kind name ("entrywise", "schatten", ...) -> class, filled by subclassing
+NORM_KINDS: dict[str, type[Norm]] = {}  # kind name ("entrywise", "schatten", ...) -> class, see register_norm
+
+
+def register_norm(cls: type[Norm]) -> type[Norm]:
+    """Class decorator: make a :class:`Norm` subclass known to :func:`parse_norm` (and so to every command)."""
+    NORM_KINDS[cls.kind] = cls
+    return cls
 
 
 @dataclass(frozen=True)
@@ -77,11 +83,6 @@ class Norm:
     prefix: ClassVar[str] = ""
     aliases: ClassVar[dict[str, float]] = {}
     polyhedral: ClassVar[bool] = False  # unit ball a polytope for every p this kind allows: the solver uses LPs
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.kind:
-            NORM_KINDS[cls.kind] = cls
 
     # -- naming ---------------------------------------------------------------------------------------------
     @property
@@ -141,6 +142,7 @@ class Norm:
         raise ValueError(f"the mpmath reference has no steepest direction for the {self.name} norm")
 
 
+@register_norm
 @dataclass(frozen=True)
 class EntrywiseNorm(Norm):
     """Entry-wise l_p: ``(sum_jl |W_jl|^p)^(1/p)``; ``max`` (p = inf), ``sum`` (p = 1), ``frobenius`` (p = 2)."""
@@ -187,6 +189,7 @@ class EntrywiseNorm(Norm):
         return _mp_lq_direction(Z, self.q)
 
 
+@register_norm
 @dataclass(frozen=True)
 class SchattenNorm(Norm):
     """Schatten-p on the singular values; ``spectral`` (p = inf), ``nuclear`` (p = 1); Schatten-2 = Frobenius."""

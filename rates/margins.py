@@ -100,7 +100,7 @@ def unnormalized_margins(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> t
     return (correct - others).amin(dim=(-2, -1))
 
 
-def margin_of(W: np.ndarray, ds: "Dataset", norm: NormLike) -> float:
+def margin_of(W: np.ndarray, ds: Dataset, norm: NormLike) -> float:
     """Normalised margin ``min_{i, c != y_i} (e_{y_i} - e_c)^T W h_i / ||W||`` (docs/theory.md section 1)."""
     norm = _as_norm(norm)
     Wt = torch.as_tensor(np.asarray(W, dtype=np.float64))
@@ -323,7 +323,7 @@ def _copy(result: MarginResult) -> MarginResult:
     return replace(result, W=result.W.copy(), checks=dict(result.checks), dual=result.dual.copy())
 
 
-def max_margin(ds: "Dataset", norm: NormLike) -> MarginResult:
+def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     """Max margin ``gamma`` of ``ds`` in ``norm`` and a maximiser W with ``||W|| = 1``, certified.
 
     Raises :class:`~rates.errors.NotSeparableError` (parameter ``data``) when gamma <= 0,

@@ -57,14 +57,15 @@ class ScaledFrobeniusNorm(Norm):
 
 
 @pytest.fixture
-def toy(monkeypatch):
+def toy():
     """Register the toy norm kind and the toy optimiser for one test, and forget them afterwards."""
-    monkeypatch.setitem(NORM_KINDS, ScaledFrobeniusNorm.kind, ScaledFrobeniusNorm)
+    register_norm(ScaledFrobeniusNorm)  # what ``@register_norm`` above the class does in a module of rates
     # the one line that names an optimiser: normalised steepest descent in the toy norm
     register_algorithm(NamedAlgorithm("scaled-ngd", f"scaledfro:{SCALE}"))
     clear_cache()
     yield
     ALGORITHMS.pop("scaled-ngd")
+    NORM_KINDS.pop(ScaledFrobeniusNorm.kind)
     clear_cache()
 
 

@@ -102,7 +102,8 @@ def import_graph(package: str = "rates") -> dict[str, set[str]]:
                 if node.level:
                     anchor = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
                     base = ".".join(anchor + ([base] if base else []))
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                           for alias in node.names]
             for target in targets:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]

@@ -184,6 +184,13 @@ def t1_integral_bound(a: sp.Rational, t0: int, requirement, eta0: float) -> str:
 
     ``t = ceil(((1-a) R/eta_0 + (t0+2)^{1-a})^{1/(1-a)} - 2)`` for ``a < 1``, ``ceil((t0+2) exp(R/eta_0) - 2)`` at
     ``a = 1``; returned as a string because it can exceed every float.
+
+    With ``a = 1/2``, ``t0 = 0``, ``R = 10``: ``(R/2 + sqrt 2)^2 - 2 = 39.1...``, and the exact first time is no later:
+
+    >>> t1_integral_bound(sp.Rational(1, 2), 0, 10, 1.0)
+    '40.0'
+    >>> first_time_sum_reaches(Schedule(sp.Rational(1, 2), 1), 0, 10, eta0=1.0) <= 40
+    True
     """
     with mpmath.workdps(30):
         R = mpmath.mpf(requirement) / eta0

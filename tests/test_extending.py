@@ -107,3 +107,37 @@ def test_toy_optimiser_runs_through_engine_and_fit_like_ngd(toy):
     assert toy_fit.verdict.label == ngd_fit.verdict.label == "tight"
     # a gap scaled by a constant has the same log-log slope
     assert math.isclose(toy_fit.verdict.fit.slope, ngd_fit.verdict.fit.slope, rel_tol=1e-6)
+
+
+def toy_family_template(norm: str = "max"):
+    """A theorem family whose noise grows like eta^(1/3): numerator ``c sum eta^(4/3)`` (docs/extending.md)."""
+    import sympy as sp
+
+    from rates.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, gamma
+
+    c = sp.Symbol("c_toy", positive=True)
+    return BoundTemplate(
+        family="toy", title=f"toy family ({norm})", source=Source("SIGNADAM", "toy, not a theorem of the paper"),
+        status="rebuilt", gap_to="gamma",
+        numerator=(PowerSumTerm(sp.Rational(4, 3), c, "toy noise"),),
+        noise=(NoiseTerm(sp.Rational(1, 3), c, "toy: c eta_t^(1/3)"),),
+        gamma_ref=gamma, assumptions=("gamma > 0",), definitions={},
+    )
+
+
+def test_toy_theorem_family_gets_rates_derived_from_its_template(monkeypatch):
+    import sympy as sp
+
+    from rates.algorithms import AlgorithmConfig
+    from rates.theorems import FAMILIES, predict
+
+    monkeypatch.setitem(FAMILIES, "toy", lambda config: toy_family_template(config.norm))
+    config = AlgorithmConfig("toy-sd", "max", "toy", batch=None, n=None, momentum=0.0, vr=False, adam=False)
+    # closed form: sum eta^(4/3) ~ t^(1-4a/3) over sum eta ~ t^(1-a) gives t^(-a/3) below a = 3/4, where the sum
+    # turns logarithmic; above it the numerator is bounded and the rate is 1/sum eta ~ t^-(1-a)
+    expected = {sp.Rational(1, 2): ("1/6", 0), sp.Rational(3, 4): ("1/4", 1), sp.Rational(9, 10): ("1/10", 0),
+                sp.Integer(1): ("0", -1)}
+    for a, (exponent, log_power) in expected.items():
+        data = predict(config, a).to_json()
+        assert (data["rate"]["exponent"], data["rate"]["log_power"]) == (exponent, log_power)
+        assert data["best_a"] == "3/4" and data["reference"]["short_name"] == "SIGNADAM"

@@ -11,8 +11,8 @@ For code written before this split, a parameter given as a flag (``"--norm"``) i
 >>> err = InputError("adam_beta1", "must be in [0, 1), got 1.5")
 >>> err.parameter, err.option, str(err)
 ('adam_beta1', '--adam-beta1', '--adam-beta1: must be in [0, 1), got 1.5')
->>> InputError("--norm", "unknown").parameter
-'norm'
+>>> InputError("--norm", "unknown").parameter, InputError("--B", "must be > 0").option
+('norm', '--B')
 """
 
 from __future__ import annotations
@@ -26,8 +26,17 @@ def register_flag(parameter: str, flag: str) -> None:
 
 
 def flag_for(parameter: str) -> str:
-    """The command-line flag of a library parameter."""
-    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+    """The command-line flag of a library parameter; a name that is not a lower-case identifier (a positional
+    argument such as ``NAME``, a matrix ``W``) is reported as it is.
+
+    >>> flag_for("n_train"), flag_for("NAME")
+    ('--n-train', 'NAME')
+    """
+    if parameter in FLAGS:
+        return FLAGS[parameter]
+    if parameter.isidentifier() and parameter == parameter.lower():
+        return "--" + parameter.replace("_", "-")
+    return parameter
 
 
 class RatesError(Exception):
@@ -43,13 +52,15 @@ class InputError(RatesError):
     """
 
     def __init__(self, parameter: str, message: str):
-        self.parameter = parameter[2:].replace("-", "_") if parameter.startswith("--") else parameter
+        given_as_flag = parameter.startswith("--")
+        self.parameter = parameter[2:].replace("-", "_") if given_as_flag else parameter
         self.message = message
+        self._flag = parameter if given_as_flag else None  # a flag given by the CLI itself is kept as spelt
         super().__init__(parameter, message)
 
     @property
     def option(self) -> str:
-        return flag_for(self.parameter)
+        return self._flag or flag_for(self.parameter)
 
     def __str__(self) -> str:
         return f"{self.option}: {self.message}"

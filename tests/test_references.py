@@ -68,3 +68,11 @@ def test_table_and_report_notes_list_the_papers():
     # the linear-model rates come from MINIBATCH and SIGNADAM; FLAVORS (networks) is not cited there
     assert f"arXiv:{ARXIV['MINIBATCH']}" in notes and f"arXiv:{ARXIV['SIGNADAM']}" in notes
     assert f"arXiv:{ARXIV['FLAVORS']}" not in notes
+
+
+def test_report_and_check_tables_end_with_the_references():
+    from proofs.runner import results_table
+    from rates.report import verdict_table
+
+    for table in (verdict_table([]), results_table([])):
+        assert table.notes and all(f"arXiv:{arxiv}" in " ".join(table.notes) for arxiv in ARXIV.values())

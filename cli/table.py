@@ -28,13 +28,17 @@ def predicted_rates_table() -> Table:
         algorithms, example = FAMILY_EXAMPLES[family]
         template = template_for(resolve_algorithm(example))
         best = asymptotics.best_a(template.powers)
+        source = f"{template.source.seed} {template.source.theorem}"
+        if family == "nsd":  # SIGNADAM covers entry-wise norms only; Schatten norms are MINIBATCH's at b = n
+            schatten = template_for(resolve_algorithm("spectral-gd")).source
+            source = f"{source} (entry-wise); {schatten.seed} {schatten.theorem} (Schatten)"
         for regime, rate in asymptotics.regime_rates(template.powers):
             table.add(
                 family, algorithms, Cell(regime.text, regime.latex),
                 Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": rate.log_power,
                                                           "text": rate.text}),
                 str(rate.exponent), rate.log_power, str(best), template.gap_to,
-                f"{template.source.seed} {template.source.theorem}", template.status)
+                source, template.status)
     table.notes.append("Derived by rates.asymptotics from each template's numerator power sums over sum eta_s "
                        "(docs/theory.md sections 3-4); r and k of an open interval are expressions in a.")
     table.notes.append(f"Per-sample (b = 1) SignSGD/N-SGD/Spectral-SGD predict a limit direction M/||M||, not a rate: "

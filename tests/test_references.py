@@ -76,3 +76,13 @@ def test_report_and_check_tables_end_with_the_references():
 
     for table in (verdict_table([]), results_table([])):
         assert table.notes and all(f"arXiv:{arxiv}" in " ".join(table.notes) for arxiv in ARXIV.values())
+
+
+def test_rate_table_cites_minibatch_for_the_schatten_nsd_rows():
+    from cli.table import predicted_rates_table
+
+    table = predicted_rates_table()
+    source = table.columns.index("source")
+    nsd_sources = {str(row[source]) for row in table.rows if row[0] == "nsd"}
+    assert nsd_sources and all("SIGNADAM Thm 5.3" in s and "(entry-wise)" in s and "MINIBATCH Thm 4.1" in s
+                               and "(Schatten)" in s for s in nsd_sources)

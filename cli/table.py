@@ -29,7 +29,7 @@ def predicted_rates_table() -> Table:
         template = template_for(resolve_algorithm(example))
         best = asymptotics.best_a(template.powers)
         source = f"{template.source.seed} {template.source.theorem}"
-        if family == "nsd":  # SIGNADAM covers entry-wise norms only; Schatten norms are MINIBATCH's at b = n
+        if template.family == "nsd":  # SIGNADAM covers entry-wise norms only; Schatten norms are MINIBATCH's at b = n
             schatten = template_for(resolve_algorithm("spectral-gd")).source
             source = f"{source} (entry-wise); {schatten.seed} {schatten.theorem} (Schatten)"
         for regime, rate in asymptotics.regime_rates(template.powers):

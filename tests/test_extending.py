@@ -128,11 +128,13 @@ def toy_family_template(norm: str = "max"):
 def test_toy_theorem_family_gets_rates_derived_from_its_template(monkeypatch):
     import sympy as sp
 
-    from rates.algorithms import AlgorithmConfig
+    from dataclasses import replace
+
+    from rates.algorithms import resolve_algorithm
     from rates.theorems import FAMILIES, predict
 
     monkeypatch.setitem(FAMILIES, "toy", lambda config: toy_family_template(config.norm))
-    config = AlgorithmConfig("toy-sd", "max", "toy", batch=None, n=None, momentum=0.0, vr=False, adam=False)
+    config = replace(resolve_algorithm("signgd"), name="toy-sd", family="toy")  # a configuration the family covers
     # closed form: sum eta^(4/3) ~ t^(1-4a/3) over sum eta ~ t^(1-a) gives t^(-a/3) below a = 3/4, where the sum
     # turns logarithmic; above it the numerator is bounded and the rate is 1/sum eta ~ t^-(1-a)
     expected = {sp.Rational(1, 2): ("1/6", 0), sp.Rational(3, 4): ("1/4", 1), sp.Rational(9, 10): ("1/10", 0),

@@ -126,9 +126,9 @@ def toy_family_template(norm: str = "max"):
 
 
 def test_toy_theorem_family_gets_rates_derived_from_its_template(monkeypatch):
-    import sympy as sp
-
     from dataclasses import replace
+
+    import sympy as sp
 
     from rates.algorithms import resolve_algorithm
     from rates.theorems import FAMILIES, predict

@@ -1,6 +1,6 @@
 """Benchmark (issue #11): the fused engine against today's torch engine and the plain PyTorch loop.
 
-Setting: full-batch SignGD (THEORY.md section 2, ``eta_t = eta0 (t+2)^-a``) on the ``default`` preset.
+Setting: full-batch SignGD (docs/theory.md section 2, ``eta_t = eta0 (t+2)^-a``) on the ``default`` preset.
 Three implementations, timed side by side in one process, alternating, median of ``--repeats``:
 
 * the plain PyTorch float64 autograd loop a user would write (``F.cross_entropy``, ``backward``,

@@ -1,6 +1,6 @@
 """Benchmark: config-steps per second of the batched engine vs a per-configuration NumPy loop.
 
-Setting: full-batch SignGD (THEORY.md section 2) with log-domain weights (section 7) on the ``default``
+Setting: full-batch SignGD (docs/theory.md section 2) with log-domain weights (section 7) on the ``default``
 Gaussian preset, R configurations that differ in the schedule (a, eta0). The NumPy baseline is the same
 algorithm written the straightforward way: one configuration at a time, one step at a time. The engine
 (``rates.engine.run_group``, the loop ``simulate`` uses, checkpoints included) advances all R together.

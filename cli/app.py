@@ -1,7 +1,7 @@
 """Entry point of the ``rates`` console script.
 
 Every command module in :data:`COMMAND_MODULES` exposes ``register(app)``. Errors are reported here, once,
-as one line on stderr with the exit code of DESIGN.md ("Exit codes"): 2 for bad input (a click usage error
+as one line on stderr with the exit code of docs/design.md ("Exit codes"): 2 for bad input (a click usage error
 or a library :class:`~rates.errors.InputError`, naming the option), 3 for an internal error (one line plus
 the file holding the full traceback; never 1, which means a verdict was ``violated``), 130 when interrupted,
 also while the modules are still being imported.

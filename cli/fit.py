@@ -3,7 +3,7 @@
 Prints, per configuration: the replicates (independent of given), the hypothesis gate (which theorem covers
 the run and each hypothesis with its numbers), the predicted rate with its source, the bound's slope envelope
 over the window, the fitted slope ± bootstrap error with its window, the fitted log power, the rebuilt t0/t1
-with the data's constants, and the verdict (DESIGN.md, "Interfaces"; rules in :mod:`rates.compare` and
+with the data's constants, and the verdict (docs/design.md, "Interfaces"; rules in :mod:`rates.compare` and
 :func:`rates.report.fit_group`). Exit code 1 when a verdict is ``violated``; 0 for every other verdict
 (``inconclusive``, ``no-theorem``, ``not-applicable`` included); 2 on bad input.
 """

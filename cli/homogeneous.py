@@ -46,7 +46,7 @@ def homogeneous(
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
-    """Train homogeneous ReLU nets (FLAVORS, 001_76d30ba647d4c3d1.txt) and print the measured margins."""
+    """Train homogeneous ReLU nets (FLAVORS) and print the measured margins."""
     # here, not at the top: torch costs seconds that `rates --help` must not pay
     from rates.homogeneous.data import load_dataset, parse_data_spec
     from rates.homogeneous.measures import check_loss

@@ -1,7 +1,7 @@
 """The per-sample (b = 1) family in ``rates predict`` and ``rates fit``: a limit direction, not a rate.
 
 ``predict`` and ``fit`` dispatch here (a few lines at the top of their handlers) for SignSGD / N-SGD /
-Spectral-SGD with ``--batch 1`` (MINIBATCH ``002_e8731d42f3942599.txt`` Def. 4.8 / Thm 4.9); everything
+Spectral-SGD with ``--batch 1`` (MINIBATCH Def. 4.8 / Thm 4.9); everything
 theoretical lives in :mod:`rates.theorems.per_sample`, the judge in :mod:`rates.limit_direction`.
 """
 
@@ -38,7 +38,7 @@ def _unique_text(flag) -> str:
 
 
 def prediction_json(algo: str, a: str, data: Any = None) -> dict[str, Any]:
-    """DESIGN.md's ``predict --json`` keys, rate-free, plus a ``limit_direction`` object (null without data)."""
+    """docs/design.md's ``predict --json`` keys, rate-free, plus a ``limit_direction`` object (null without data)."""
     name = algo.strip().lower()
     out: dict[str, Any] = {
         "family": "per-sample", "algorithm": name, "norm": PER_SAMPLE_ALGORITHMS[name], "a": a, "batch": 1,

@@ -53,6 +53,8 @@ def render_text(prediction) -> str:
         lines.append(f"constant    {symbol}: {meaning}")
     lines.append(f"assumes     {'; '.join(prediction.assumptions)}")
     lines.append(f"source      {source}")
+    if prediction.source.reference is not None:
+        lines.append(f"reference   {prediction.source.reference.citation()}")
     return "\n".join(lines)
 
 

@@ -50,7 +50,7 @@ def report(
     fits = out / "fits.json"
     if fits.exists() and any(rec.get("verdict", {}).get("verdict") == "violated"
                              for rec in json.loads(fits.read_text(encoding="utf-8"))):
-        raise typer.Exit(1)  # DESIGN.md: exit 1 when a verdict fails
+        raise typer.Exit(1)  # docs/design.md: exit 1 when a verdict fails
 
 
 def register(app: typer.Typer) -> None:

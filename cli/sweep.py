@@ -90,7 +90,7 @@ def sweep(
         typer.echo("")
         typer.echo(table.read_text(encoding="utf-8"), nl=False)
     if any(rec.verdict.label == "violated" for rec in outcome.records):
-        raise typer.Exit(1)  # DESIGN.md: exit 1 when a verdict fails
+        raise typer.Exit(1)  # docs/design.md: exit 1 when a verdict fails
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ import typer
 
 from rates.errors import InputError
 from rates.io import write_text_atomic
+from rates.references import references_note
 from rates.tables import Cell, Table, latex_document
 
 FORMATS = ("latex", "markdown", "json")
@@ -33,18 +34,23 @@ def predicted_rates_table() -> Table:
             continue
         template = template_for(resolve_algorithm(**family.example))
         best = asymptotics.best_a(template.powers)
+        source = f"{template.source.seed} {template.source.theorem}"
+        if template.family == "nsd":  # SIGNADAM covers entry-wise norms only; Schatten norms are MINIBATCH's at b = n
+            schatten = template_for(resolve_algorithm("spectral-gd")).source
+            source = f"{source} (entry-wise); {schatten.seed} {schatten.theorem} (Schatten)"
         for regime, rate in asymptotics.regime_rates(template.powers):
             table.add(
                 family.name, family.algorithms, Cell(regime.text, regime.latex),
                 Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": rate.log_power,
                                                           "text": rate.text}),
                 str(rate.exponent), rate.log_power, str(best), Cell(template.gap_to, GAP_LATEX.get(template.gap_to)),
-                f"{template.source.seed} {template.source.theorem}", template.status)
+                source, template.status)
     table.notes.append("Derived by rates.asymptotics from each template's numerator power sums over sum eta_s "
-                       "(THEORY.md sections 3-4); r and k of an open interval are expressions in a.")
+                       "(docs/theory.md sections 3-4); r and k of an open interval are expressions in a.")
     table.notes.append("A row applies only where its family's hypotheses hold (rates.theorems.registry.gate): "
                        "mini-batch and momentum rows need gamma_eff > 0 with the data's constants; Adam needs eps = 0, "
                        "full batch and beta1 <= beta2.")
+    table.notes.append(references_note([row[8] for row in table.rows]))
     return table
 
 

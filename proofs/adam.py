@@ -1,6 +1,6 @@
 """Adam's moment lemmas: SIGNADAM Lemmas D.1, 6.1/D.2, 6.2/D.3 and the entry-wise core of D.4.
 
-Setting (SIGNADAM ``003_35ca27fd72435096.txt`` section 6, App. D; THEORY.md section 2): Adam without
+Setting (SIGNADAM section 6, App. D; docs/theory.md section 2): Adam without
 ``eps``, ``m_t = beta1 m_{t-1} + (1 - beta1) g_t``, ``v_t = beta2 v_{t-1} + (1 - beta2) g_t^2`` from
 ``m_{-1} = v_{-1} = 0``, ``g_s = grad L(W_s)`` at any iterates ``W_0..W_t`` (the lemmas do not use how the
 iterates were produced, only how far apart they are).

@@ -1,6 +1,6 @@
 """Chains: from lemma claims to the very bound template ``rates predict`` uses, one per theorem family.
 
-Setting: a theorem family's bound (THEORY.md section 3) is ``gap(t) <= [sum_j c_j S_{q_j+1}(t_0, t) + gamma_ref
+Setting: a theorem family's bound (docs/theory.md section 3) is ``gap(t) <= [sum_j c_j S_{q_j+1}(t_0, t) + gamma_ref
 S_1(0, t_1) + log n] / S_1(0, t)`` where ``sum_j c_j eta_t^{q_j}`` is the noise of the descent inequality
 ``L(W_{t+1}) <= L(W_t) - eta_t (gamma_ref - noise_t) G(W_t)``. The templates in :mod:`rates.theorems` store
 ``gamma_ref``, the noise terms and the numerator's power sums.
@@ -16,13 +16,13 @@ Guarantee (the chain's verdict):
 
 * ``follows`` -- every step's claim is proven or unrefuted (each listed with its own verdict) and the derived
   bound equals the template in every term;
-* ``follows in exponents; constants differ`` -- same powers (the rate, THEORY.md's firm contract) but some
+* ``follows in exponents; constants differ`` -- same powers (the rate, docs/theory.md's firm contract) but some
   coefficient of the template is not what the lemmas give: a finding, printed with both expressions;
 * ``does not follow`` -- the powers differ (the template's rate is not derived);
 * ``broken`` -- a step's claim is refuted (or its check crashed).
 
-Reference: SIGNADAM ``003_35ca27fd72435096.txt`` App. C-D (Lemma C.1, C.2, Thm C.4, Lemma D.1-D.7);
-MINIBATCH ``002_e8731d42f3942599.txt`` App. D-G (Lemma D.1-D.3, E.1, F.1, G.1); PEPit's habit of printing
+Reference: SIGNADAM App. C-D (Lemma C.1, C.2, Thm C.4, Lemma D.1-D.7);
+MINIBATCH App. D-G (Lemma D.1-D.3, E.1, F.1, G.1); PEPit's habit of printing
 the derived and the stated guarantee side by side.
 """
 

@@ -1,7 +1,7 @@
 """Claims checked by ``rates check``: the lemma statements the rates lean on, as executable objects.
 
 A :class:`Claim` states ``LHS <= RHS`` on a domain, cites its source (seed file + lemma/theorem number),
-says whether the statement is [given] in the seed or [rebuilt] by the project (THEORY.md), and carries the
+says whether the statement is [given] in the seed or [rebuilt] by the project (docs/theory.md), and carries the
 problems its methods work on:
 
 * :class:`ScalarProblem` -- sympy ``lhs``/``rhs`` over a box of real variables, for the symbolic method
@@ -23,9 +23,9 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 import sympy as sp
 
-SIGNADAM = "003_35ca27fd72435096.txt (SIGNADAM)"
-MINIBATCH = "002_e8731d42f3942599.txt (MINIBATCH)"
-FLAVORS = "001_76d30ba647d4c3d1.txt (FLAVORS)"
+SIGNADAM = "SIGNADAM"
+MINIBATCH = "MINIBATCH"
+FLAVORS = "FLAVORS"
 
 VERDICT_PROVEN = "proven"
 VERDICT_COUNTEREXAMPLE = "counterexample"

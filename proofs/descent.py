@@ -234,7 +234,7 @@ def signgd_unnormalized_margin() -> Claim:
 
 
 def per_sample_step_direction() -> Claim:
-    """MINIBATCH Thm 4.9 / H.2, the step behind the bias matrix [rebuilt, THEORY.md section 5].
+    """MINIBATCH Thm 4.9 / H.2, the step behind the bias matrix [rebuilt, docs/theory.md section 5].
 
     Claim: for ``h = s e_y`` (``s > 0``), every ``W``: ``-sign(grad l(W)) = (2 e_y - 1) e_y^T``. Proof: ``grad l =
     (S(W h) - e_y) s e_y^T``; ``S_y - 1 < 0`` and ``S_c > 0`` for ``c != y``. Worst ratio: ``1 +`` the number of

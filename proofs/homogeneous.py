@@ -1,6 +1,6 @@
 """FLAVORS facts for L-homogeneous networks: Euler's identity and soft-margin monotonicity.
 
-Setting (FLAVORS section 2, THEORY.md section 6): bias-free ReLU networks ``f(x; theta)``, L-homogeneous in
+Setting (FLAVORS section 2, docs/theory.md section 6): bias-free ReLU networks ``f(x; theta)``, L-homogeneous in
 ``theta`` (one hidden layer: L = 2; two hidden layers: L = 3), binary labels, exponential loss
 ``Loss(theta) = sum_i exp(-y_i f(x_i; theta))``; steepest flow ``dtheta/dt = argmin_{||u|| <= ||g||_*} <u, g>``:
 l2 -> ``-g`` (GD), l_inf -> ``-||g||_1 sign(g)`` (sign descent), l1 -> ``-||g||_inf`` on the top coordinate (CD).

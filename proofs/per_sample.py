@@ -1,6 +1,6 @@
 """MINIBATCH Thm 4.9: per-sample SignSGD / N-SGD are biased towards the class-frequency matrix M.
 
-Setting (MINIBATCH section 4.4, Def. 4.8; THEORY.md section 5): orthogonal scale-skewed data ``d = k``,
+Setting (MINIBATCH section 4.4, Def. 4.8; docs/theory.md section 5): orthogonal scale-skewed data ``d = k``,
 ``h_i = s_i e_{y_i}`` with arbitrary scales and imbalanced class counts; ``W_0 = 0``; schedule
 ``eta_t = eta_0 (t+2)^(-a)``; per-sample updates under random reshuffling (b = 1) versus full batch.
 

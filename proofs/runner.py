@@ -14,6 +14,7 @@ from proofs.claims import (FLAVORS, MINIBATCH, SIGNADAM, VERDICT_COUNTEREXAMPLE,
 from proofs.interval import interval_method
 from proofs.symbolic import symbolic_method
 from rates.io import write_text_atomic
+from rates.references import references_note
 from rates.tables import Cell, Table
 
 
@@ -90,9 +91,8 @@ def results_table(results: list[CheckResult]) -> Table:
         table.add(claim.name, short_source(claim.source), f"[{claim.status}]", methods, Cell(str(trials), value=trials),
                   Cell(_format_ratio(_worst(result)), value=None if math.isnan(_worst(result)) else _worst(result)),
                   result.verdict)
-    table.notes.append(f"Sources: SIGNADAM = {SIGNADAM.split()[0]}, MINIBATCH = {MINIBATCH.split()[0]}, "
-                       f"FLAVORS = {FLAVORS.split()[0]} (shared/seeds). [rebuilt]: statement reconstructed by the "
-                       "project (THEORY.md); [given]: stated in the seed.")
+    table.notes.append(references_note([]) + ". [rebuilt]: statement reconstructed by the project "
+                       "(docs/theory.md); [given]: stated in the paper.")
     table.notes.append("proven = symbolic (sympy) or interval arithmetic (mpmath iv, whole domain); worst ratio of a "
                        "proven scalar claim is the largest LHS/RHS seen at box centres.")
     return table

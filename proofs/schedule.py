@@ -167,7 +167,7 @@ def _integral(q, lo, hi) -> mpmath.mpf:
 
 
 def partial_sum_bounds() -> Claim:
-    """Integral bounds on ``S_q(t0, t) = sum_{s=t0}^{t-1} (s+2)^(-q)`` used by the corollaries (THEORY.md section 4).
+    """Integral bounds on ``S_q(t0, t) = sum_{s=t0}^{t-1} (s+2)^(-q)`` used by the corollaries (docs/theory.md section 4).
 
     Claim: ``int_{t0+2}^{t+2} x^-q dx <= S_q(t0, t) <= (t0+2)^-q + int_{t0+2}^{t+1} x^-q dx`` [given: integral
     comparison of a decreasing function], and the project's closed-form ``t_1``
@@ -206,7 +206,7 @@ def partial_sum_bounds() -> Claim:
 
     return Claim(
         name="partial-sum-integral-bounds",
-        source="THEORY.md section 4; SIGNADAM Cor. C.5; MINIBATCH Cor. D.5/E.5/F.5 and Lemma C.15 (integral bound)",
+        source="docs/theory.md section 4; SIGNADAM Cor. C.5; MINIBATCH Cor. D.5/E.5/F.5 and Lemma C.15 (integral bound)",
         statement="int_{t0+2}^{t+2} x^-q dx <= sum_{s=t0}^{t-1} (s+2)^-q <= (t0+2)^-q + int_{t0+2}^{t+1} x^-q dx; "
                   "t1_integral_bound reaches R",
         latex=r"\int_{t_0+2}^{t+2}x^{-q}dx \le \sum_{s=t_0}^{t-1}(s+2)^{-q} \le (t_0+2)^{-q}+\int_{t_0+2}^{t+1}x^{-q}dx",

@@ -1,6 +1,6 @@
 """rates: predict, run, fit and check implicit-bias rates of steepest-descent optimisers.
 
-Layers (see DESIGN.md): theorems (sympy) -> Prediction; engine (torch) -> Trajectory;
+Layers (see docs/design.md): theorems (sympy) -> Prediction; engine (torch) -> Trajectory;
 comparator -> Verdict; proofs -> CheckResult.
 """
 

@@ -1,6 +1,6 @@
 """Named algorithms as points of one framework: signal -> steepest direction for a norm -> step.
 
-THEORY.md section 2 (MINIBATCH section 3.1, SIGNADAM eq. 3-5): seventeen names are combinations of a
+docs/theory.md section 2 (MINIBATCH section 3.1, SIGNADAM eq. 3-5): seventeen names are combinations of a
 norm, a signal (full / mini-batch / variance reduced), optional momentum, or Adam. This module is the one
 vocabulary shared by ``rates predict`` (which theorem family applies) and ``rates run`` (which optimiser
 composition to build); it validates the combination and never clamps a value.
@@ -48,6 +48,13 @@ _VR = [replace(alg, name=f"vr-{alg.name}", vr=True) for alg in _BASE if alg.stoc
 ALGORITHMS: dict[str, NamedAlgorithm] = {alg.name: alg for alg in _BASE + _VR}
 
 
+def register_algorithm(algorithm: NamedAlgorithm) -> NamedAlgorithm:
+    """Make a named algorithm known to ``predict``, ``run`` and ``fit``: one line per name, e.g.
+    ``register_algorithm(NamedAlgorithm("signum-sum", "sum", momentum=True))`` (docs/extending.md)."""
+    ALGORITHMS[algorithm.name] = algorithm
+    return algorithm
+
+
 @dataclass(frozen=True)
 class AlgorithmConfig:
     """A fully resolved algorithm.
@@ -87,43 +94,43 @@ def resolve_algorithm(
     """
     key = name.strip().lower()
     if key not in ALGORITHMS:
-        raise InputError("--algo", f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}")
+        raise InputError("algo", f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}")
     spec = ALGORITHMS[key]
 
     if spec.norm is None:
         if norm is None:
-            raise InputError("--norm", f"algorithm {key!r} needs --norm (e.g. max, sum, frobenius, spectral, nuclear, lp:3, schatten:3)")
-        resolved_norm = parse_norm(norm, option="--norm").name
+            raise InputError("norm", f"algorithm {key!r} needs --norm (e.g. max, sum, frobenius, spectral, nuclear, lp:3, schatten:3)")
+        resolved_norm = parse_norm(norm, option="norm").name
     else:
         resolved_norm = parse_norm(spec.norm).name
-        if norm is not None and parse_norm(norm, option="--norm").name != resolved_norm:
-            raise InputError("--norm", f"algorithm {key!r} uses the {resolved_norm} norm, got --norm {norm}; use --algo nsd for another norm")
+        if norm is not None and parse_norm(norm, option="norm").name != resolved_norm:
+            raise InputError("norm", f"algorithm {key!r} uses the {resolved_norm} norm, got --norm {norm}; use --algo nsd for another norm")
     if spec.adam and resolved_norm != "max":
-        raise InputError("--norm", "adam is covered by SIGNADAM Thm 6.3 for the max-norm only")
+        raise InputError("norm", "adam is covered by SIGNADAM Thm 6.3 for the max-norm only")
 
     if n is not None and n < 1:
-        raise InputError("--n", f"must be a positive integer, got {n}")
+        raise InputError("n", f"must be a positive integer, got {n}")
     if batch is not None:
         if batch < 1:
-            raise InputError("--batch", f"must be a positive integer, got {batch}")
+            raise InputError("batch", f"must be a positive integer, got {batch}")
         if n is not None and (batch > n or n % batch != 0):
-            raise InputError("--batch", f"must divide n={n} (random reshuffling uses n/b disjoint batches), got {batch}")
+            raise InputError("batch", f"must divide n={n} (random reshuffling uses n/b disjoint batches), got {batch}")
 
     if momentum is None:
         beta = DEFAULT_MOMENTUM if spec.momentum else 0.0
     else:
         beta = float(momentum)
         if not (0.0 <= beta < 1.0):
-            raise InputError("--momentum", f"beta must be in [0, 1), got {momentum}")
+            raise InputError("momentum", f"beta must be in [0, 1), got {momentum}")
     if spec.adam and momentum is not None:
-        raise InputError("--momentum", "adam has its own beta1/beta2; --momentum applies to steepest-descent algorithms")
+        raise InputError("momentum", "adam has its own beta1/beta2; --momentum applies to steepest-descent algorithms")
 
     use_vr = bool(vr or spec.vr)
     stochastic = spec.stochastic or (batch is not None and (n is None or batch < n))
     if spec.adam and use_vr:
-        raise InputError("--vr", "variance reduction is not defined for adam here (no theorem covers it)")
+        raise InputError("vr", "variance reduction is not defined for adam here (no theorem covers it)")
     if use_vr and not stochastic and batch is not None:
-        raise InputError("--vr", "variance reduction needs mini-batches (b < n)")
+        raise InputError("vr", "variance reduction needs mini-batches (b < n)")
     from rates.theorems.registry import family_of  # the registry imports this module's types
 
     config = AlgorithmConfig(key, resolved_norm, "none", batch, n, beta, use_vr, spec.adam, stochastic)

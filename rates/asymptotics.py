@@ -1,6 +1,6 @@
 """Dominant-term analysis: from a bound template to ``O(t^{-r} (log t)^k)`` per regime of ``a``.
 
-Setting: a margin-gap bound of the THEORY.md section 3 shape
+Setting: a margin-gap bound of the docs/theory.md section 3 shape
 
     gap(t) <= [ sum_j c_j S_{p_j}(t_0, t) + C ] / S_1(0, t),      S_p = sum eta_s^p,  eta_s = eta_0 (s+2)^(-a),
 
@@ -12,7 +12,7 @@ dominance, and at ``a = 1`` (where the denominator turns logarithmic). Inside a 
 dominates; the rate is its order divided by the denominator's. The best ``a`` maximises the exponent ``r(a)``
 (continuous and piecewise linear in ``a``, so its maximum sits at a cut point).
 
-Guarantee: nothing here knows any particular table; THEORY.md section 4 is *reproduced* from templates
+Guarantee: nothing here knows any particular table; docs/theory.md section 4 is *reproduced* from templates
 (tests/test_asymptotics.py compares the two).
 """
 
@@ -82,7 +82,11 @@ def _growth_exponent(p) -> sp.Expr:
 
 
 def regime_cuts(powers: Sequence) -> list[sp.Rational]:
-    """Cut points of (0, 1]: ``a = 1/p`` for each power, pairwise dominance swaps, and ``a = 1``."""
+    """Cut points of (0, 1]: ``a = 1/p`` for each power, pairwise dominance swaps, and ``a = 1``.
+
+    >>> regime_cuts([2]), regime_cuts([2, sp.Rational(3, 2)])  # NSD; Adam's extra sum of eta^(3/2)
+    ([1/2, 1], [1/2, 2/3, 1])
+    """
     powers = sorted({sp.Rational(p) for p in powers} | {DENOMINATOR_POWER})
     cuts = {sp.Integer(1)}
     for p in powers:
@@ -148,7 +152,13 @@ def dominant_order(powers: Sequence, a, has_constant: bool = True) -> tuple[Orde
 
 
 def rate_at(powers: Sequence, a, has_constant: bool = True) -> Rate:
-    """Rate of the template at one exact ``a``: dominant numerator order over ``S_1(0, t)``."""
+    """Rate of the template at one exact ``a``: dominant numerator order over ``S_1(0, t)``.
+
+    The NSD template (numerator ``sum eta^2``) at the four cases of docs/theory.md section 4:
+
+    >>> [rate_at([2], a).text for a in (sp.Rational(3, 10), sp.Rational(1, 2), sp.Rational(3, 4), 1)]
+    ['t^(-3/10)', 'log t / t^(1/2)', 't^(-1/4)', '1 / log t']
+    """
     numerator, _ = dominant_order(powers, a, has_constant)
     ratio = numerator / power_sum_order(DENOMINATOR_POWER, a)
     return Rate(-ratio.exponent, ratio.log_power)
@@ -176,6 +186,9 @@ def best_a(powers: Sequence, has_constant: bool = True) -> sp.Rational:
     ``r`` is continuous and linear between cuts, so comparing cut points and the open intervals' closures
     suffices; a supremum approached only inside an open interval would show up as an interval endpoint
     with a larger limit than every attained value, which we report as that endpoint.
+
+    >>> best_a([2]), best_a([2, sp.Rational(3, 2)])  # NSD: 1/2 (rate log t / sqrt t); Adam: 2/3 (t^(-1/3))
+    (1/2, 2/3)
     """
     candidates = []
     for regime, rate in regime_rates(powers, has_constant):

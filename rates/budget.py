@@ -72,7 +72,7 @@ def estimate_linear_runs(runs: int, steps: int, checkpoints: int, n: int, k: int
     return Estimate(BASE_BYTES + runs * per_run, seconds, runs, steps)
 
 
-def check(estimate: Estimate, option: str = "--seeds", available: Optional[int] = None) -> None:
+def check(estimate: Estimate, option: str = "seeds", available: Optional[int] = None) -> None:
     """Refuse (exit 2, naming ``option``) a request that would not fit in memory; announce one over an hour."""
     free = available_memory() if available is None else available
     if free is not None and estimate.bytes > MEMORY_SHARE * free:

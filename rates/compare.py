@@ -10,10 +10,10 @@ Setting
 
 Algorithm
     1. *Window* (:func:`choose_window`): the first checkpoint after which every margin stays positive and
-       the loss never increases (the observable counterpart of ``t_1`` in THEORY.md section 3, step 3),
+       the loss never increases (the observable counterpart of ``t_1`` in docs/theory.md section 3, step 3),
        intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``,
        where "usable" stops at the first checkpoint whose gap is within ``100 x`` the margin solver's
-       accuracy (``accuracy * gamma``, THEORY.md section 7): below that floor the gap is solver noise.
+       accuracy (``accuracy * gamma``, docs/theory.md section 7): below that floor the gap is solver noise.
     2. *Fit* (:func:`fit_slope`): least-squares slope of ``log gap`` on ``log t`` over the window, per run;
        the independent replicates of one configuration are averaged. The uncertainty is a seeded,
        deterministic bootstrap that resamples replicates and, inside each, the window's checkpoints. A second
@@ -25,7 +25,7 @@ Algorithm
     4. *Verdict* (:func:`judge`, :func:`classify`) against the envelope.
 
 Phase rule (when a window may be judged at all)
-    The theorems' guarantee starts at ``t_1`` (THEORY.md section 3). The rebuilt ``t_0, t_1`` use worst-case
+    The theorems' guarantee starts at ``t_1`` (docs/theory.md section 3). The rebuilt ``t_0, t_1`` use worst-case
     constants and are often astronomically large (README), so they cannot gate real runs without making every
     run inconclusive. The rule is therefore observable: a window is judged only (a) after the empirical entry
     of step 1 (margins positive, loss non-increasing, and for full-batch NSD falling at least at the descent
@@ -36,7 +36,7 @@ Phase rule (when a window may be judged at all)
     run reached ``t_1``; they never turn a verdict into ``violated``.
 
 Guarantee (what a verdict means)
-    Rates are upper bounds, so the judgement is one-sided (THEORY.md section 4):
+    Rates are upper bounds, so the judgement is one-sided (docs/theory.md section 4):
 
     * ``tight``: the fitted slope lies inside the envelope widened by the tolerance (some ratio of the
       constants gives a bound of the data's slope);
@@ -52,8 +52,8 @@ Guarantee (what a verdict means)
       fastest member in both halves.
 
 Reference
-    Rates: SIGNADAM (``003_35ca27fd72435096.txt``) Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
-    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4;
+    Rates: SIGNADAM Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
+    MINIBATCH Cor. D.5/E.5/F.5. The comparison rule is docs/theory.md section 4;
     the bound model with unknown constants is issue #9.
 """
 
@@ -144,7 +144,7 @@ def solver_floor(run: Run) -> float:
 def entry_index(run: Run) -> Optional[int]:
     """First checkpoint from which all margins stay positive and the loss never increases; None if none.
 
-    This is the observable counterpart of ``t_1`` (THEORY.md section 3): the theorems' margin bound holds
+    This is the observable counterpart of ``t_1`` (docs/theory.md section 3): the theorems' margin bound holds
     once the data are separated and the loss decreases monotonically. For full-batch NSD the loss must
     also fall at least as fast as the descent lemma guarantees past ``t_0`` (:func:`_descent_shortfall`).
     """
@@ -168,8 +168,8 @@ def _descent_shortfall(run: Run, log_loss: np.ndarray) -> np.ndarray:
     """Checkpoint intervals where log L fell by less than the descent lemma's guarantee (full-batch NSD only).
 
     For normalised steepest descent past ``t_0`` (noise ``alpha eta_t <= gamma/2``) and ``t_1`` (``L <= 2G``),
-    THEORY.md section 3 steps 1-3 give ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
-    hence ``log L(t') - log L(t) <= -(gamma/4) sum_{s=t}^{t'-1} eta_s`` (SIGNADAM ``003_35ca27fd72435096.txt``
+    docs/theory.md section 3 steps 1-3 give ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
+    hence ``log L(t') - log L(t) <= -(gamma/4) sum_{s=t}^{t'-1} eta_s`` (SIGNADAM
     Thm 5.3). A run whose loss falls slower than that -- e.g. a plateau with margins barely positive and
     the gap still near gamma -- has not reached the phase the rate speaks about. Other families (Adam,
     mini-batch, momentum, VR) have other constants (``gamma_eff``); for them only monotonicity is checked.
@@ -227,13 +227,13 @@ def choose_window(run: Run, override: Optional[tuple[float, float]] = None, deca
         t0, t1 = override
         positive = t[t >= 1]
         if not (1 <= t0 < t1):
-            raise InputError("--window", f"needs 1 <= T0 < T1, got {t0:g}:{t1:g}")
+            raise InputError("window", f"needs 1 <= T0 < T1, got {t0:g}:{t1:g}")
         if len(positive) == 0 or t0 < positive[0] or t1 > positive[-1]:
             lo, hi = (positive[0], positive[-1]) if len(positive) else (float("nan"), float("nan"))
-            raise InputError("--window", f"{t0:g}:{t1:g} lies outside the run's checkpoints [{lo:g}, {hi:g}]")
+            raise InputError("window", f"{t0:g}:{t1:g} lies outside the run's checkpoints [{lo:g}, {hi:g}]")
         inside = (t >= t0) & (t <= t1)
         if inside.sum() < 3:
-            raise InputError("--window", f"{t0:g}:{t1:g} holds {int(inside.sum())} checkpoints; at least 3 are needed")
+            raise InputError("window", f"{t0:g}:{t1:g} holds {int(inside.sum())} checkpoints; at least 3 are needed")
         # The user's window is honoured even before the empirical entry; judge() notes it.
         return _window(t, inside & usable, "user", entry_t, floor, floor_t, None, min_decades, min_points,
                        bounds=(t0, t1))
@@ -288,7 +288,7 @@ def window_mask(run: Run, window: Window) -> np.ndarray:
     return (t >= window.t0) & (t <= window.t1) & _usable_mask(run) & (gap > solver_floor(run))
 
 
-def parse_window(text: str, option: str = "--window") -> tuple[float, float]:
+def parse_window(text: str, option: str = "window") -> tuple[float, float]:
     """``T0:T1`` (numbers such as ``1e3:1e5``) -> (T0, T1); the run-dependent range is checked later."""
     parts = text.split(":")
     try:
@@ -702,7 +702,7 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
     if not runs:
         raise ValueError("judge needs at least one run")
     if not (0 < tolerance < 1):
-        raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
+        raise InputError("tolerance", f"must be in (0, 1), got {tolerance:g}")
     win = judged_window(runs, window, decades)
     if win.problem is not None:
         return Verdict("inconclusive", win.problem, tolerance, win)

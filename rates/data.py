@@ -1,16 +1,16 @@
 """Datasets for the multiclass linear setting: Gaussian clusters, orthogonal scale-skewed data, presets, files.
 
-Setting (THEORY.md section 1, [given]): features ``h_i`` in R^d, labels ``y_i`` in ``{0, ..., k-1}`` with
-every class present, linearly separable (SIGNADAM ``003_35ca27fd72435096.txt`` Ass. 3.1; MINIBATCH
-``002_e8731d42f3942599.txt`` Ass. 3.1). Generators:
+Setting (docs/theory.md section 1, [given]): features ``h_i`` in R^d, labels ``y_i`` in ``{0, ..., k-1}`` with
+every class present, linearly separable (SIGNADAM Ass. 3.1; MINIBATCH
+Ass. 3.1). Generators:
 
 * :func:`gaussian` -- the synthetic data of SIGNADAM section 7 ("Experiments") and MINIBATCH section 5:
   class centres ``mu_c ~ N(0, I_d)``, points ``h ~ N(mu_c, sigma^2 I_d)``; a draw that is not separable is
   redrawn from the same seeded stream, so the result is deterministic in ``seed``.
-* :func:`orthogonal_skewed` -- MINIBATCH section 4.4 / Def. 4.8 / Thm 4.9 (THEORY.md section 5):
+* :func:`orthogonal_skewed` -- MINIBATCH section 4.4 / Def. 4.8 / Thm 4.9 (docs/theory.md section 5):
   ``d = k``, ``h_i = s_i e_{y_i}`` with arbitrary scales and class counts.
 * :data:`PRESETS` -- named settings; the numbers of the seeds' experiments were lost in the text extraction
-  (THEORY.md, "Read this first"), so each preset records which values the seed states and which are chosen
+  (docs/theory.md, "Read this first"), so each preset records which values the seed states and which are chosen
   here.
 * :func:`load_file` -- a user's ``.npz`` (arrays ``H`` or ``X``, and ``y``) or ``.csv`` (features, then the
   label column), validated.
@@ -30,7 +30,7 @@ import numpy as np
 
 from rates.errors import InputError, NotSeparableError
 
-OPTION = "--data"
+OPTION = "data"
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,9 +119,9 @@ def gaussian(k: int, d: int, per_class: int, sigma: float = DEFAULT_SIGMA, seed:
              min_gamma: float = 0.0) -> Dataset:
     """Gaussian multiclass data: centres ``mu_c ~ N(0, I_d)``, ``h = mu_c + sigma * N(0, I_d)``.
 
-    Source: SIGNADAM ``003_35ca27fd72435096.txt`` section 7 ("class centers are sampled from a standard
+    Source: SIGNADAM section 7 ("class centers are sampled from a standard
     normal distribution; within each class, data is sampled from a normal distribution ... ensure that
-    margin is positive"), [given] in words; MINIBATCH ``002_e8731d42f3942599.txt`` section 5 (i.i.d. Gaussian
+    margin is positive"), [given] in words; MINIBATCH section 5 (i.i.d. Gaussian
     features, separable). A draw whose max-norm max margin is ``<= min_gamma`` is redrawn from the same
     ``numpy.random.default_rng(seed)`` stream; ``meta["tries"]`` counts draws, ``meta["gamma_max"]`` is the
     certified max-norm margin of the accepted draw. After ``max_tries`` failures: NotSeparableError.
@@ -148,14 +148,14 @@ def gaussian(k: int, d: int, per_class: int, sigma: float = DEFAULT_SIGMA, seed:
         if gamma > min_gamma:
             meta = dict(generator="gaussian", k=k, d=d, per_class=per_class, sigma=float(sigma), seed=seed,
                         tries=tries, gamma_max=gamma, centres=centres.tolist(),
-                        source="SIGNADAM 003_35ca27fd72435096.txt sec. 7; MINIBATCH 002_e8731d42f3942599.txt sec. 5")
+                        source="SIGNADAM sec. 7; MINIBATCH sec. 5")
             return Dataset(H, y, k, label, meta)
     raise NotSeparableError(OPTION, f"{label}: no draw with max-norm margin > {min_gamma:g} in {max_tries} tries "
                                     f"(last gamma {gamma:.3g}); lower sigma, raise d or give more tries")
 
 
 def orthogonal_skewed(counts: Sequence[int], scales, name: Optional[str] = None) -> Dataset:
-    """Orthogonal scale-skewed data (MINIBATCH Def. 4.8 setting, THEORY.md section 5): ``h_i = s_i e_{y_i}``.
+    """Orthogonal scale-skewed data (MINIBATCH Def. 4.8 setting, docs/theory.md section 5): ``h_i = s_i e_{y_i}``.
 
     ``counts[c]`` samples of class c (``d = k = len(counts)``), samples ordered by class. ``scales`` is a
     scalar, a length-k sequence (one scale per class) or a length-n sequence (one per sample, in class
@@ -180,7 +180,7 @@ def orthogonal_skewed(counts: Sequence[int], scales, name: Optional[str] = None)
     hardest = [float(s[y == c].min()) for c in range(k)]
     label = name or "orthogonal:counts=" + "/".join(map(str, counts))
     meta = dict(generator="orthogonal_skewed", counts=counts, scales=s.tolist(), hardest_scales=hardest,
-                source="MINIBATCH 002_e8731d42f3942599.txt sec. 4.4, Def. 4.8, Thm 4.9")
+                source="MINIBATCH sec. 4.4, Def. 4.8, Thm 4.9")
     return Dataset(H, y, k, label, meta)
 
 
@@ -201,7 +201,7 @@ def orthogonal_random(k: int, n: int, seed: int = 0, scale_ranges: Optional[Sequ
     scales = np.concatenate([rng.uniform(*ranges[c], size=counts[c]) for c in range(k)])
     ds = orthogonal_skewed(counts, scales, name=name or f"orthogonal-random:k={k},n={n},seed={seed}")
     ds.meta.update(generator="orthogonal_random", seed=seed, scale_ranges=[list(r) for r in ranges],
-                   source="MINIBATCH 002_e8731d42f3942599.txt App. J (Orthogonal Scale-Skewed experiment)")
+                   source="MINIBATCH App. J (Orthogonal Scale-Skewed experiment)")
     return ds
 
 
@@ -235,7 +235,7 @@ PRESETS: dict[str, Preset] = {
     "default": Preset(
         "default",
         "small Gaussian mixture for the default study: k=3, d=5, 10 per class (n=30), sigma=0.3",
-        "SIGNADAM 003_35ca27fd72435096.txt sec. 7",
+        "SIGNADAM sec. 7",
         "Gaussian class centres N(0, I); within-class normal spread; separable",
         "k=3, d=5, per_class=10, sigma=0.3, seed=0 (small so ~20 configs x 1e6 steps fit in minutes)",
         _seeded(0, lambda seed: gaussian(3, 5, 10, 0.3, seed, name="default")),
@@ -243,7 +243,7 @@ PRESETS: dict[str, Preset] = {
     "signadam": Preset(
         "signadam",
         "SIGNADAM section 7 synthetic data: Gaussian class centres, Gaussian spread, separable",
-        "SIGNADAM 003_35ca27fd72435096.txt sec. 7 (Experiments)",
+        "SIGNADAM sec. 7 (Experiments)",
         "centres ~ N(0, I_d); points ~ N(mu_c, sigma^2 I); positive margin ensured",
         "k=5, d=10, per_class=10, sigma=0.5 (the seed's values were lost in extraction)",
         _seeded(0, lambda seed: gaussian(5, 10, 10, 0.5, seed, name="signadam")),
@@ -251,15 +251,15 @@ PRESETS: dict[str, Preset] = {
     "minibatch": Preset(
         "minibatch",
         "MINIBATCH section 5 synthetic data: Gaussian features, linearly separable, equal class sizes",
-        "MINIBATCH 002_e8731d42f3942599.txt sec. 5 (Experiment)",
+        "MINIBATCH sec. 5 (Experiment)",
         "k classes with equal samples per class, i.i.d. Gaussian features with a variance, separable",
         "k=4, d=8, per_class=16 (n=64, divisible by batch sizes 1..64 powers of 2), sigma=0.5",
         _seeded(0, lambda seed: gaussian(4, 8, 16, 0.5, seed, name="minibatch")),
     ),
     "orthogonal-imbalanced": Preset(
         "orthogonal-imbalanced",
-        "orthogonal scale-skewed data, counts 6/3/1, per-class scales 1/0.5/2 (THEORY.md section 5)",
-        "MINIBATCH 002_e8731d42f3942599.txt sec. 4.4, Def. 4.8, Thm 4.9",
+        "orthogonal scale-skewed data, counts 6/3/1, per-class scales 1/0.5/2 (docs/theory.md section 5)",
+        "MINIBATCH sec. 4.4, Def. 4.8, Thm 4.9",
         "d = k, h_i = s_i e_{y_i}, arbitrary scales, possibly unequal class counts",
         "counts 6/3/1 and scales 1/0.5/2 so that frequency and hardness disagree; deterministic",
         lambda seed: orthogonal_skewed([6, 3, 1], [1.0, 0.5, 2.0], name="orthogonal-imbalanced"),
@@ -267,7 +267,7 @@ PRESETS: dict[str, Preset] = {
     "orthogonal-random": Preset(
         "orthogonal-random",
         "MINIBATCH App. J: multinomial class counts, class-specific uniform scale ranges",
-        "MINIBATCH 002_e8731d42f3942599.txt App. J",
+        "MINIBATCH App. J",
         "class counts multinomial; scales uniform on class-specific ranges; d = k",
         "k=4, n=40, ranges [0.5+c, 1+c] (the seed's values were lost in extraction)",
         _seeded(0, lambda seed: orthogonal_random(4, 40, seed, name="orthogonal-random")),
@@ -287,7 +287,7 @@ def parse_data(spec: str, seed: Optional[int] = None) -> Dataset:
     """Build the dataset named by a ``--data`` value; ``seed`` overrides a preset's or generator's seed
     unless the spec gives ``seed=`` itself."""
     if seed is not None and seed < 0:  # numpy's generators take non-negative seeds only
-        raise InputError("--seed", f"must be a non-negative integer, got {seed}")
+        raise InputError("seed", f"must be a non-negative integer, got {seed}")
     text = str(spec).strip()
     if text in PRESETS:
         return PRESETS[text](seed)

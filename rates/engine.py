@@ -1,6 +1,6 @@
 """The training loop: many configurations advanced together, checkpoints on a log grid -> Trajectory.
 
-Setting: THEORY.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, schedule
+Setting: docs/theory.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, schedule
 exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
 every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
@@ -12,7 +12,7 @@ Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-doma
 
 Guarantee (what is recorded): at log-spaced checkpoints t (unique integers from 1 to ``steps``; W_t is
 the iterate after t steps) the margin of W_t in the algorithm's norm and its gap ``gamma - margin``
-(the quantity every rate of THEORY.md section 4 bounds), the margins in the max, Frobenius and spectral
+(the quantity every rate of docs/theory.md section 4 bounds), the margins in the max, Frobenius and spectral
 norms, ``log L(W_t)`` without underflow and ``||W_t||``; the relative margin errors and the cosines to
 each reported norm's max-margin solution (and, on orthogonal scale-skewed data, to the bias matrix M of
 MINIBATCH Def. 4.8) of :mod:`rates.measures`. Only the checkpoints leave the device.
@@ -95,7 +95,7 @@ def resolve_device(device: str) -> torch.device:
         return torch.device("cpu")
     if key.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise InputError("--device", "cuda requested but no CUDA device is available; use auto or cpu")
+            raise InputError("device", "cuda requested but no CUDA device is available; use auto or cpu")
         # torch.device accepts any index, so a missing GPU would only fail at the first allocation
         count = torch.cuda.device_count()
         try:
@@ -103,9 +103,9 @@ def resolve_device(device: str) -> torch.device:
         except RuntimeError:
             chosen = None
         if chosen is None or chosen.type != "cuda" or (chosen.index or 0) >= count:
-            raise InputError("--device", f"must be auto, cpu, cuda or cuda:I with 0 <= I < {count}, got {device!r}")
+            raise InputError("device", f"must be auto, cpu, cuda or cuda:I with 0 <= I < {count}, got {device!r}")
         return chosen
-    raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
+    raise InputError("device", f"must be auto, cpu or cuda, got {device!r}")
 
 
 def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> None:
@@ -118,27 +118,27 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
     a = parse_exponent(spec.a)
     if not (math.isfinite(spec.eta0) and spec.eta0 > 0):
-        raise InputError("--eta0", f"must be a positive number, got {spec.eta0}")
+        raise InputError("eta0", f"must be a positive number, got {spec.eta0}")
     if spec.polar not in POLAR_METHODS:
-        raise InputError("--polar", f"must be exact or newton-schulz, got {spec.polar!r}")
+        raise InputError("polar", f"must be exact or newton-schulz, got {spec.polar!r}")
     algorithm = resolve_algorithm(spec.algo, spec.norm, n=n, batch=spec.batch, momentum=spec.momentum, vr=spec.vr)
     named = ALGORITHMS[algorithm.name]
     batch = algorithm.batch
     if algorithm.vr:
         if batch is None or batch >= n:
-            raise InputError("--batch", f"variance reduction needs mini-batches: give --batch b < n={n} dividing n")
+            raise InputError("batch", f"variance reduction needs mini-batches: give --batch b < n={n} dividing n")
         source = "vr"
     elif batch is not None and (batch < n or named.stochastic):
         source = "minibatch"
     elif named.stochastic:
-        raise InputError("--batch", f"{algorithm.name} is stochastic: give --batch b dividing n={n} (b=1: per-sample)")
+        raise InputError("batch", f"{algorithm.name} is stochastic: give --batch b dividing n={n} (b=1: per-sample)")
     else:
         source, batch = "full", None
     if algorithm.adam:
-        _check_unit_interval(spec.adam_beta1, "--adam-beta1")
-        _check_unit_interval(spec.adam_beta2, "--adam-beta2")
+        _check_unit_interval(spec.adam_beta1, "adam_beta1")
+        _check_unit_interval(spec.adam_beta2, "adam_beta2")
         if not (math.isfinite(spec.adam_eps) and spec.adam_eps >= 0):
-            raise InputError("--adam-eps", f"must be >= 0, got {spec.adam_eps}")
+            raise InputError("adam_eps", f"must be >= 0, got {spec.adam_eps}")
     recipe = Recipe(source=source, batch=batch, norm=algorithm.norm,
                     polar=spec.polar if algorithm.norm == "spectral" else "exact",
                     adam=algorithm.adam, momentum=algorithm.momentum > 0)
@@ -199,15 +199,15 @@ def resolve_engine(engine: str, device: torch.device) -> str:
     """``auto`` -> ``fused`` on the CPU when numba imports, else ``torch``; ``fused`` needs the CPU (``--engine``)."""
     key = str(engine).strip().lower()
     if key not in ENGINES:
-        raise InputError("--engine", f"must be auto, fused or torch, got {engine!r}")
+        raise InputError("engine", f"must be auto, fused or torch, got {engine!r}")
     from rates.fused import available
 
     if key == "auto":
         return "fused" if device.type == "cpu" and available() else "torch"
     if key == "fused" and device.type != "cpu":
-        raise InputError("--engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
+        raise InputError("engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
     if key == "fused" and not available():
-        raise InputError("--engine", "fused needs numba, which does not import here; use --engine torch")
+        raise InputError("engine", "fused needs numba, which does not import here; use --engine torch")
     return key
 
 
@@ -219,7 +219,13 @@ def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: 
     if any(r.recipe != recipe for r in runs):
         raise ValueError("run_group needs runs of one recipe")
     if resolve_engine(engine, H.device) == "fused":
-        return _run_group_fused(runs, H, y, k, steps, times, advance)
+        from rates.fused.group import supports
+
+        if supports(recipe):
+            return _run_group_fused(runs, H, y, k, steps, times, advance)
+        if str(engine).strip().lower() == "fused":
+            raise InputError("engine", f"the fused kernels have no steepest direction for norm {recipe.norm!r}; "
+                                       "use --engine torch")
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
     measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=DTYPE, device=H.device)
@@ -298,14 +304,19 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError("--steps", f"must be a positive integer, got {steps}")
+        raise InputError("steps", f"must be a positive integer, got {steps}")
     if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
-        raise InputError("--checkpoints", f"must be an integer >= 2, got {checkpoints}")
+        raise InputError("checkpoints", f"must be an integer >= 2, got {checkpoints}")
     if not specs:
-        raise InputError("--algo", "no run configuration given")
+        raise InputError("algo", "no run configuration given")
     dev = resolve_device(device)
     stepper = resolve_engine(engine, dev)
     resolved = [resolve_spec(spec, data.n) for spec in specs]
+    if stepper == "fused":
+        from rates.fused.group import supports
+
+        if not all(supports(r.recipe) for r in resolved):
+            stepper = "fused, torch for norm kinds without kernels"
     gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
     times = checkpoint_times(int(steps), int(checkpoints))
 
@@ -321,7 +332,7 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     with _progress_bar(progress, total=steps * len(groups)) as advance:
         for members in groups.values():
             _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance,
-                                          stepper)
+                                          engine)
             for position, i in enumerate(members):
                 records[i], positions[i] = group_records, position
     wall = time.perf_counter() - started

@@ -1,7 +1,7 @@
 """The judge of MINIBATCH Thm 4.9: does a per-sample run converge in direction to ``M/||M||``?
 
 Setting
-    MINIBATCH (``002_e8731d42f3942599.txt``) section 4.4, Def. 4.8, Thm 4.9 [given in words; M rebuilt,
+    MINIBATCH section 4.4, Def. 4.8, Thm 4.9 [given in words; M rebuilt,
     :mod:`rates.theorems.per_sample`]: per-sample (b = 1) SignSGD / N-SGD / Spectral-SGD on orthogonal
     scale-skewed data satisfy ``W_t/||W_t|| -> M/||M||``. The theorem states a limit, not a rate, so a
     per-sample run is judged on its limit direction, never on the decay of its margin gap (which does not
@@ -41,8 +41,8 @@ Guarantee
     convergence. Cosines to a non-unique ``W*`` (max norm, spectral) carry the caveat of :mod:`rates.measures`.
 
 Reference
-    MINIBATCH ``002_e8731d42f3942599.txt`` Def. 4.8, Thm 4.9 (App. H.2/H.3) and App. J, Fig. 2 (the cosine to
-    the bias direction "steadily approaches 1"); THEORY.md section 5.
+    MINIBATCH Def. 4.8, Thm 4.9 (App. H.2/H.3) and App. J, Fig. 2 (the cosine to
+    the bias direction "steadily approaches 1"); docs/theory.md section 5.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from rates.theorems.per_sample import SOURCE, covers
 from rates.trajectory import Run
 
 THEOREM = f"MINIBATCH {SOURCE.seed} {SOURCE.theorem}"
-STATUS = "given in words; M and the step directions rebuilt (THEORY.md sec. 5)"
+STATUS = "given in words; M and the step directions rebuilt (docs/theory.md sec. 5)"
 CONVERGES, DOES_NOT_CONVERGE, INCONCLUSIVE = "converges to M", "does not converge", "inconclusive"
 DEFAULT_COSINE_TOLERANCE = 1e-3
 PLATEAU_SLOPE = -0.05

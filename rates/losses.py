@@ -1,6 +1,6 @@
 """Cross-entropy, its proxy G and its gradient in the log domain (batched torch, float64).
 
-Setting (THEORY.md section 1; SIGNADAM section 2, MINIBATCH section 2): logits ``z_i = W h_i`` for
+Setting (docs/theory.md section 1; SIGNADAM section 2, MINIBATCH section 2): logits ``z_i = W h_i`` for
 ``W`` in R^{k x d}, cross-entropy ``L(W) = (1/n) sum_i -log S_{y_i}(z_i)`` and proxy
 ``G(W) = (1/n) sum_i (1 - S_{y_i}(z_i))``. The gradient is
 
@@ -11,7 +11,7 @@ Written this way nothing cancels: only wrong-class probabilities are formed, as
 Loss and proxy use ``u_i = z_{i,y_i} - log sum_{c != y_i} exp(z_{i,c})``: ``1 - S_{y_i} =
 exp(-softplus(u_i))`` and ``-log S_{y_i} = softplus(-u_i)``, both kept as logarithms.
 
-Why (THEORY.md section 7): logits grow like sum_s eta_s, so ``1 - S_y`` underflows float64 long before a
+Why (docs/theory.md section 7): logits grow like sum_s eta_s, so ``1 - S_y`` underflows float64 long before a
 run ends and a naive gradient becomes exactly zero. We return the gradient as ``exp(log_scale) * G``
 with the wrong-class ``log S_c`` shifted by their maximum over the run's samples (the largest
 coefficient is 1). Normalised steps only need ``G`` (they are invariant to a positive rescaling of the
@@ -156,13 +156,13 @@ def direction_plan(Ht: torch.Tensor, y: torch.Tensor, k: int, runs: int) -> Dire
 def folded_direction(logits: torch.Tensor, plan: DirectionPlan) -> torch.Tensor:
     """``over_samples(direction_coefficients(logits, lab), H_mean)`` in fewer kernels (equal up to rounding).
 
-    Setting: the gradient ``(1/m) sum_i sum_{c != y_i} S_c(z_i) (e_c - e_{y_i}) h_i^T`` (THEORY.md section 1:
+    Setting: the gradient ``(1/m) sum_i sum_{c != y_i} S_c(z_i) (e_c - e_{y_i}) h_i^T`` (docs/theory.md section 1:
     ``S_y - 1 = -sum_{c != y} S_c``), needed up to one positive factor per run (steepest directions).
     Algorithm: only the L wrong-class ``log S_c`` are gathered (no -inf mask, no exp of it), one softmax
     per run turns them into weights (largest between 1/L and 1, as :func:`direction_coefficients`), and
     one product with the plan's ``(e_c - e_{y_i}) (x) h_i / m`` rows sums them with the label rows
     already subtracted. Guarantee: the same log-domain weights as :func:`direction_coefficients`, so
-    nothing underflows that did not there (THEORY.md section 7); cost (k-1) m k d per run, hence
+    nothing underflows that did not there (docs/theory.md section 7); cost (k-1) m k d per run, hence
     :func:`folds_label_row`.
     """
     log_probs = torch.log_softmax(logits, dim=-2).view(plan.shape[0], 1, -1)

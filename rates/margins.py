@@ -1,7 +1,7 @@
 """Exact max margins per norm, certified by two independent formulations; the margin of any W.
 
-Setting (THEORY.md section 1; SIGNADAM ``003_35ca27fd72435096.txt`` Ass. 3.1, MINIBATCH
-``002_e8731d42f3942599.txt`` Ass. 3.1, both [given]): data ``h_i`` with labels ``y_i`` in ``[k]``, a linear
+Setting (docs/theory.md section 1; SIGNADAM Ass. 3.1, MINIBATCH
+Ass. 3.1, both [given]): data ``h_i`` with labels ``y_i`` in ``[k]``, a linear
 classifier ``W`` in R^{k x d}, and the constraint matrices ``A_ic = (e_{y_i} - e_c) h_i^T`` for ``c != y_i``.
 
 * Primal:  ``gamma = max_{||W|| <= 1} min_{i, c != y_i} <W, A_ic>``.
@@ -32,7 +32,7 @@ Guarantee: ``gamma`` is the achieved margin of ``W`` (``||W|| = 1``), a certifie
 :class:`~rates.errors.SolverError` when it exceeds ``TOLERANCE_FAIL``.
 
 Reference: the minimax dual is the standard Lagrangian dual of the hard-margin program (e.g. SIGNADAM
-``003_35ca27fd72435096.txt`` Lemma B.4's use of ``gamma``; Crammer & Singer, JMLR 2001, for Frobenius).
+Lemma B.4's use of ``gamma``; Crammer & Singer, JMLR 2001, for Frobenius).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import hashlib
 import math
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Union
+from typing import Callable, Protocol, Union
 
 import numpy as np
 import torch
@@ -49,16 +49,22 @@ import torch
 from rates.errors import InputError, NotSeparableError, SolverError
 from rates.norms import Norm, parse_norm
 
-if TYPE_CHECKING:  # data.py imports this module lazily for its separability check
-    from rates.data import Dataset
+
+class Dataset(Protocol):
+    """What the solver reads from a data set (:class:`rates.data.Dataset` has it); a protocol, so that this
+    module never imports :mod:`rates.data`, which imports this one for its separability check."""
+
+    H: np.ndarray
+    y: np.ndarray
+    k: int
+
 
 NormLike = Union[str, Norm]
 
-TARGET_ACCURACY = 1e-9  # THEORY.md section 7: gamma to <= 1e-9 relative
+TARGET_ACCURACY = 1e-9  # docs/theory.md section 7: gamma to <= 1e-9 relative
 POLISH_GOAL = 1e-11  # cheap active-set polishing continues until here, retries with other settings stop at target
 TOLERANCE_FAIL = 1e-7  # beyond this the bracket is not trusted at all and the solve fails loudly
 NOT_SEPARABLE = 1e-9  # a dual certificate this small (data scaled to unit max entry) means gamma = 0
-SUPPORTED = "max, sum, frobenius, spectral, nuclear, lp:P (entry-wise, 1 <= P <= inf)"
 
 
 @dataclass
@@ -94,8 +100,8 @@ def unnormalized_margins(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> t
     return (correct - others).amin(dim=(-2, -1))
 
 
-def margin_of(W: np.ndarray, ds: "Dataset", norm: NormLike) -> float:
-    """Normalised margin ``min_{i, c != y_i} (e_{y_i} - e_c)^T W h_i / ||W||`` (THEORY.md section 1)."""
+def margin_of(W: np.ndarray, ds: Dataset, norm: NormLike) -> float:
+    """Normalised margin ``min_{i, c != y_i} (e_{y_i} - e_c)^T W h_i / ||W||`` (docs/theory.md section 1)."""
     norm = _as_norm(norm)
     Wt = torch.as_tensor(np.asarray(W, dtype=np.float64))
     value = float(norm.value(Wt))
@@ -111,15 +117,15 @@ def margin_of(W: np.ndarray, ds: "Dataset", norm: NormLike) -> float:
 
 
 def _as_norm(norm: NormLike) -> Norm:
-    return norm if isinstance(norm, Norm) else parse_norm(norm, "--norm")
+    return norm if isinstance(norm, Norm) else parse_norm(norm, "norm")
 
 
 def _check_supported(norm: Norm) -> None:
-    if norm.kind == "schatten" and norm.p not in (1.0, 2.0, math.inf):
+    if not (norm.polyhedral or norm.has_conic_form):
         raise InputError(
-            "--norm",
-            f"the max-margin solver cannot handle {norm.name} (no conic form for general Schatten-p); "
-            f"supported: {SUPPORTED}, schatten:1/2/inf",
+            "norm",
+            f"the max-margin solver cannot handle {norm.name} (no conic form for it here); supported: max, sum, "
+            "frobenius, spectral, nuclear, lp:P (entry-wise, 1 <= P <= inf), schatten:1/2/inf",
         )
 
 
@@ -233,22 +239,6 @@ _RETRY_OPTIONS = (
 )
 
 
-def _cvx_norm(expr, norm: Norm, vectorised):
-    import cvxpy as cp
-
-    if norm.kind == "schatten" and math.isinf(norm.p):
-        return cp.sigma_max(expr)
-    if norm.kind == "schatten" and norm.p == 1.0:
-        return cp.normNuc(expr)
-    if norm.p == 2.0:
-        return cp.norm(vectorised, 2)
-    if math.isinf(norm.p):
-        return cp.norm(vectorised, "inf")
-    if norm.p == 1.0:
-        return cp.norm(vectorised, 1)
-    return cp.pnorm(vectorised, norm.p)
-
-
 def _solve_cvx(problem_cvx, what: str, options: dict) -> None:
     import cvxpy as cp
 
@@ -269,7 +259,7 @@ def _conic_primal(problem: _Problem, options: dict) -> tuple[np.ndarray, np.ndar
     t = cp.Variable()
     w = cp.vec(W, order="C")
     margin_constraint = problem.M @ w >= t
-    prob = cp.Problem(cp.Maximize(t), [margin_constraint, _cvx_norm(W, problem.norm, w) <= 1])
+    prob = cp.Problem(cp.Maximize(t), [margin_constraint, problem.norm.cvxpy(W, w) <= 1])
     _solve_cvx(prob, "clarabel primal conic program", options)
     return np.asarray(W.value, dtype=np.float64), np.asarray(margin_constraint.dual_value, dtype=np.float64)
 
@@ -281,7 +271,7 @@ def _conic_dual(problem: _Problem, options: dict) -> np.ndarray:
     lam = cp.Variable(m, nonneg=True)
     z = problem.M.T @ lam
     Z = cp.reshape(z, (problem.k, problem.d), order="C")
-    prob = cp.Problem(cp.Minimize(_cvx_norm(Z, problem.norm.dual(), z)), [cp.sum(lam) == 1])
+    prob = cp.Problem(cp.Minimize(problem.norm.dual().cvxpy(Z, z)), [cp.sum(lam) == 1])
     _solve_cvx(prob, "clarabel dual conic program", options)
     return np.asarray(lam.value, dtype=np.float64)
 
@@ -306,19 +296,6 @@ def _frobenius_polish(problem: _Problem, lam: np.ndarray) -> tuple[np.ndarray, n
             full[support] = np.clip(mu, 0.0, None)
             return W.reshape(problem.k, problem.d), full
     return None
-
-
-def _spectral_face_point(problem: _Problem, lam: np.ndarray) -> np.ndarray:
-    """Spectral primal from the dual: the polar factor of Z(lambda) on its clearly positive singular values.
-
-    ``Z(lambda)`` always has ``1^T Z = 0`` (rank <= k-1) and an inexact lambda turns the zero singular values
-    into ~1e-6 noise that the exact-polar steepest direction would keep with weight 1; dropping them gives a
-    point of the optimal face (up to the free null-space block, which the margins may not need).
-    """
-    Z = (problem.M.T @ np.clip(lam, 0.0, None)).reshape(problem.k, problem.d)
-    U, sigma, Vh = np.linalg.svd(Z, full_matrices=False)
-    keep = sigma > 1e-6 * sigma.max()
-    return (U[:, keep] @ Vh[keep]) if keep.any() else Z
 
 
 _SOLVERS: dict[str, tuple[str, Callable, Callable]] = {
@@ -346,11 +323,11 @@ def _copy(result: MarginResult) -> MarginResult:
     return replace(result, W=result.W.copy(), checks=dict(result.checks), dual=result.dual.copy())
 
 
-def max_margin(ds: "Dataset", norm: NormLike) -> MarginResult:
+def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     """Max margin ``gamma`` of ``ds`` in ``norm`` and a maximiser W with ``||W|| = 1``, certified.
 
-    Raises :class:`~rates.errors.NotSeparableError` (option ``--data``) when gamma <= 0,
-    :class:`~rates.errors.InputError` (option ``--norm``) for a norm without a conic form here (general
+    Raises :class:`~rates.errors.NotSeparableError` (parameter ``data``) when gamma <= 0,
+    :class:`~rates.errors.InputError` (parameter ``norm``) for a norm without a conic form here (general
     Schatten-p), :class:`~rates.errors.SolverError` when the certified bracket exceeds ``TOLERANCE_FAIL``.
     Results are cached on (data bytes, norm).
     """
@@ -404,9 +381,11 @@ def _full_round(problem: _Problem, primal, dual, options: dict, tag: str, pool: 
     pool.add_W(f"steepest(dual Z){tag}", problem.steepest_of_dual(lam_dual))
     pool.add_lam(f"dual{tag}", lam_dual)
     pool.add_lam(f"primal multipliers{tag}", lam_from_primal)
-    if problem.norm.kind == "schatten" and math.isinf(problem.norm.p):
-        pool.add_W(f"polar face(dual Z){tag}", _spectral_face_point(problem, lam_dual))
-    if problem.norm.p == 2.0:
+    # norm-specific points of the optimal face (the spectral norm's polar factor on the positive singular values)
+    Z_dual = (problem.M.T @ np.clip(lam_dual, 0.0, None)).reshape(problem.k, problem.d)
+    for index, point in enumerate(problem.norm.face_points(Z_dual)):
+        pool.add_W(f"polar face(dual Z){'' if index == 0 else index}{tag}", point)
+    if problem.norm.is_frobenius:
         for source, lam in (("dual", lam_dual), ("primal multipliers", lam_from_primal)):
             polished = _frobenius_polish(problem, lam)
             if polished is not None:
@@ -454,10 +433,10 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
     # gamma is linear in the data: solve on data of unit max entry so solver tolerances are relative.
     scale = float(np.abs(H).max()) if H.size else 0.0
     if not scale > 0:
-        raise NotSeparableError("--data", "all features are zero, so no classifier separates the data (gamma = 0)")
+        raise NotSeparableError("data", "all features are zero, so no classifier separates the data (gamma = 0)")
     problem = _Problem(constraint_matrix(H / scale, y, k), k, d, norm)
 
-    is_lp = norm.kind == "entrywise" and norm.p in (1.0, math.inf)
+    is_lp = norm.polyhedral
     solver, primal, dual = _SOLVERS["lp" if is_lp else "conic"]
     pool = _Pool(problem)
     rounds = 0
@@ -475,9 +454,9 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
 
     if not lower > 1e-12 and not upper > NOT_SEPARABLE:
         raise NotSeparableError(
-            "--data",
+            "data",
             f"data are not linearly separable: the max margin in the {norm.name} norm is 0 "
-            f"(dual certificate {upper * scale:.2g}); need gamma > 0 (THEORY.md section 1)",
+            f"(dual certificate {upper * scale:.2g}); need gamma > 0 (docs/theory.md section 1)",
         )
     if not lower > 0:
         raise SolverError(f"max margin in {norm.name}: no feasible W with positive margin found "

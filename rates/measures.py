@@ -1,7 +1,7 @@
 """The measures the seeds report at every checkpoint: relative margin error and cosine to reference directions.
 
 Setting
-    MINIBATCH (``002_e8731d42f3942599.txt``) section 5 and App. J [given]: convergence "is evaluated under the
+    MINIBATCH section 5 and App. J [given]: convergence "is evaluated under the
     max, Frobenius and spectral norms using the relative error to the max-margin and cosine similarity to the
     max-margin solution", and in the per-sample regime also the "cosine similarity to the theoretical bias
     direction (Definition 4.8)". For an iterate ``W_t`` and a norm ``N`` in :data:`MEASURED_NORMS`:
@@ -27,7 +27,7 @@ Guarantee
     Pure functions of ``W_t`` and the references; tested against a direct numpy computation.
 
 Reference
-    MINIBATCH ``002_e8731d42f3942599.txt`` section 5 (Fig. 1) and App. J (Fig. 2): the two measures; Def. 4.8 for M.
+    MINIBATCH section 5 (Fig. 1) and App. J (Fig. 2): the two measures; Def. 4.8 for M.
 """
 
 from __future__ import annotations

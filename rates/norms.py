@@ -1,6 +1,6 @@
 """Matrix norms on W in R^{k x d}, their duals and steepest directions (torch, batched).
 
-THEORY.md section 1-2 (MINIBATCH Lemma C.1, section 3.1; SIGNADAM eq. 4-5). Two families:
+Setting: docs/theory.md sections 1-2 (MINIBATCH Lemma C.1, section 3.1; SIGNADAM eq. 4-5). Two kinds:
 
 * entry-wise l_p, ``lp:P`` (``max`` = l_inf, ``sum`` = l_1, ``frobenius`` = l_2);
 * Schatten-p on singular values, ``schatten:P`` (``spectral`` = S_inf, ``nuclear`` = S_1, S_2 = Frobenius).
@@ -12,34 +12,40 @@ maximiser of <Z, Delta> over the unit ball, so that <Z, Delta> = ||Z||_* and ||D
   largest |Z_jl|, i.e. coordinate descent);
 * S_p:  U diag(sigma^(q-1) / ||sigma||_q^(q-1)) V^T (spectral -> U V^T, the polar factor; nuclear -> u_1 v_1^T).
 
-All functions act on the last two axes and broadcast over any leading axes (the engine's runs axis).
+Algorithm: a norm kind is one subclass of :class:`Norm` carrying everything the rest of the library asks of
+a norm: ``value`` (torch), ``dual``, ``steepest`` (torch), ``cvxpy`` (its conic expression, for the max-margin
+solver) and ``steepest_mp`` (mpmath, for the high-precision reference). :func:`register_norm` makes a kind
+known, so adding a norm kind is one decorated class (docs/extending.md); :func:`parse_norm` reads ``PREFIX:P``
+for every registered kind and the aliases each kind declares.
+
+All torch functions act on the last two axes and broadcast over any leading axes (the engine's runs axis).
 Ties (sign 0, repeated singular values) resolve to one maximiser; Z = 0 maps to Delta = 0.
+
+>>> parse_norm("max").dual().name, parse_norm("spectral").dual().name, parse_norm("lp:3").q
+('sum', 'nuclear', 1.5)
+>>> W = torch.tensor([[3.0, -4.0], [0.0, 0.0]])
+>>> [float(parse_norm(name).value(W)) for name in ("max", "sum", "frobenius", "spectral", "nuclear")]
+[4.0, 7.0, 5.0, 5.0, 5.0]
+>>> Z = torch.tensor([[1.0, -2.0], [0.5, 0.0]])
+>>> norm = parse_norm("lp:3")
+>>> bool(torch.isclose(inner(Z, norm.steepest(Z)), norm.dual_value(Z)))  # <Z, Delta> = ||Z||_*
+True
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
+import mpmath as mp
+
+from rates.errors import InputError
 from rates.lazy import lazy_module
 
 torch = lazy_module("torch", globals())  # parse_norm serves `rates predict`, which must not wait for torch
 
-from rates.errors import InputError
-
-_ALIASES = {
-    "max": ("entrywise", math.inf),
-    "linf": ("entrywise", math.inf),
-    "sum": ("entrywise", 1.0),
-    "l1": ("entrywise", 1.0),
-    "frobenius": ("entrywise", 2.0),
-    "fro": ("entrywise", 2.0),
-    "l2": ("entrywise", 2.0),
-    "spectral": ("schatten", math.inf),
-    "nuclear": ("schatten", 1.0),
-}
-
-KNOWN_NORMS = "max, sum, frobenius, spectral, nuclear, lp:P (entry-wise, 1 <= P <= inf), schatten:P (1 <= P <= inf)"
+POLAR_METHODS = ("exact", "newton-schulz")
 
 
 def _conjugate(p: float) -> float:
@@ -56,71 +62,232 @@ def _format_p(p: float) -> str:
     return str(int(p)) if float(p).is_integer() else repr(p)
 
 
+NORM_KINDS: dict[str, type[Norm]] = {}  # kind name ("entrywise", "schatten", ...) -> class, see register_norm
+
+
+def register_norm(cls: type[Norm]) -> type[Norm]:
+    """Class decorator: make a :class:`Norm` subclass known to :func:`parse_norm` (and so to every command)."""
+    NORM_KINDS[cls.kind] = cls
+    return cls
+
+
 @dataclass(frozen=True)
 class Norm:
-    """A norm on matrices: ``kind`` is ``entrywise`` or ``schatten``, ``p`` in [1, inf]."""
+    """A norm on matrices, ``p`` in [1, inf]; one subclass per kind (entry-wise, Schatten, ...).
 
-    kind: str
+    A subclass sets ``kind`` (its registry name), ``prefix`` (the ``PREFIX:P`` spelling) and ``aliases``
+    (names for particular ``p``), and implements ``value``, ``steepest`` and, where it has them, ``cvxpy`` and
+    ``steepest_mp``. Everything else (dual, dual value, name, parsing, margins) follows.
+    """
+
     p: float
+    kind: ClassVar[str] = ""
+    prefix: ClassVar[str] = ""
+    aliases: ClassVar[dict[str, float]] = {}
+    polyhedral: ClassVar[bool] = False  # unit ball a polytope for every p this kind allows: the solver uses LPs
 
+    # -- naming ---------------------------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        """Canonical name: the alias when one exists (Schatten-2 is reported as frobenius)."""
-        if self.kind == "schatten" and self.p == 2.0:
-            return "frobenius"
-        for alias in ("max", "sum", "frobenius", "spectral", "nuclear"):
-            if _ALIASES[alias] == (self.kind, self.p):
-                return alias
-        prefix = "lp" if self.kind == "entrywise" else "schatten"
-        return f"{prefix}:{_format_p(self.p)}"
+        """Canonical name: an alias when one exists (Schatten-2 is reported as frobenius), else ``prefix:P``."""
+        for kind in NORM_KINDS.values():
+            for alias, p in kind.aliases.items():
+                if (kind.kind, p) == (self.kind, self.p) or (alias == "frobenius" and self.is_frobenius):
+                    return alias
+        return f"{self.prefix}:{_format_p(self.p)}"
 
     @property
     def q(self) -> float:
         """Conjugate exponent: the dual norm is the same kind with exponent q."""
         return _conjugate(self.p)
 
-    def dual(self) -> "Norm":
-        return Norm(self.kind, self.q)
+    @property
+    def is_frobenius(self) -> bool:
+        """True when this norm is the Frobenius norm (entry-wise l_2 = Schatten-2): a Euclidean unit ball."""
+        return False
 
+    def dual(self) -> Norm:
+        return type(self)(self.q)
+
+    # -- values and steepest directions (torch) -------------------------------------------------------------
     def __call__(self, W: torch.Tensor) -> torch.Tensor:
         return self.value(W)
 
     def value(self, W: torch.Tensor) -> torch.Tensor:
         """||W|| over the last two axes."""
-        if self.kind == "entrywise":
-            return _vector_norm(W.flatten(-2), self.p)
-        return _vector_norm(torch.linalg.svdvals(W), self.p)
+        raise NotImplementedError
 
     def dual_value(self, Z: torch.Tensor) -> torch.Tensor:
         """||Z||_* over the last two axes."""
         return self.dual().value(Z)
 
     def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
-        """A maximiser Delta of <Z, Delta> over ||Delta|| <= 1.
+        """A maximiser Delta of <Z, Delta> over ||Delta|| <= 1 (``polar``: see :class:`SchattenNorm`)."""
+        raise NotImplementedError
 
-        ``polar`` only matters for the spectral norm: ``exact`` uses the SVD polar factor the theory
-        assumes; ``newton-schulz`` uses Muon's quintic iteration (:func:`newton_schulz_polar`).
-        """
-        if self.kind == "entrywise":
-            return _entrywise_steepest(Z, self.q)
+    # -- the max-margin solver and the mpmath reference ------------------------------------------------------
+    @property
+    def has_conic_form(self) -> bool:
+        """Whether :meth:`cvxpy` can express this norm (the max-margin solver needs it unless polyhedral)."""
+        return True
+
+    def cvxpy(self, matrix: Any, vectorised: Any) -> Any:
+        """The cvxpy expression of ``||matrix||`` (``vectorised`` is the same variable as a vector)."""
+        raise NotImplementedError(f"no conic form for the {self.name} norm")
+
+    def face_points(self, Z: Any) -> list:
+        """Extra maximisers of <Z, W> on the unit ball worth scoring in the margin solver (numpy arrays)."""
+        return []
+
+    def steepest_mp(self, Z: list) -> list:
+        """The steepest direction of an mpmath matrix (list of rows), in the working precision."""
+        raise ValueError(f"the mpmath reference has no steepest direction for the {self.name} norm")
+
+
+@register_norm
+@dataclass(frozen=True)
+class EntrywiseNorm(Norm):
+    """Entry-wise l_p: ``(sum_jl |W_jl|^p)^(1/p)``; ``max`` (p = inf), ``sum`` (p = 1), ``frobenius`` (p = 2)."""
+
+    kind: ClassVar[str] = "entrywise"
+    prefix: ClassVar[str] = "lp"
+    aliases: ClassVar[dict[str, float]] = {"max": math.inf, "linf": math.inf, "sum": 1.0, "l1": 1.0,
+                                            "frobenius": 2.0, "fro": 2.0, "l2": 2.0}
+
+    @property
+    def polyhedral(self) -> bool:  # type: ignore[override]
+        return self.p in (1.0, math.inf)
+
+    @property
+    def is_frobenius(self) -> bool:
+        return self.p == 2.0
+
+    def value(self, W: torch.Tensor) -> torch.Tensor:
+        return _vector_norm(W.flatten(-2), self.p)
+
+    def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
+        return _entrywise_steepest(Z, self.q)
+
+    def cvxpy(self, matrix: Any, vectorised: Any) -> Any:
+        import cvxpy as cp
+
+        if self.p == 2.0:
+            return cp.norm(vectorised, 2)
+        if math.isinf(self.p):
+            return cp.norm(vectorised, "inf")
+        if self.p == 1.0:
+            return cp.norm(vectorised, 1)
+        return cp.pnorm(vectorised, self.p)
+
+    def steepest_mp(self, Z: list) -> list:
+        k, d = len(Z), len(Z[0])
+        if math.isinf(self.p):
+            return [[mp.sign(v) for v in row] for row in Z]
+        if self.p == 1.0:
+            c, j = max(((c, j) for c in range(k) for j in range(d)), key=lambda cj: abs(Z[cj[0]][cj[1]]))
+            out = _mp_zeros(k, d)
+            out[c][j] = mp.sign(Z[c][j])
+            return out
+        return _mp_lq_direction(Z, self.q)
+
+
+@register_norm
+@dataclass(frozen=True)
+class SchattenNorm(Norm):
+    """Schatten-p on the singular values; ``spectral`` (p = inf), ``nuclear`` (p = 1); Schatten-2 = Frobenius."""
+
+    kind: ClassVar[str] = "schatten"
+    prefix: ClassVar[str] = "schatten"
+    aliases: ClassVar[dict[str, float]] = {"spectral": math.inf, "nuclear": 1.0}
+
+    @property
+    def is_frobenius(self) -> bool:
+        return self.p == 2.0
+
+    def value(self, W: torch.Tensor) -> torch.Tensor:
+        return _vector_norm(torch.linalg.svdvals(W), self.p)
+
+    def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
+        """``polar`` only matters for the spectral norm: ``exact`` uses the SVD polar factor the theory
+        assumes; ``newton-schulz`` uses Muon's quintic iteration (:func:`newton_schulz_polar`)."""
         if math.isinf(self.p) and polar == "newton-schulz":
             return newton_schulz_polar(Z, steps=ns_steps)
-        if polar not in ("exact", "newton-schulz"):
-            raise InputError("--polar", f"must be exact or newton-schulz, got {polar!r}")
+        if polar not in POLAR_METHODS:
+            raise InputError("polar", f"must be exact or newton-schulz, got {polar!r}")
         return _schatten_steepest(Z, self.q)
+
+    @property
+    def has_conic_form(self) -> bool:
+        return self.p in (1.0, 2.0, math.inf)
+
+    def cvxpy(self, matrix: Any, vectorised: Any) -> Any:
+        import cvxpy as cp
+
+        if math.isinf(self.p):
+            return cp.sigma_max(matrix)
+        if self.p == 1.0:
+            return cp.normNuc(matrix)
+        if self.p == 2.0:
+            return cp.norm(vectorised, 2)
+        return super().cvxpy(matrix, vectorised)
+
+    def face_points(self, Z: Any) -> list:
+        """Spectral: the polar factor of Z on its clearly positive singular values.
+
+        ``Z(lambda)`` of the margin dual always has ``1^T Z = 0`` (rank <= k-1) and an inexact lambda turns the
+        zero singular values into ~1e-6 noise that the exact-polar steepest direction would keep with weight 1;
+        dropping them gives a point of the optimal face (up to the free null-space block).
+        """
+        if not math.isinf(self.p):
+            return []
+        import numpy as np
+
+        U, sigma, Vh = np.linalg.svd(Z, full_matrices=False)
+        keep = sigma > 1e-6 * sigma.max()
+        return [(U[:, keep] @ Vh[keep]) if keep.any() else Z]
+
+    def steepest_mp(self, Z: list) -> list:
+        k, d = len(Z), len(Z[0])
+        if self.p == 2.0:
+            return _mp_lq_direction(Z, self.q)
+        if math.isinf(self.p):
+            U, S, V = mp.svd_r(mp.matrix(Z))
+            top = max(S[i] for i in range(len(S)))
+            rank = [i for i in range(len(S)) if S[i] > top * mp.mpf(10) ** (-mp.mp.dps // 2)]
+            return [[mp.fsum(U[c, i] * V[i, j] for i in rank) for j in range(d)] for c in range(k)]
+        return super().steepest_mp(Z)
+
+
+def known_norms() -> str:
+    """The accepted spellings, for messages: each kind's canonical aliases and its ``prefix:P``.
+
+    >>> known_norms()
+    'max, sum, frobenius, lp:P (entrywise, 1 <= P <= inf), spectral, nuclear, schatten:P (schatten, 1 <= P <= inf)'
+    """
+    parts = []
+    for kind in NORM_KINDS.values():
+        parts += [alias for alias, p in kind.aliases.items() if kind(p).name == alias]
+        parts.append(f"{kind.prefix}:P ({kind.kind}, 1 <= P <= inf)")
+    return ", ".join(parts)
 
 
 MAX_FINITE_P = 1000.0  # largest finite P (and P/(P-1)) the margin solver represents
 
 
-def parse_norm(name: str, option: str = "--norm") -> Norm:
-    """``max``, ``sum``, ``frobenius``, ``spectral``, ``nuclear``, ``lp:P`` or ``schatten:P``."""
+def parse_norm(name: str, option: str = "norm") -> Norm:
+    """``max``, ``sum``, ``frobenius``, ``spectral``, ``nuclear``, ``lp:P``, ``schatten:P`` or another kind's
+    ``PREFIX:P``; ``option`` names the parameter an error is reported against.
+
+    >>> parse_norm("schatten:inf") == parse_norm("spectral"), parse_norm("lp:2").name
+    (True, 'frobenius')
+    """
     key = str(name).strip().lower()
-    if key in _ALIASES:
-        kind, p = _ALIASES[key]
-        return Norm(kind, p)
+    for kind in NORM_KINDS.values():
+        if key in kind.aliases:
+            return kind(kind.aliases[key])
     prefix, _, exponent = key.partition(":")
-    if prefix in ("lp", "schatten") and exponent:
+    kinds = {kind.prefix: kind for kind in NORM_KINDS.values()}
+    if prefix in kinds and exponent:
         try:
             p = math.inf if exponent in ("inf", "infinity") else float(exponent)
         except ValueError:
@@ -131,8 +298,22 @@ def parse_norm(name: str, option: str = "--norm") -> Norm:
             # cvxpy approximates P and its conjugate by fractions with denominator <= 1024: lp:1e6 divides by 0
             raise InputError(option, f"{prefix}:P needs P = 1, {1 + 1 / MAX_FINITE_P:g} <= P <= {MAX_FINITE_P:g} "
                                      f"or P = inf, got {name!r}")
-        return Norm("entrywise" if prefix == "lp" else "schatten", p)
-    raise InputError(option, f"unknown norm {name!r}; known: {KNOWN_NORMS}")
+        return kinds[prefix](p)
+    raise InputError(option, f"unknown norm {name!r}; known: {known_norms()}")
+
+
+def _mp_zeros(k: int, d: int) -> list:
+    return [[mp.mpf(0) for _ in range(d)] for _ in range(k)]
+
+
+def _mp_lq_direction(Z: list, q: float) -> list:
+    """``sign(Z) |Z|^(q-1) / ||Z||_q^(q-1)`` entry by entry in mpmath (entry-wise l_p, 1 < p < inf)."""
+    q = mp.mpf(q)
+    total = mp.fsum(abs(v) ** q for row in Z for v in row)
+    if total == 0:
+        return _mp_zeros(len(Z), len(Z[0]))
+    scale = total ** ((q - 1) / q)
+    return [[mp.sign(v) * abs(v) ** (q - 1) / scale for v in row] for row in Z]
 
 
 def inner(Z: torch.Tensor, W: torch.Tensor) -> torch.Tensor:

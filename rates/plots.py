@@ -1,6 +1,6 @@
 """Figures of a fit: log-log margin gap against t, the fitted line, the bound's shape, the window.
 
-The figure is what a reader checks a verdict against (THEORY.md section 4): the data of every seed, the
+The figure is what a reader checks a verdict against (docs/theory.md section 4): the data of every seed, the
 least-squares line over the window (slope ± bootstrap error), the bound's shape ``bound_shape(t)`` scaled
 to the fitted line at the window start (so only its *slope* is compared, constants are not), the window
 shaded and the solver floor drawn. matplotlib's object API with the Agg canvas is used directly so that
@@ -26,7 +26,7 @@ FIGURE_FORMATS = (".png", ".pdf")
 FIGURE_DPI = 300
 
 
-def check_figure_path(path: str | os.PathLike, option: str = "--plot") -> Path:
+def check_figure_path(path: str | os.PathLike, option: str = "plot") -> Path:
     """Refuse a figure name whose format matplotlib would have to guess."""
     p = Path(path)
     if p.suffix.lower() not in FIGURE_FORMATS:

@@ -1,6 +1,6 @@
-"""mpmath reference implementation of the optimisers (THEORY.md section 7), for small problems.
+"""mpmath reference implementation of the optimisers (docs/theory.md section 7), for small problems.
 
-Setting: THEORY.md sections 1-2; the same steps as :mod:`rates.optim` (signal -> [momentum] -> steepest
+Setting: docs/theory.md sections 1-2; the same steps as :mod:`rates.optim` (signal -> [momentum] -> steepest
 direction | Adam -> ``W <- W - eta_t * direction``), written the textbook way, one sample and one entry at
 a time, in ``dps``-digit arithmetic. mpmath numbers have an unbounded exponent, so ``exp(-1000)`` is an
 ordinary number: no log-domain trick is needed and none is used (only ``S_y - 1`` is formed as
@@ -9,7 +9,7 @@ check of the engine's shifted log-domain weights and shared log-scales.
 
 Algorithm: ``grad L(W) = (1/m) sum_i (S(W h_i) - e_{y_i}) h_i^T`` over the samples of the step's batch;
 momentum ``M_t = beta M_{t-1} + (1-beta) Z_t``; SVRG ``grad_B(W_t) - grad_B(W~) + grad L(W~)``; steepest
-directions of THEORY.md section 2 (sign; one signed coordinate; Z/||Z||_F; entry-wise l_p; the polar
+directions of docs/theory.md section 2 (sign; one signed coordinate; Z/||Z||_F; entry-wise l_p; the polar
 factor from mpmath's SVD); bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a.
 
 Reference: Kingma & Ba (2014) for Adam; MINIBATCH section 3.1 and SIGNADAM eq. 3-5 for the framework.
@@ -68,29 +68,9 @@ def gradient(W: Matrix, H: Sequence[Sequence[mp.mpf]], y: Sequence[int], samples
 
 
 def steepest(Z: Matrix, norm: str) -> Matrix:
-    """argmax_{||D|| <= 1} <Z, D> for the norms of THEORY.md section 2 (those needed by the tests)."""
-    parsed = parse_norm(norm)
-    k, d = len(Z), len(Z[0])
-    if parsed.kind == "entrywise" and parsed.p == mp.inf:
-        return [[mp.sign(v) for v in row] for row in Z]
-    if parsed.kind == "entrywise" and parsed.p == 1.0:
-        c, j = max(((c, j) for c in range(k) for j in range(d)), key=lambda cj: abs(Z[cj[0]][cj[1]]))
-        out = _zeros(k, d)
-        out[c][j] = mp.sign(Z[c][j])
-        return out
-    if parsed.kind == "entrywise" or (parsed.kind == "schatten" and parsed.p == 2.0):
-        q = mp.mpf(parsed.q)
-        total = mp.fsum(abs(v) ** q for row in Z for v in row)
-        if total == 0:
-            return _zeros(k, d)
-        scale = total ** ((q - 1) / q)
-        return [[mp.sign(v) * abs(v) ** (q - 1) / scale for v in row] for row in Z]
-    if parsed.kind == "schatten" and parsed.p == mp.inf:
-        U, S, V = mp.svd_r(mp.matrix(Z))
-        top = max(S[i] for i in range(len(S)))
-        rank = [i for i in range(len(S)) if S[i] > top * mp.mpf(10) ** (-mp.mp.dps // 2)]
-        return [[mp.fsum(U[c, i] * V[i, j] for i in rank) for j in range(d)] for c in range(k)]
-    raise ValueError(f"the reference implements max, sum, frobenius, lp:P and spectral, not {norm!r}")
+    """argmax_{||D|| <= 1} <Z, D> for the norms of docs/theory.md section 2: the norm's own mpmath direction
+    (:meth:`rates.norms.Norm.steepest_mp`; max, sum, frobenius, lp:P and spectral are implemented)."""
+    return parse_norm(norm).steepest_mp(Z)
 
 
 def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: ReferenceConfig, steps: int,

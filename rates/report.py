@@ -14,7 +14,7 @@ Default study (``rates report default --out DIR``)
     seed)``): seeds measure how the slope varies with the data, and each seed has its own max margin gamma.
 
 Reference
-    Rates: SIGNADAM ``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5 (NSD) and Cor. 6.4 (Adam); THEORY.md
+    Rates: SIGNADAM Cor. 5.4 / C.5 (NSD) and Cor. 6.4 (Adam); docs/theory.md
     section 4 (one-sided verdicts, local slopes).
 """
 
@@ -34,6 +34,7 @@ import sympy as sp
 from rates.compare import DEFAULT_TOLERANCE, Verdict, fit_slope, judge, judged_window
 from rates.errors import InputError
 from rates.io import write_text_atomic
+from rates.references import references_note
 from rates.tables import Cell, Table, latex_document
 from rates.trajectory import Run, Trajectory
 from rates.trajectory import save as save_trajectory
@@ -88,7 +89,7 @@ def exact_a(config: dict[str, Any]) -> sp.Rational:
     try:
         frac = Fraction(str(value).strip())
     except (ValueError, ZeroDivisionError):
-        raise InputError("--from", f"config a = {value!r} is not a number") from None
+        raise InputError("from", f"config a = {value!r} is not a number") from None
     return sp.Rational(frac.numerator, frac.denominator)
 
 
@@ -229,7 +230,7 @@ def _what_varies(runs: Sequence[Run]) -> str:
 
 
 def phase_of(run: Run, facts, prediction) -> dict[str, Any]:
-    """The rebuilt thresholds t0/t1 with the data's constants, next to the run's length (THEORY.md section 3)."""
+    """The rebuilt thresholds t0/t1 with the data's constants, next to the run's length (docs/theory.md section 3)."""
     from rates.theorems import predict
 
     constants = facts.constants()
@@ -458,7 +459,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
     table.notes.append(
         "Bound slope envelope: the bound is C1/S1 + C2 S2/S1 (+ C3 S_{3/2}/S1 for Adam), S_p = sum eta^p, with "
         "unknown constants C >= 0; the envelope is the range of its least-squares log-log slope over the window "
-        "for every ratio of the constants (exact partial sums). Verdicts are one-sided (THEORY.md sec. 4): "
+        "for every ratio of the constants (exact partial sums). Verdicts are one-sided (docs/theory.md sec. 4): "
         "tight = inside the envelope widened by the tolerance "
         f"{', '.join(f'{t:g}' for t in sorted(tolerances)) or DEFAULT_TOLERANCE}; loose = faster than the fastest "
         "member; violated = slower than the slowest member with the 95% interval excluding it; inconclusive = "
@@ -472,6 +473,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
                                f"{rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
+    table.notes.append(references_note(source_text(rec.prediction) for rec in records))
     return table
 
 
@@ -495,7 +497,7 @@ def _source_cell_text(rec: FitRecord) -> str:
 
 
 def load_fit_inputs(paths: Sequence[str | os.PathLike], tolerance: float = DEFAULT_TOLERANCE,
-                    option: str = "--fits") -> list[FitRecord]:
+                    option: str = "fits") -> list[FitRecord]:
     """Fit every configuration found in the Trajectory files (``rates run --out`` / ``rates report``).
 
     Runs are pooled across files before grouping, so seeds saved in separate files form one row.
@@ -618,7 +620,7 @@ def run_default_study(out_dir: Path, options) -> list[Path]:
     verdicts are ``inconclusive`` and the table says why.
     """
     if options.shuffle_seeds is not None and len(options.shuffle_seeds) > 1:
-        raise InputError("--seeds", f"the default study is full batch, deterministic given the data: "
+        raise InputError("seeds", f"the default study is full batch, deterministic given the data: "
                                     f"{len(options.shuffle_seeds)} reshuffling streams would be identical runs; "
                                     "vary the data with --data-seeds")
     default = QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS
@@ -630,7 +632,7 @@ def run_default_study(out_dir: Path, options) -> list[Path]:
 def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: int, eta0: float, options) -> list[Path]:
     """The default study's configurations on the given data draws (``run_default_study`` fixes the size)."""
     if not data_seeds:
-        raise InputError("--data-seeds", "needs at least one data draw")
+        raise InputError("data_seeds", "needs at least one data draw")
     started = time.perf_counter()
     # quick runs stay in-process: starting worker processes would cost more than the runs
     runs = simulate_study_seeds(list(data_seeds), steps, options.device, options.progress, eta0,
@@ -653,9 +655,9 @@ def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: int, eta0: f
 def fits_records_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> list[FitRecord]:
     """``rates table --fits FILES...``: the flag and its files are checked here, in one place."""
     if not files:
-        raise InputError("--fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
+        raise InputError("fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
     if not fits:
-        raise InputError("--fits", f"file arguments need --fits (got {files[0]})")
+        raise InputError("fits", f"file arguments need --fits (got {files[0]})")
     return load_fit_inputs(files)
 
 

@@ -1,10 +1,10 @@
 """Polynomially decaying learning rates and their power sums, three ways.
 
-Setting: the schedule ``eta_t = eta_0 (t+2)^(-a)``, ``a in (0, 1]`` (THEORY.md section 2; SIGNADAM
-``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5; MINIBATCH ``002_e8731d42f3942599.txt`` Lemma C.15) [given].
+Setting: the schedule ``eta_t = eta_0 (t+2)^(-a)``, ``a in (0, 1]`` (docs/theory.md section 2; SIGNADAM
+Cor. 5.4 / C.5; MINIBATCH Lemma C.15) [given].
 
 Quantity: the partial power sums ``S_p(t_0, t) = sum_{s=t_0}^{t-1} eta_s^p`` that every bound of
-THEORY.md section 3 is built from (the denominator is ``S_1(0, t)``).
+docs/theory.md section 3 is built from (the denominator is ``S_1(0, t)``).
 
 Three evaluations, each an independent route to the same number:
 
@@ -38,10 +38,14 @@ eta0_symbol = sp.Symbol("eta_0", positive=True)
 MAX_EXPONENT_DENOMINATOR = 10**15
 
 
-def parse_exponent(a, option: str = "--a") -> sp.Rational:
+def parse_exponent(a, option: str = "a") -> sp.Rational:
     """The schedule exponent ``a`` of ``eta_t = eta_0 (t+2)^(-a)`` as an exact Rational, from ``1/2``, ``0.5``,
-    ``2/3`` or a number; THEORY.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
-    (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`."""
+    ``2/3`` or a number; docs/theory.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
+    (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`.
+
+    >>> parse_exponent("0.3"), parse_exponent("2/3"), parse_exponent(1)
+    (3/10, 2/3, 1)
+    """
     try:
         value = sp.Rational(str(a).strip())
     except (TypeError, ValueError, SyntaxError, ZeroDivisionError, sp.SympifyError):
@@ -76,7 +80,12 @@ class Order:
 def power_sum_order(p, a) -> Order:
     """Order of ``S_p(t_0, t)``: ``t^(1-ap)`` if ``ap < 1``, ``log t`` if ``ap = 1``, bounded if ``ap > 1``.
 
-    Integral comparison of the decreasing function ``x^(-ap)`` (THEORY.md section 4) [given].
+    Integral comparison of the decreasing function ``x^(-ap)`` (docs/theory.md section 4) [given].
+
+    >>> power_sum_order(1, sp.Rational(1, 2))  # sum (s+2)^(-1/2) ~ 2 t^(1/2)
+    Order(exponent=1/2, log_power=0)
+    >>> power_sum_order(2, sp.Rational(1, 2))  # sum (s+2)^(-1), the harmonic numbers
+    Order(exponent=0, log_power=1)
     """
     ap = sp.Rational(a) * sp.Rational(p)
     if ap < 1:
@@ -101,7 +110,13 @@ class Schedule:
         return self.eta0 * (sp.sympify(s) + 2) ** (-self.a)
 
     def partial_sum_exact(self, p, t0=0, t=t_symbol) -> sp.Expr:
-        """Closed form of ``sum_{s=t0}^{t-1} eta_s^p`` (Hurwitz zeta, or harmonic numbers at ``ap = 1``)."""
+        """Closed form of ``sum_{s=t0}^{t-1} eta_s^p`` (Hurwitz zeta, or harmonic numbers at ``ap = 1``).
+
+        At ``a = 1/2, p = 2`` the terms are ``1/(s+2)``, so the first ten sum to ``H_11 - 1``:
+
+        >>> Schedule(sp.Rational(1, 2), 1).partial_sum_exact(2, 0, 10).doit() == sp.harmonic(11) - 1
+        True
+        """
         p = sp.Rational(p)
         s_exp = self.a * p
         t0, t = sp.sympify(t0), sp.sympify(t)
@@ -130,6 +145,13 @@ class Schedule:
 
         Working precision is raised by the number of digits of ``t``: for ``ap < 1`` both zeta values are
         of size ``t^(1-ap)`` and their difference loses that many digits.
+
+        >>> total = Schedule(sp.Rational(1, 2), 1).partial_sum_numeric(2, 0, 10)  # H_11 - 1 = 55991/27720
+        >>> abs(total - mpmath.mpf(55991) / 27720) < 1e-14
+        True
+        >>> loop = mpmath.fsum(mpmath.mpf(s + 2) ** mpmath.mpf(-0.75) for s in range(100, 5000))
+        >>> abs(Schedule(sp.Rational(3, 4), 1).partial_sum_numeric(1, 100, 5000) - loop) < 1e-11
+        True
         """
         if t <= t0:
             return mpmath.mpf(0)

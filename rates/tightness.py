@@ -18,7 +18,7 @@ window; the bound's exponent comes from ``rates.theorems.predict``. "attained" m
 ``tight`` against the bound (slope within the tolerance, settled, precise); "not attained in the datasets
 searched" means every decided dataset was ``loose`` -- never a claim about every dataset.
 
-Reference: THEORY.md section 4 (comparison rule); Hansen & Ostermeier (2001) for the step-size rule's spirit.
+Reference: docs/theory.md section 4 (comparison rule); Hansen & Ostermeier (2001) for the step-size rule's spirit.
 """
 
 from __future__ import annotations
@@ -139,14 +139,14 @@ def search_worst_rate(algo: str, a: str, budget: int = 12, seed: int = 0, steps:
     from rates.theorems import predict
 
     if budget < 1:
-        raise InputError("--budget", f"must be a positive number of engine runs, got {budget}")
+        raise InputError("budget", f"must be a positive number of engine runs, got {budget}")
     if steps < 12_000:
-        raise InputError("--steps", f"must be >= 12000 (the late window starts near t = 1000 and needs a decade), "
+        raise InputError("steps", f"must be >= 12000 (the late window starts near t = 1000 and needs a decade), "
                                     f"got {steps}")
     exponent_a = parse_exponent(a)
     config = resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False)
     if config.family not in ("nsd", "adam"):
-        raise InputError("--algo", f"the search covers full-batch algorithms (nsd, adam families); got {algo!r}")
+        raise InputError("algo", f"the search covers full-batch algorithms (nsd, adam families); got {algo!r}")
     prediction = predict(config, exponent_a)
     rng = np.random.default_rng(seed)
     restarts = max(1, budget // 2) if restarts is None else restarts

@@ -1,6 +1,6 @@
 """The Trajectory file: what ``rates run`` writes and ``rates fit`` / ``rates report`` read.
 
-DESIGN.md ("Interfaces"): config, gamma with its solver and accuracy, and arrays over log-spaced
+docs/design.md ("Interfaces"): config, gamma with its solver and accuracy, and arrays over log-spaced
 checkpoints. One file holds one or more runs (several seeds or configurations advanced together), so
 ``{"schema": SCHEMA, "meta": {...}, "runs": [run, ...]}`` with each run::
 
@@ -85,7 +85,7 @@ def _floats(values: Any) -> list[Any]:
     return out
 
 
-def require_finite(runs: list[Run], option: str = "--eta0") -> None:
+def require_finite(runs: list[Run], option: str = "eta0") -> None:
     """Stop a diverged run before it is saved or fitted: float64 overflow (``--eta0 1e308``) gives NaN gaps
     that no rate describes; exit 2 names the option to change, and no file is written."""
     for run in runs:
@@ -104,11 +104,11 @@ def save(trajectory: Trajectory, path: str | os.PathLike) -> Path:
 
 def _array(raw: Any, where: str, path: str) -> np.ndarray:
     if not isinstance(raw, list):
-        raise InputError("--from", f"{path}: {where} must be a list of numbers")
+        raise InputError("from", f"{path}: {where} must be a list of numbers")
     try:
         return np.array([float(v) for v in raw], dtype=float)
     except (TypeError, ValueError):
-        raise InputError("--from", f"{path}: {where} holds a non-number") from None
+        raise InputError("from", f"{path}: {where} holds a non-number") from None
 
 
 def _number(value: Any) -> float:
@@ -121,7 +121,7 @@ def _number(value: Any) -> float:
 def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], where: str) -> None:
     """Refuse what no run of ``rates run`` can produce, so ``fit`` never judges nonsense.
 
-    ``gamma`` is a max margin (> 0 on separable data, THEORY.md section 1); ``gap = gamma - margin`` is
+    ``gamma`` is a max margin (> 0 on separable data, docs/theory.md section 1); ``gap = gamma - margin`` is
     >= 0 up to the solver's certified accuracy (a margin above the max margin is impossible); a diverged
     run (NaN, infinite gap) has no rate to fit; ``a`` and ``eta0`` must be a valid schedule.
     """
@@ -130,25 +130,25 @@ def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], wher
     try:
         parse_exponent(str(config["a"]), "a")
     except InputError as err:
-        raise InputError("--from", f"{where}.config.a: {err.message}") from None
+        raise InputError("from", f"{where}.config.a: {err.message}") from None
     eta0 = _number(config["eta0"])
     if not (math.isfinite(eta0) and eta0 > 0):
-        raise InputError("--from", f"{where}.config.eta0 must be a finite number > 0, got {config['eta0']!r}")
+        raise InputError("from", f"{where}.config.eta0 must be a finite number > 0, got {config['eta0']!r}")
     value, accuracy = _number(gamma["value"]), _number(gamma["accuracy"])
     if not (math.isfinite(value) and value > 0):
-        raise InputError("--from", f"{where}.gamma.value must be a finite max margin > 0, got {gamma['value']!r}")
+        raise InputError("from", f"{where}.gamma.value must be a finite max margin > 0, got {gamma['value']!r}")
     if not (math.isfinite(accuracy) and accuracy >= 0):
-        raise InputError("--from", f"{where}.gamma.accuracy must be a finite number >= 0, got {gamma['accuracy']!r}")
+        raise InputError("from", f"{where}.gamma.accuracy must be a finite number >= 0, got {gamma['accuracy']!r}")
     for name in ("gap", "margin"):
         bad = ~np.isfinite(arrays[name])
         if bad.any():
             first = int(np.argmax(bad))
-            raise InputError("--from", f"{where}.checkpoints.{name}[{first}] is {arrays[name][first]} "
+            raise InputError("from", f"{where}.checkpoints.{name}[{first}] is {arrays[name][first]} "
                                        f"(at t = {arrays['t'][first]:.0f}): the run diverged; nothing to fit")
     slack = 100 * accuracy + 1e-9 * value
     if len(arrays["gap"]) and arrays["gap"].min() < -slack:
         first = int(np.argmax(arrays["gap"] < -slack))
-        raise InputError("--from", f"{where}.checkpoints.gap[{first}] = {arrays['gap'][first]:.3g} < 0: a margin above "
+        raise InputError("from", f"{where}.checkpoints.gap[{first}] = {arrays['gap'][first]:.3g} < 0: a margin above "
                                    f"the max margin gamma = {value:.6g} (beyond its accuracy {accuracy:.1e})")
 
 
@@ -156,45 +156,45 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
     """Validate a decoded JSON object and build a Trajectory."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise InputError("--from", f"{path}: not a rates trajectory (schema {found!r}, expected {SCHEMA!r})")
+        raise InputError("from", f"{path}: not a rates trajectory (schema {found!r}, expected {SCHEMA!r})")
     runs_raw = data.get("runs")
     if not isinstance(runs_raw, list) or not runs_raw:
-        raise InputError("--from", f"{path}: 'runs' must be a non-empty list")
+        raise InputError("from", f"{path}: 'runs' must be a non-empty list")
     runs = []
     for i, raw in enumerate(runs_raw):
         where = f"runs[{i}]"
         if not isinstance(raw, dict):
-            raise InputError("--from", f"{path}: {where} must be an object")
+            raise InputError("from", f"{path}: {where} must be an object")
         config, gamma, cps = raw.get("config"), raw.get("gamma"), raw.get("checkpoints")
         if not isinstance(config, dict) or any(k not in config for k in CONFIG_REQUIRED):
-            raise InputError("--from", f"{path}: {where}.config needs {', '.join(CONFIG_REQUIRED)}")
+            raise InputError("from", f"{path}: {where}.config needs {', '.join(CONFIG_REQUIRED)}")
         if not isinstance(gamma, dict) or any(k not in gamma for k in GAMMA_FIELDS):
-            raise InputError("--from", f"{path}: {where}.gamma needs {', '.join(GAMMA_FIELDS)}")
+            raise InputError("from", f"{path}: {where}.gamma needs {', '.join(GAMMA_FIELDS)}")
         if not isinstance(cps, dict):
-            raise InputError("--from", f"{path}: {where}.checkpoints missing")
+            raise InputError("from", f"{path}: {where}.checkpoints missing")
         arrays = {}
         for name in CHECKPOINT_ARRAYS:
             arrays[name] = _array(cps.get(name), f"{where}.checkpoints.{name}", path)
         lengths = {len(v) for v in arrays.values()}
         if len(lengths) != 1:
-            raise InputError("--from", f"{path}: {where}.checkpoints arrays differ in length")
+            raise InputError("from", f"{path}: {where}.checkpoints arrays differ in length")
         t = arrays["t"]
         if len(t) and not (np.all(np.isfinite(t)) and np.all(t == np.round(t)) and t.max() < 2**62):
-            raise InputError("--from", f"{path}: {where}.checkpoints.t must hold step numbers (integers below 2^62)")
+            raise InputError("from", f"{path}: {where}.checkpoints.t must hold step numbers (integers below 2^62)")
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
-            raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
+            raise InputError("from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
         _check_values(config, gamma, arrays, f"{path}: {where}")
         series = {}
         for name in OPTIONAL_SERIES:
             raw_series = cps.get(name, {})
             if not isinstance(raw_series, dict):
-                raise InputError("--from", f"{path}: {where}.checkpoints.{name} must be an object")
+                raise InputError("from", f"{path}: {where}.checkpoints.{name} must be an object")
             series[name] = {k: _array(v, f"{where}.checkpoints.{name}.{k}", path) for k, v in raw_series.items()}
             if any(len(v) != len(t) for v in series[name].values()):
-                raise InputError("--from", f"{path}: {where}.checkpoints.{name} arrays differ in length from t")
+                raise InputError("from", f"{path}: {where}.checkpoints.{name} arrays differ in length from t")
         references = raw.get("references", {})
         if not isinstance(references, dict):
-            raise InputError("--from", f"{path}: {where}.references must be an object")
+            raise InputError("from", f"{path}: {where}.references must be an object")
         runs.append(Run(config=config, gamma=gamma, t=t.astype(np.int64), references=references, **series,
                         **{k: arrays[k] for k in CHECKPOINT_ARRAYS if k != "t"}))
     meta = data.get("meta", {})
@@ -207,9 +207,9 @@ def load(path: str | os.PathLike) -> Trajectory:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as err:
-        raise InputError("--from", f"cannot read {p}: {err.strerror}") from None
+        raise InputError("from", f"cannot read {p}: {err.strerror}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError("--from", f"{p}: not JSON ({err.msg} at line {err.lineno})") from None
+        raise InputError("from", f"{p}: not JSON ({err.msg} at line {err.lineno})") from None
     return parse(data, str(p))

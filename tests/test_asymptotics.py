@@ -1,4 +1,4 @@
-"""The derived rate tables against THEORY.md section 4, a new template, and the bound's numeric slope."""
+"""The derived rate tables against docs/theory.md section 4, a new template, and the bound's numeric slope."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from rates.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, 
 R = sp.Rational
 a = a_symbol
 
-# THEORY.md section 4, typed here (and only here) as the independent expectation.
+# docs/theory.md section 4, typed here (and only here) as the independent expectation.
 NSD_TABLE = [("a in (0, 1/2)", a, 0), ("a = 1/2", R(1, 2), 1), ("a in (1/2, 1)", 1 - a, 0), ("a = 1", 0, -1)]
 ADAM_TABLE = [("a in (0, 2/3)", a / 2, 0), ("a = 2/3", R(1, 3), 1), ("a in (2/3, 1)", 1 - a, 0), ("a = 1", 0, -1)]
 FAMILY_TABLES = {"nsd": (NSD_TABLE, R(1, 2)), "minibatch": (NSD_TABLE, R(1, 2)), "momentum": (NSD_TABLE, R(1, 2)),
@@ -63,7 +63,7 @@ def test_bound_shape_slope_matches_derived_exponent(algo, a_value):
     prediction = predict(resolve_algorithm(algo), a_value)
     t_lo, t_hi = 10**8, 10**9
     slope = local_slope(prediction.bound_shape, t_lo, t_hi)
-    # a (log t)^k factor adds k / log t to the local slope (THEORY.md section 4)
+    # a (log t)^k factor adds k / log t to the local slope (docs/theory.md section 4)
     log_correction = prediction.rate.log_power / np.log(np.sqrt(t_lo * t_hi))
     assert slope == pytest.approx(-float(prediction.rate.exponent) + log_correction, abs=0.01)
 

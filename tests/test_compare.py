@@ -1,7 +1,7 @@
 """The comparator on synthetic trajectories whose laws are known in closed form.
 
 Each expectation is independent of the code under test: the law that generated the data, the derivative
-bounds of a log factor (``d log(t^{-r} log t) / d log t = -r + 1/log t``), or the statement of THEORY.md
+bounds of a log factor (``d log(t^{-r} log t) / d log t = -r + 1/log t``), or the statement of docs/theory.md
 section 4 (one-sided verdicts).
 """
 
@@ -236,7 +236,7 @@ def test_plateau_after_separation_is_not_the_entry():
 ])
 def test_wide_seed_spread_still_decides_a_side(slopes, bound_r, label):
     # Seeds whose slopes differ by 0.24 give a bootstrap error above the tolerance 0.05, yet the 95%
-    # interval (within [min, max] of the seeds' slopes) lies wholly on one side of the bound -- THEORY.md
+    # interval (within [min, max] of the seeds' slopes) lies wholly on one side of the bound -- docs/theory.md
     # section 4 and the issue: 'violated' when the uncertainty excludes the bound.
     runs = [synthetic_run(lambda t, s=s: 0.5 * t ** s, seed=i) for i, s in enumerate(slopes)]
     verdict = judge(runs, PowerLog(bound_r))

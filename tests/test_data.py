@@ -1,4 +1,4 @@
-"""Datasets (THEORY.md sections 1 and 5): generators, presets, --data specs and file loading with validation."""
+"""Datasets (docs/theory.md sections 1 and 5): generators, presets, --data specs and file loading with validation."""
 
 import numpy as np
 import pytest
@@ -124,7 +124,7 @@ def test_orthogonal_preset_is_imbalanced_with_hardness_against_frequency():
     counts = ds.class_counts()
     hardest = ds.meta["hardest_scales"]
     assert counts.max() > counts.min()
-    # the most frequent class is not the hardest one, so frequency and hardness bias disagree (THEORY.md 5)
+    # the most frequent class is not the hardest one, so frequency and hardness bias disagree (docs/theory.md 5)
     assert int(np.argmax(counts)) != int(np.argmin(hardest))
 
 

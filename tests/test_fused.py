@@ -8,7 +8,7 @@ one of them with every margin past 500 (a float64 softmax rounds S_y to 1 there)
 * against the torch engine (``engine="torch"``): 1e-12 relative.
 
 The reference has no nuclear, Schatten-p or Newton-Schulz direction; :func:`reference_steepest` adds them
-in mpmath from the definitions (THEORY.md section 2; Muon's iteration with the same coefficients).
+in mpmath from the definitions (docs/theory.md section 2; Muon's iteration with the same coefficients).
 
 The default run checks every recipe against the torch engine on one dataset and a representative subset
 against mpmath; the whole matrix is ``-m slow``.

@@ -40,7 +40,7 @@ def test_a_small_run_prints_the_table_and_writes_the_history(capsys, tmp_path):
                               "--width", "6", "--steps", "60", "--seeds", "2", "--loss", "logistic",
                               "--out", str(out_file)], capsys)
     assert code == 0, err
-    assert "gamma_1" in out and "FLAVORS eq. 13" in out and "001_76d30ba647d4c3d1.txt" in out
+    assert "gamma_1" in out and "FLAVORS eq. 13" in out and "arXiv:2410.22069" in out
     record = json.loads(out_file.read_text())
     assert record["schema"] == "rates.homogeneous/1" and record["degree"] == 2 and record["geometry"] == "linf"
     assert len(record["metrics"]["gamma_1"]) == 2 and record["t"][-1] == 60

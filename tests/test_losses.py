@@ -35,7 +35,7 @@ def test_loss_and_proxy_match_direct_formulas(moderate):
     proxy = (1 - torch.softmax(logits, dim=-1)[:, torch.arange(len(y)), y]).mean(dim=-1)
     np.testing.assert_allclose(log_loss(W, H, y).numpy(), loss.log().numpy(), rtol=1e-13)
     np.testing.assert_allclose(log_proxy(W, H, y).numpy(), proxy.log().numpy(), rtol=1e-13)
-    assert torch.all(log_proxy(W, H, y) <= log_loss(W, H, y))  # G <= L (THEORY.md section 1)
+    assert torch.all(log_proxy(W, H, y) <= log_loss(W, H, y))  # G <= L (docs/theory.md section 1)
 
 
 def mp_loss_and_proxy(W, H, y):

@@ -1,4 +1,4 @@
-"""Max margins per norm (THEORY.md sections 1 and 7) against closed forms, a second formulation and sklearn.
+"""Max margins per norm (docs/theory.md sections 1 and 7) against closed forms, a second formulation and sklearn.
 
 Independent expectations used here:
 * orthogonal data ``h_i = s_i e_{y_i}`` (d = k) have closed-form max margins, derived in
@@ -47,7 +47,7 @@ DUAL_NAME = {"max": "sum", "sum": "max", "frobenius": "frobenius", "spectral": "
 
 
 def brute_margin(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> float:
-    """Unnormalised margin by an explicit double loop (the definition of THEORY.md section 1)."""
+    """Unnormalised margin by an explicit double loop (the definition of docs/theory.md section 1)."""
     best = math.inf
     for h, label in zip(H, y):
         logits = W @ h

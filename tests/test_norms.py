@@ -1,4 +1,4 @@
-"""Norms, duals and steepest directions (THEORY.md section 2) against numpy's independent norms."""
+"""Norms, duals and steepest directions (docs/theory.md section 2) against numpy's independent norms."""
 
 import math
 

@@ -164,7 +164,7 @@ def per_sample_epoch(algo, ds, seed, a="1/2", eta0=1.0):
 
 
 def test_one_epoch_of_per_sample_signsgd_is_the_predicted_sum():
-    """THEORY.md section 5 (MINIBATCH Def. 4.8, Thm 4.9): on h_i = s_i e_{y_i}, -sign(grad l_i(W)) =
+    """docs/theory.md section 5 (MINIBATCH Def. 4.8, Thm 4.9): on h_i = s_i e_{y_i}, -sign(grad l_i(W)) =
     (2 e_{y_i} - 1) e_{y_i}^T for every W and scale, so W after one epoch is sum_t eta_t (2e_c - 1) e_c^T
     over the classes c met in the reshuffled order; the scales s_i play no role."""
     ds = orthogonal_skewed([6, 3, 1], [1.0, 0.5, 2.0])
@@ -177,7 +177,7 @@ def test_one_epoch_of_per_sample_signsgd_is_the_predicted_sum():
 
 @pytest.mark.parametrize("algo", ["nsgd", "spectral-sgd"])
 def test_one_epoch_of_per_sample_nsgd_and_spectral_sgd_is_the_predicted_sum(algo):
-    """THEORY.md section 5: -grad l_i / ||grad l_i||_F = u_{y_i} e_{y_i}^T with u_c = (e_c - 1/k)/||e_c - 1/k||
+    """docs/theory.md section 5: -grad l_i / ||grad l_i||_F = u_{y_i} e_{y_i}^T with u_c = (e_c - 1/k)/||e_c - 1/k||
     along the whole path from 0 (by symmetry); rank-one gradients make the spectral step the same."""
     ds = orthogonal_skewed([4, 2, 2, 1], [1.0, 3.0, 0.25, 2.0])
     W, classes, etas = per_sample_epoch(algo, ds, seed=5)

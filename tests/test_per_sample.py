@@ -262,7 +262,7 @@ def test_predict_batch_1_prints_the_limit_direction(capsys):
     code, out, _ = run_cli(["predict", "--algo", "signsgd", "--batch", "1", "--a", "1/2",
                             "--data", "orthogonal-imbalanced"], capsys)
     assert code == 0
-    assert "W_t/||W_t|| -> M/||M||" in out and "002_e8731d42f3942599.txt Thm 4.9" in out and "rebuilt" in out
+    assert "W_t/||W_t|| -> M/||M||" in out and "MINIBATCH Thm 4.9" in out and "rebuilt" in out
     assert "[ +1.0000  -0.5000  -0.1667 ]" in out  # first row of M/||M||_max
     assert "no theorem" in out  # what is not predicted on other data
     code, out, _ = run_cli(["predict", "--algo", "nsgd", "--batch", "1", "--a", "1/2", "--json",

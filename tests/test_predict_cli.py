@@ -51,7 +51,7 @@ def test_text_output_names_source_status_and_numeric_thresholds(capsys):
     code, out, _ = run(capsys, "--algo", "ngd", "--a", "1/2", "--gamma", "0.5", "--B", "0.5", "--k", "3", "--n", "8",
                        "--eta0", "0.1")
     assert code == 0
-    assert "003_35ca27fd72435096.txt Thm 5.3" in out and "[given]" in out and "[rebuilt]" in out
+    assert "SIGNADAM Thm 5.3" in out and "[given]" in out and "[rebuilt]" in out
     assert "log t / t^(1/2)" in out and r"\log t / t^{1/2}" in out
     t0_line = next(line for line in out.splitlines() if line.startswith("t0"))
     assert "= " in t0_line and "ceiling" in t0_line

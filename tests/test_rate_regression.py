@@ -1,7 +1,7 @@
 """Rate regression: simulate, fit and judge against the *derived* prediction (rates.theorems.predict).
 
-Expectations come from THEORY.md section 4 (NSD row: ``t^{-a}`` for a < 1/2, ``t^{-(1-a)}`` for
-1/2 < a < 1; SIGNADAM ``003_35ca27fd72435096.txt`` Cor. 5.4 / C.5) and from the issue's acceptance:
+Expectations come from docs/theory.md section 4 (NSD row: ``t^{-a}`` for a < 1/2, ``t^{-(1-a)}`` for
+1/2 < a < 1; SIGNADAM Cor. 5.4 / C.5) and from the issue's acceptance:
 SignGD and NGD at a = 3/4 are ``tight`` with slope within 0.05 of -1/4; SignGD at a = 0.3 decays faster
 than t^-0.3 but, with the bound's constants unknown (``C1/S1 + C2 S2/S1``, slopes between about -0.7 and
 -0.3, issue #9), it is not ``loose``: only faster than every ratio of the constants would be. Fast tests use SignGD only (its steps are the cheapest); the ``slow`` ones
@@ -21,7 +21,7 @@ FAST_STEPS = 100_000
 
 
 def nsd_exponent(a: sp.Rational) -> sp.Rational:
-    """THEORY.md section 4, NSD row, typed from the table (independent of the sympy derivation)."""
+    """docs/theory.md section 4, NSD row, typed from the table (independent of the sympy derivation)."""
     return a if a < sp.Rational(1, 2) else 1 - a
 
 
@@ -47,7 +47,7 @@ def test_signgd_three_tenths_is_faster_than_t_minus_r_but_inside_the_envelope(si
     r = rec.prediction.rate.exponent
     assert r == nsd_exponent(sp.Rational(3, 10))
     assert rec.verdict.fit.ci_high < -float(r) - 0.05  # decays faster than t^{-3/10}, beyond the tolerance
-    # the envelope's fast end is the 1/S_1 term, ~ t^{-(1-a)} = t^{-0.7} (THEORY.md sec. 4 with a < 1/2)
+    # the envelope's fast end is the 1/S_1 term, ~ t^{-(1-a)} = t^{-0.7} (docs/theory.md sec. 4 with a < 1/2)
     assert -0.75 < rec.verdict.envelope.fastest < -0.6
     assert rec.verdict.fit.slope > rec.verdict.envelope.fastest - 0.05
     assert rec.verdict.label in ("tight", "inconclusive"), rec.verdict.reason
@@ -75,7 +75,7 @@ def test_study_three_quarters_tight_and_three_tenths_not_violated(default_study,
 
 @pytest.mark.slow
 def test_study_never_violates_a_bound(default_study):
-    # THEORY.md section 4: rates are upper bounds; no configuration of the default study may violate one.
+    # docs/theory.md section 4: rates are upper bounds; no configuration of the default study may violate one.
     labels = {key: rec.verdict.label for key, rec in default_study.items()}
     assert len(labels) == len(DEFAULT_STUDY_CONFIGS)
     assert "violated" not in labels.values(), labels

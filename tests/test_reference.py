@@ -1,4 +1,4 @@
-"""High precision (THEORY.md section 7): the engine against the mpmath reference where float64 underflows.
+"""High precision (docs/theory.md section 7): the engine against the mpmath reference where float64 underflows.
 
 The problem: 6 points near scaled basis vectors (k = d = 3, features ~ 500), so the logits pass 1000
 within a few steps. A naive float64 SignGD's softmax gradient underflows to exactly zero and it stalls;

@@ -1,6 +1,6 @@
 """Adam (eps = 0) past float64's range: the engine keeps moving and matches 50-digit mpmath; naive stalls.
 
-THEORY.md section 7. With the default betas (0.9, 0.999) exact Adam itself barely moves once the gradient
+docs/theory.md section 7. With the default betas (0.9, 0.999) exact Adam itself barely moves once the gradient
 is e^-1000 smaller than the moments' memory (v forgets at rate beta2), so a naive run and the exact run
 coincide there (tests/test_reference.py). With a short memory (beta1 = 0.2, beta2 = 0.3, still Adam with
 eps = 0, SIGNADAM eq. 3) the exact update m_hat/sqrt(v_hat) keeps unit size while the logits pass 1000:

@@ -34,7 +34,7 @@ def test_table_pools_seeds_across_files_and_compiles(two_configs, compile_latex)
     records = load_fit_inputs(two_configs)
     assert [(r.config["algo"], r.seeds) for r in records] == [("signgd", [0, 1]), ("ngd", [0])]
     assert records[0].verdict.fit.slope == pytest.approx(-0.25, abs=0.01)
-    # NGD at a = 3/10: bound C1/S1 + C2 S2/S1 ~ C1 t^{-7/10} + C2 t^{-3/10} (THEORY.md sec. 4, a < 1/2): its slope
+    # NGD at a = 3/10: bound C1/S1 + C2 S2/S1 ~ C1 t^{-7/10} + C2 t^{-3/10} (docs/theory.md sec. 4, a < 1/2): its slope
     # lies between about -0.7 and -0.3 whatever the constants, so t^{-0.9} beats every ratio -> loose
     assert records[1].prediction.rate.exponent == pytest.approx(0.3)
     envelope = records[1].verdict.envelope
@@ -44,7 +44,7 @@ def test_table_pools_seeds_across_files_and_compiles(two_configs, compile_latex)
     markdown = table.to_markdown()
     rows = [line for line in markdown.splitlines() if line.startswith("| signgd") or line.startswith("| ngd")]
     assert len(rows) == 2 and "loose" in rows[1] and "t^(-3/10)" in rows[1]
-    assert "003_35ca27fd72435096.txt" in rows[0]  # every predicted rate carries its source
+    assert "SIGNADAM" in rows[0]  # every predicted rate carries its source
     pdf = compile_latex(latex_document(table.to_latex()))
     assert "Overfull \\hbox" not in pdf.with_suffix(".log").read_text(errors="replace")  # fits the page
     record = json.loads(table.to_json())["rows"][0]

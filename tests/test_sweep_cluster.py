@@ -82,7 +82,7 @@ def test_interrupted_sweep_resumes_exactly_once_and_bit_identical(tmp_path, caps
 
     interrupted = after_first_save(monkeypatch, lambda: signal.raise_signal(signal.SIGINT))
     code, text, err = sweep(capsys, grid, "--out", out, "--scheduler", two_workers)
-    assert code == 130 and interrupted, (code, err)  # DESIGN.md: 130 interrupted
+    assert code == 130 and interrupted, (code, err)  # docs/design.md: 130 interrupted
     assert "12 configurations: 0 already done, 12 to run in 6 tasks" in text
     partial = runs_by_configuration(out)
     assert len(partial) == 2 and all(len(runs) == 1 for runs in partial.values())  # the one task saved

@@ -6,7 +6,7 @@ from rates.tables import Cell, Table, latex_document
 
 
 def _table():
-    t = Table(["algo", "rate", "note"], caption="Rates & more", notes=["source: 003_35ca27fd72435096.txt Thm 5.3"])
+    t = Table(["algo", "rate", "note"], caption="Rates & more", notes=["source: SIGNADAM Thm 5.3"])
     t.add("signgd", Cell("log t / t^(1/2)", r"$\log t / t^{1/2}$", value={"exponent": "1/2"}), "50% of_it")
     t.add("adam", Cell("t^(-1/3)", r"$t^{-1/3}$"), "a|b")
     return t

@@ -7,6 +7,7 @@ import pytest
 import sympy as sp
 
 from rates.algorithms import ALGORITHMS, resolve_algorithm
+from rates.references import REFERENCES
 from rates.schedules import Schedule
 from rates.theorems import predict, template_for
 from rates.theorems.base import first_time_sum_reaches, numeric_thresholds
@@ -37,7 +38,8 @@ def test_every_algorithm_gets_its_family_rates(name):
         assert (data["rate"]["exponent"], data["rate"]["log_power"]) == (exponent, log_power)
         assert data["best_a"] == ("2/3" if adam else "1/2")
         assert data["gap_to"] == ("gamma_eff" if config.family in ("minibatch", "momentum") else "gamma")
-        assert data["source"]["seed"].endswith(".txt") and data["source"]["theorem"]
+        assert data["source"]["seed"] in REFERENCES and data["source"]["theorem"]
+        assert data["reference"]["arxiv"] == REFERENCES[data["source"]["seed"]].arxiv_id
 
 
 @pytest.mark.parametrize("norm", ["max", "sum", "frobenius", "spectral", "nuclear", "lp:3", "schatten:3"])

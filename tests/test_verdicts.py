@@ -1,6 +1,6 @@
 """Honest verdicts (issue #9): the hypothesis gate, the slope envelope over unknown constants, the phase gate
 and replicates, each against an independent expectation (hand-computed gamma_eff, Hurwitz-zeta partial sums,
-np.polyfit, the t0 closed form of THEORY.md section 3)."""
+np.polyfit, the t0 closed form of docs/theory.md section 3)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def run_cli(args, capsys):
 
 
 def test_minibatch_gamma_eff_decides_not_applicable_with_the_hand_computed_value():
-    # gamma_eff(b) = gamma - 4 B (n/b - 1) (THEORY.md sec. 3, README F2): 2 - 4 * 3 * (64/16 - 1) = -34
+    # gamma_eff(b) = gamma - 4 B (n/b - 1) (docs/theory.md sec. 3, README F2): 2 - 4 * 3 * (64/16 - 1) = -34
     config = resolve_algorithm("signsgd", n=64, batch=16)
     result = gate(Facts(config, a=Fraction(1, 2), gamma=2.0, B=3.0, n=64))
     assert result.family.name == "minibatch" and result.outcome == NOT_APPLICABLE
@@ -210,7 +210,7 @@ def test_phase_reports_t0_from_the_closed_form_with_the_data_constants():
     run.config.update(data_facts={"B": 2.0, "n": 30, "d": 5, "k": 3, "orthogonal": False}, family="nsd")
     record = fit_group([run])
     phase = record.verdict.context["phase"]
-    # THEORY.md sec. 3: t0 = ceil((2 J alpha eta0 / gamma)^(1/a) - 2), alpha = 2 B^2 exp(2 B eta0), J = 1
+    # docs/theory.md sec. 3: t0 = ceil((2 J alpha eta0 / gamma)^(1/a) - 2), alpha = 2 B^2 exp(2 B eta0), J = 1
     alpha = 2 * 2.0 ** 2 * math.exp(2 * 2.0 * 1.0)
     assert phase["t0"] == math.ceil((2 * alpha * 1.0 / 0.5) ** (4 / 3) - 2)
     assert phase["t1"] is None or phase["t1"] > phase["t0"]

@@ -33,6 +33,15 @@ CHUNK_CONFIG_STEPS = 1 << 20
 _SOURCES = {"full": kernels.SOURCE_FULL, "minibatch": kernels.SOURCE_MINIBATCH, "vr": kernels.SOURCE_VR}
 
 
+BUILT_IN_NORM_KINDS = ("entrywise", "schatten")
+
+
+def supports(recipe: Any) -> bool:
+    """Whether the kernels have this recipe's direction: Adam, or a built-in norm kind. A norm kind registered
+    later (``rates.norms.register_norm``) has only its torch ``steepest`` method, so it runs on the torch path."""
+    return bool(recipe.adam) or parse_norm(recipe.norm).kind in BUILT_IN_NORM_KINDS
+
+
 def direction_of(recipe: Any) -> tuple[int, float]:
     """The kernel's direction switch and dual exponent q for a recipe (Adam, or the norm's steepest direction)."""
     if recipe.adam:

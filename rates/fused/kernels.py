@@ -1,6 +1,6 @@
 """Compiled step kernels: every recipe of the engine, many steps per call, one configuration per thread.
 
-Setting: THEORY.md sections 1, 2 and 7; the same algorithms as :mod:`rates.optim` (signal -> [momentum] ->
+Setting: docs/theory.md sections 1, 2 and 7; the same algorithms as :mod:`rates.optim` (signal -> [momentum] ->
 steepest direction | Adam -> ``W <- W - eta_t * direction``, ``eta_t = eta0 (t+2)^-a``), float64.
 
 Algorithm: :func:`advance` moves every configuration r of a group from step ``t0`` to ``t1`` without

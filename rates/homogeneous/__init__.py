@@ -1,6 +1,6 @@
 """Homogeneous ReLU networks trained by steepest descent: the FLAVORS experiments as measured claims.
 
-FLAVORS = seed ``001_76d30ba647d4c3d1.txt`` (Tsilivis, Vardi, Kempe), THEORY.md section 6.
+FLAVORS (Tsilivis, Vardi, Kempe), docs/theory.md section 6.
 
 * :mod:`~rates.homogeneous.models` -- bias-free ReLU nets (L-homogeneous), batched over runs;
 * :mod:`~rates.homogeneous.steepest` -- FLAVORS eq. 1 steps for l2 / l_inf / l1 / per-layer spectral, Adam (eq. 75);

@@ -59,12 +59,12 @@ def parse_data_spec(spec: str) -> tuple[str, tuple[int, int] | None]:
         except ValueError:
             pair = ()
         if len(pair) != 2 or not all(0 <= p <= 9 for p in pair) or pair[0] == pair[1]:
-            raise InputError("--data", f"digits:A,B needs two different digits in 0..9, got {spec!r}")
+            raise InputError("data", f"digits:A,B needs two different digits in 0..9, got {spec!r}")
         return "digits", pair
-    raise InputError("--data", f"must be teacher-student or digits:A,B (A, B in 0..9), got {spec!r}")
+    raise InputError("data", f"must be teacher-student or digits:A,B (A, B in 0..9), got {spec!r}")
 
 
-def check_homogeneous_separable(X: np.ndarray, y: np.ndarray, option: str = "--data") -> None:
+def check_homogeneous_separable(X: np.ndarray, y: np.ndarray, option: str = "data") -> None:
     """Refuse samples no bias-free ReLU net separates: x_i = 0, or x_i = c x_j (c > 0) with y_i != y_j."""
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
@@ -97,15 +97,15 @@ def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000,
                     teacher_width: int = 8, active: int = 3) -> Dataset:
     """FLAVORS eq. 14 with a sparse teacher; one teacher and one sample per seed."""
     if n_train <= 0:
-        raise InputError("--n-train", f"must be a positive integer, got {n_train}")
+        raise InputError("n_train", f"must be a positive integer, got {n_train}")
     if n_test <= 0:
-        raise InputError("--n-test", f"must be a positive integer, got {n_test}")
+        raise InputError("n_test", f"must be a positive integer, got {n_test}")
     if d <= 0:
-        raise InputError("--dim", f"must be a positive integer, got {d}")
+        raise InputError("dim", f"must be a positive integer, got {d}")
     if teacher_width <= 0:
-        raise InputError("--teacher-width", f"must be a positive integer, got {teacher_width}")
+        raise InputError("teacher_width", f"must be a positive integer, got {teacher_width}")
     if not (1 <= active <= d):
-        raise InputError("--teacher-active", f"must be in 1..{d} (the input dimension), got {active}")
+        raise InputError("teacher_active", f"must be in 1..{d} (the input dimension), got {active}")
     Xs, ys, Xt, yt = [], [], [], []
     for seed in seeds:
         gen = np.random.default_rng(int(seed))
@@ -116,7 +116,7 @@ def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000,
         if unlabeled or np.unique(np.sign(f)).size < 2:
             detail = (f"{unlabeled} of {n_train} training points have f_teacher(x) = 0 (sgn 0: no label)"
                       if unlabeled else "all training labels are equal")
-            raise NotSeparableError("--teacher-width", f"teacher sample (seed {seed}) is not a separable "
+            raise NotSeparableError("teacher_width", f"teacher sample (seed {seed}) is not a separable "
                                     f"binary sample: {detail}; use a wider teacher (FLAVORS eq. 14)")
         Xs.append(X)
         ys.append(np.sign(f))
@@ -128,7 +128,7 @@ def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000,
         Xt.append(test)
         yt.append(np.sign(_teacher_outputs(test, W, u)))
     info = {"d": d, "teacher_width": teacher_width, "active": active, "n_train": n_train, "n_test": n_test,
-            "source": "FLAVORS eq. 14 (001_76d30ba647d4c3d1.txt)"}
+            "source": "FLAVORS eq. 14 (arXiv:2410.22069)"}
     return _stack("teacher-student", Xs, ys, Xt, yt, info)
 
 
@@ -145,14 +145,14 @@ def digits_pair(pair: tuple[int, int], seeds: Sequence[int], n_train: int = 100)
     a, b = pair
     for digit in pair:
         if not (isinstance(digit, (int, np.integer)) and 0 <= digit <= 9):
-            raise InputError("--data", f"digits:A,B needs digits in 0..9, got {pair}")
+            raise InputError("data", f"digits:A,B needs digits in 0..9, got {pair}")
     if a == b:
-        raise InputError("--data", f"digits:A,B needs two different digits, got {pair}")
+        raise InputError("data", f"digits:A,B needs two different digits, got {pair}")
     X_all, target = _digits()
     mask = (target == a) | (target == b)
     X_pair, y_pair = X_all[mask], np.where(target[mask] == a, 1.0, -1.0)
     if not (2 <= n_train <= X_pair.shape[0] - 1):
-        raise InputError("--n-train", f"must be in 2..{X_pair.shape[0] - 1} for digits {a},{b}, got {n_train}")
+        raise InputError("n_train", f"must be in 2..{X_pair.shape[0] - 1} for digits {a},{b}, got {n_train}")
     Xs, ys, Xt, yt = [], [], [], []
     for seed in seeds:
         order = np.random.default_rng(int(seed)).permutation(X_pair.shape[0])

@@ -1,6 +1,6 @@
 """What FLAVORS measures on a homogeneous net: losses in log space, soft margin, geometric margins, accuracy.
 
-Setting (FLAVORS, seed ``001_76d30ba647d4c3d1.txt``, section 2 and App. A.3 [given]): labels y_i = +-1, outputs
+Setting (FLAVORS, section 2 and App. A.3 [given]): labels y_i = +-1, outputs
 f_i = f(x_i; theta), normalised outputs q_i = y_i f_i; loss ``L = sum_i l(q_i)`` with ``l(u) = e^{-u}``
 (exponential) or ``l(u) = log(1 + e^{-u})`` (logistic, ``Phi(u) = -log log(1 + e^{-u})``).
 
@@ -36,7 +36,7 @@ _EXPANSION_CUTOFF = -30.0
 
 def check_loss(loss: str) -> str:
     if loss not in LOSSES:
-        raise InputError("--loss", f"must be one of {'|'.join(LOSSES)}, got {loss!r}")
+        raise InputError("loss", f"must be one of {'|'.join(LOSSES)}, got {loss!r}")
     return loss
 
 
@@ -53,7 +53,7 @@ def log_loss(q: torch.Tensor, loss: str) -> torch.Tensor:
         return torch.logsumexp(-q, dim=-1)
     if loss == "logistic":
         return torch.logsumexp(_log_logistic_term(-q), dim=-1)
-    raise InputError("--loss", f"must be one of {'|'.join(LOSSES)}, got {loss!r}")
+    raise InputError("loss", f"must be one of {'|'.join(LOSSES)}, got {loss!r}")
 
 
 def log_separation_level(loss: str) -> float:

@@ -1,6 +1,6 @@
 """Bias-free ReLU networks, homogeneous in their parameters, batched over independent runs.
 
-Setting (FLAVORS, seed ``001_76d30ba647d4c3d1.txt``, section 2, assumption (A2)): a feed-forward ReLU net
+Setting (FLAVORS, section 2, assumption (A2)): a feed-forward ReLU net
 without biases, ``f(x; W_1, ..., W_{L-1}, u) = <u, relu(W_{L-1} ... relu(W_1 x))>``, is L-homogeneous:
 ``f(x; c theta) = c^L f(x; theta)`` for c > 0, because relu(c z) = c relu(z) and every layer is linear in its
 own weights. One hidden layer gives L = 2 (the nets of FLAVORS section 4); freezing the output layer u
@@ -8,7 +8,7 @@ own weights. One hidden layer gives L = 2 (the nets of FLAVORS section 4); freez
 number of *trainable* layers, which is what every margin divides by (``||theta||^L``).
 
 Every layer is stored as a matrix with a leading runs axis, ``(R, out, in)`` (the output row u is
-``(R, 1, k)``), so R seeds train as one stream of batched kernels (DESIGN.md, "Batched by default").
+``(R, 1, k)``), so R seeds train as one stream of batched kernels (docs/design.md, "Batched by default").
 
 Initialisation (FLAVORS section 4.1): ``w_jl ~ U[-alpha/d, alpha/d]``, ``u_j ~ U[-alpha/k', alpha/k']``,
 i.e. bound alpha / fan-in; for coordinate descent the paper uses ``U[-alpha/k', alpha/k']`` for the first
@@ -88,13 +88,13 @@ def relu_network(
     network on every device.
     """
     if not hidden_widths or any(int(k) <= 0 for k in hidden_widths):
-        raise InputError("--width", f"hidden widths must be positive integers, got {list(hidden_widths)}")
+        raise InputError("width", f"hidden widths must be positive integers, got {list(hidden_widths)}")
     if input_dim <= 0:
-        raise InputError("--data", f"input dimension must be positive, got {input_dim}")
+        raise InputError("data", f"input dimension must be positive, got {input_dim}")
     if not init_scale > 0:
-        raise InputError("--init-scale", f"must be > 0, got {init_scale}")
+        raise InputError("init_scale", f"must be > 0, got {init_scale}")
     if init not in INIT_RULES:
-        raise InputError("--init", f"must be one of {', '.join(INIT_RULES)}, got {init!r}")
+        raise InputError("init", f"must be one of {', '.join(INIT_RULES)}, got {init!r}")
     sizes = [int(input_dim), *map(int, hidden_widths), 1]
     shapes = list(zip(sizes[1:], sizes[:-1]))
     layers_per_run = []

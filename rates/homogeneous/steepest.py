@@ -3,7 +3,7 @@
 Setting: parameters theta = (W_1, ..., W_L) of a homogeneous net (:mod:`rates.homogeneous.models`), each
 W_l of shape (R, out, in) with a leading runs axis; a gradient g of the same structure.
 
-Algorithm (FLAVORS, seed ``001_76d30ba647d4c3d1.txt``, eq. 1 [given]):
+Algorithm (FLAVORS, eq. 1 [given]):
 ``theta_{t+1} = theta_t + eta Delta_t``, ``Delta_t in argmin_{||u|| <= ||g||_*} <u, g>``. Writing
 ``D = argmax_{||v|| <= 1} <v, g>`` (the unit steepest direction of :meth:`rates.norms.Norm.steepest`, the same
 direction maps as the linear engine) gives ``Delta_t = -||g||_* D``: the step is *not* normalised.
@@ -26,7 +26,7 @@ with ``beta1 = beta2 = eps = 0`` it is sign descent *normalised* (``-eta sign(g)
 section 4.2 compares its margins with those of sign descent. With eps = 0 a coordinate whose gradient has
 always been 0 (a dead ReLU) would give 0/0; it takes the value 0, the limit of the eps > 0 update.
 
-Optimisers are small transforms chained like optax (DESIGN.md): ``chain(steepest_direction(geometry),
+Optimisers are small transforms chained like optax (docs/design.md): ``chain(steepest_direction(geometry),
 scale(eta))`` and ``chain(adam_moments(b1, b2, eps), scale(eta))``.
 """
 
@@ -119,7 +119,7 @@ def geometry_of(algorithm: str) -> Geometry:
         return FlatGeometry(parse_norm("sum"))
     if algorithm == "spectral":
         return LayerwiseMaxGeometry(parse_norm("spectral"))
-    raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algorithm!r}")
+    raise InputError("algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algorithm!r}")
 
 
 def steepest_direction(geometry: Geometry) -> Transform:
@@ -137,11 +137,11 @@ def steepest_direction(geometry: Geometry) -> Transform:
 def adam_moments(beta1: float, beta2: float, eps: float) -> Transform:
     """``g -> -m_hat / (sqrt(v_hat) + eps)`` with bias correction (FLAVORS eq. 75 without eta)."""
     if not (0.0 <= beta1 < 1.0):
-        raise InputError("--beta1", f"must be in [0, 1), got {beta1}")
+        raise InputError("beta1", f"must be in [0, 1), got {beta1}")
     if not (0.0 <= beta2 < 1.0):
-        raise InputError("--beta2", f"must be in [0, 1), got {beta2}")
+        raise InputError("beta2", f"must be in [0, 1), got {beta2}")
     if not (eps >= 0.0 and math.isfinite(eps)):
-        raise InputError("--eps", f"must be a finite number >= 0, got {eps}")
+        raise InputError("eps", f"must be a finite number >= 0, got {eps}")
 
     def init(params: Params) -> Any:
         return 0, [torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params]
@@ -199,9 +199,9 @@ def make_optimizer(algorithm: str, lr: float, eps: float = 1e-8, beta1: float = 
     :func:`two_point_subgradient` instead of the gradient (needed by coordinate descent on ReLU nets).
     """
     if not (lr > 0 and math.isfinite(lr)):
-        raise InputError("--lr", f"must be a finite number > 0, got {lr}")
+        raise InputError("lr", f"must be a finite number > 0, got {lr}")
     if subgradient not in SUBGRADIENTS:
-        raise InputError("--subgradient", f"must be one of {'|'.join(SUBGRADIENTS)}, got {subgradient!r}")
+        raise InputError("subgradient", f"must be one of {'|'.join(SUBGRADIENTS)}, got {subgradient!r}")
     signal = [two_point_subgradient()] if subgradient == "two-point" else []
     if algorithm == "adam":
         return chain(*signal, adam_moments(beta1, beta2, eps), scale(lr))

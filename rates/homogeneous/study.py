@@ -1,6 +1,6 @@
 """``rates report flavors``: FLAVORS Fig. 1-3 at CPU size, and a table of its claims measured over seeds.
 
-Setting (FLAVORS, seed ``001_76d30ba647d4c3d1.txt``, section 4 and App. D [given]; sizes [ours, CPU-sized]):
+Setting (FLAVORS, section 4 and App. D [given]; sizes [ours, CPU-sized]):
 
 * Fig. 1 (section 4.1): teacher-student data (eq. 14), one-hidden-layer ReLU nets, exponential loss,
   full-batch GD, sign descent (SD) and coordinate descent (CD); margins gamma_1, gamma_2, gamma_inf (eq. 13).
@@ -37,7 +37,7 @@ import numpy as np
 from rates.homogeneous.data import load_dataset
 from rates.homogeneous.models import relu_network
 from rates.homogeneous.measures import homogeneity_error, measured_degree
-from rates.homogeneous.summary import FLAVORS, spread
+from rates.homogeneous.summary import FLAVORS_REFERENCE, spread
 from rates.homogeneous.train import History, TrainConfig, pick_device, train
 from rates.io import atomic_path, write_text_atomic
 from rates.studies import StudyOptions
@@ -243,8 +243,8 @@ def claims_table(h: dict[str, History], seeds: list[int], device) -> Table:
                         + (f", eps={e['eps']:g}, betas=({e['beta1']:g}, {e['beta2']:g})" if e["algorithm"] == "adam" else "")
                         for k, e in ((k, v.info["experiment"]) for k, v in h.items()))
     table.notes += [
-        f"Source: {FLAVORS} (FLAVORS). Every number is measured by rates.homogeneous; the claims are [given] by "
-        "the seed, the sizes and learning rates are ours (CPU-sized).",
+        f"Source: FLAVORS = {FLAVORS_REFERENCE.citation()}. Every number is measured by rates.homogeneous; the "
+        "claims are [given] by the paper, the sizes and learning rates are ours (CPU-sized).",
         "O(eta) tolerance of the monotonicity rows: a run passes when the largest drop of its soft margin below "
         "the running maximum after L < l(0), divided by the run's largest soft margin, is at most "
         "L * max_t rho_t, rho_t = "

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from rates.homogeneous.train import History
+from rates.references import FLAVORS as FLAVORS_REFERENCE
 from rates.tables import Cell, Table
 
-FLAVORS = "001_76d30ba647d4c3d1.txt"
 
 METRIC_SOURCES = {
     "log_loss": ("log L (summed loss)", "FLAVORS section 2"),
@@ -42,7 +42,7 @@ def history_table(history: History, caption: str = "") -> Table:
     cfg = history.config
     table = Table(["quantity", "source", "end of run (mean ± sd [min, max] over seeds)"],
                   caption=caption or f"{cfg.algorithm} on {history.info.get('data')} at step {cfg.steps}",
-                  notes=[f"Source file: {FLAVORS}. Measured quantities, not predictions; "
+                  notes=[f"Source: FLAVORS = {FLAVORS_REFERENCE.citation()}. Measured quantities, not predictions; "
                          f"{int(history.diverged.sum())} of {history.diverged.size} runs diverged and are left out.",
                          f"Own norm of {cfg.algorithm}: {history.geometry}; homogeneity degree L = {history.degree} "
                          f"(max relative error of f(c theta) = c^L f(theta): {history.homogeneity_error:.1e})."])

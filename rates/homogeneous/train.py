@@ -46,9 +46,9 @@ def pick_device(device: str = "auto") -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
-        raise InputError("--device", f"must be auto, cpu or cuda[:N], got {device!r}")
+        raise InputError("device", f"must be auto, cpu or cuda[:N], got {device!r}")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError("--device", "cuda requested but no CUDA device is available")
+        raise InputError("device", "cuda requested but no CUDA device is available")
     return torch.device(device)
 
 
@@ -107,7 +107,7 @@ class History:
 def checkpoint_steps(steps: int, count: int) -> np.ndarray:
     """0 and about ``count`` log-spaced integer steps in [1, steps], always including ``steps``."""
     if steps <= 0:
-        raise InputError("--steps", f"must be a positive integer, got {steps}")
+        raise InputError("steps", f"must be a positive integer, got {steps}")
     grid = np.unique(np.round(np.logspace(0, math.log10(steps), max(count, 2))).astype(int))
     return np.unique(np.concatenate([[0], grid, [steps]]))
 
@@ -118,7 +118,7 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
     ``advance(1)`` is called after every step when given (a progress bar's)."""
     check_loss(config.loss)
     if config.steps <= 0:
-        raise InputError("--steps", f"must be a positive integer, got {config.steps}")
+        raise InputError("steps", f"must be a positive integer, got {config.steps}")
     geometry = geometry_of(config.algorithm)
     optimizer = make_optimizer(config.algorithm, config.lr, config.eps, config.beta1, config.beta2,
                                config.subgradient)

@@ -1,4 +1,4 @@
-"""Optimisers as compositions (DESIGN.md, optax habit): gradient source -> transforms -> step.
+"""Optimisers as compositions (docs/design.md, optax habit): gradient source -> transforms -> step.
 
 * :mod:`rates.optim.base` -- the Signal (mantissa + log-scale) and the transform protocol, ``chain``;
 * :mod:`rates.optim.sources` -- full gradient, random-reshuffling mini-batches, SVRG-style VR;

@@ -1,12 +1,12 @@
-"""The composition protocol of the optimisers (the optax habit of DESIGN.md).
+"""The composition protocol of the optimisers (the optax habit of docs/design.md).
 
-Setting: every algorithm of THEORY.md section 2 (MINIBATCH section 3.1; SIGNADAM eq. 3-5) is
+Setting: every algorithm of docs/theory.md section 2 (MINIBATCH section 3.1; SIGNADAM eq. 3-5) is
 *signal -> direction -> step*. A gradient source (:mod:`rates.optim.sources`) produces a signal; a chain
 of :class:`GradientTransformation` turns it into the update ``U`` with ``W <- W - U``.
 
 A :class:`Signal` is a scaled tensor: its true value is ``exp(log_scale) * value`` with ``log_scale`` one
 number per run (shape (R, 1, 1)). Gradients of separable data shrink like exp(-margin) and underflow float64 long before
-the asymptotic regime (THEORY.md section 7), so the scale is kept as a logarithm and ``value`` stays O(1).
+the asymptotic regime (docs/theory.md section 7), so the scale is kept as a logarithm and ``value`` stays O(1).
 Each transform documents why its output equals that of the exact algorithm.
 """
 

@@ -1,6 +1,6 @@
 """Build an optimiser for a group of runs: gradient source -> [momentum] -> direction | Adam -> schedule.
 
-Setting: THEORY.md section 2. Seventeen named algorithms (rates.algorithms) are points of one recipe;
+Setting: docs/theory.md section 2. Seventeen named algorithms (rates.algorithms) are points of one recipe;
 :class:`Recipe` is the part of a configuration that fixes *which code* runs (source kind, batch size,
 norm, polar method, Adam or steepest direction, momentum or not), so all runs sharing a recipe advance
 as one batched tensor program and differ only in per-run numbers (eta0, a, beta, Adam betas, eps,

@@ -1,13 +1,13 @@
 """Gradient sources: full gradient, mini-batches under random reshuffling, SVRG-style variance reduction.
 
-Setting (THEORY.md section 2; MINIBATCH section 3.1): the signal of step t is the full gradient
+Setting (docs/theory.md section 2; MINIBATCH section 3.1): the signal of step t is the full gradient
 ``grad L(W_t)``; or the mean gradient over a batch B_t of size b, where each epoch splits a fresh random
 permutation of the n samples into n/b disjoint batches (random reshuffling, MINIBATCH Thm 4.1); or the
 variance-reduced signal ``grad_B(W_t) - grad_B(W~) + grad L(W~)`` with ``W~`` the iterate at the start of
 the epoch (MINIBATCH Thm 4.6).
 
 Every source returns a :class:`~rates.optim.base.Signal` whose true value is the exact signal: the
-gradients come from :func:`rates.losses.scaled_gradient` (log-domain weights, THEORY.md section 7).
+gradients come from :func:`rates.losses.scaled_gradient` (log-domain weights, docs/theory.md section 7).
 Built with ``exact_scale=False`` (for recipes whose only consumer is a steepest direction) the signal is
 the exact one times an unknown positive factor per run (``log_scale`` None), which saves two kernels.
 

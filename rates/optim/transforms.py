@@ -3,7 +3,7 @@
 Each is a :class:`~rates.optim.base.GradientTransformation` acting on a whole runs axis at once; its
 per-run hyper-parameters are (R,) tensors so runs with different beta, eta0 or a advance together.
 
-Exactness under the log-scale (THEORY.md section 7). A signal is ``e^s * value``.
+Exactness under the log-scale (docs/theory.md section 7). A signal is ``e^s * value``.
 
 * Momentum ``M_t = beta M_{t-1} + (1 - beta) Z_t`` (MINIBATCH section 3.1) is linear, so with
   ``M_{t-1} = e^{s_M} M~`` and ``Z_t = e^{s_Z} Z~`` we store ``M_t = e^{m} (e^{s_M + log beta - m} M~ +
@@ -13,7 +13,7 @@ Exactness under the log-scale (THEORY.md section 7). A signal is ``e^s * value``
   we keep ``m = e^s m~`` and ``v = e^{2s} v~`` (stored as sqrt(v~)) with a shared s. Bias correction
   and the ratio ``m^/sqrt(v^)`` do not see s. With eps > 0 the update is ``m~^ / (sqrt(v~^) + eps e^{-s})``, again the
   exact value. With beta1 = beta2 = 0 the update is g / |g| = sign(g): SignGD.
-* A steepest direction (THEORY.md section 2) maximises <Z, Delta> over the unit ball, which is invariant
+* A steepest direction (docs/theory.md section 2) maximises <Z, Delta> over the unit ball, which is invariant
   to positive rescaling of Z, so it only needs the mantissa.
 """
 
@@ -95,7 +95,7 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
 
 
 def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformation:
-    """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (THEORY.md section 2; rates.norms)."""
+    """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (docs/theory.md section 2; rates.norms)."""
 
     def init(W: torch.Tensor) -> torch.Tensor:
         return torch.zeros((W.shape[0], 1, 1), dtype=W.dtype, device=W.device)  # the unit scale, made once
@@ -107,7 +107,7 @@ def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformati
 
 
 def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) -> GradientTransformation:
-    """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (THEORY.md section 2).
+    """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (docs/theory.md section 2).
 
     The rates are tabulated ``block`` steps at a time and kept as a list of (R, 1, 1) views, so a step
     costs one multiplication.

@@ -150,7 +150,7 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
             value = None if isinstance(cell, str) and cell.strip().lower() == "none" and defaults.get(key, 0) is None \
                 else _convert(key, cell, converters, where)
             if key == "a":
-                value = str(_checked(lambda: parse_exponent(value, "--a"), key, cell, where))
+                value = str(_checked(lambda: parse_exponent(value, "a"), key, cell, where))
             if value in converted:
                 raise InputError(GRID_OPTION, f"{where}: key {key!r} repeats the value {json.dumps(cell)}")
             converted.append(value)
@@ -198,9 +198,9 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
 
         steps, checkpoints = options["steps"], options["checkpoints"]
         if steps < 1:  # the messages of rates run (cli/run.py) and of rates.engine.simulate
-            check(lambda: _refuse("--steps", f"must be a positive integer, got {steps}"))
+            check(lambda: _refuse("steps", f"must be a positive integer, got {steps}"))
         if checkpoints < 2:
-            check(lambda: _refuse("--checkpoints", f"must be an integer >= 2, got {checkpoints}"))
+            check(lambda: _refuse("checkpoints", f"must be an integer >= 2, got {checkpoints}"))
         if check_device and options["device"] not in devices:
             check(lambda: resolve_device(options["device"]))
             devices.add(options["device"])
@@ -232,7 +232,7 @@ def plan_tasks(configurations: Sequence[Configuration], runs_per_task: int = 32)
     Groups keep the order of their first configuration; tasks of dearer recipes are not reordered here.
     """
     if runs_per_task < 1:
-        raise InputError("--runs-per-task", f"must be a positive integer, got {runs_per_task}")
+        raise InputError("runs_per_task", f"must be a positive integer, got {runs_per_task}")
     groups: dict[tuple, list[Configuration]] = {}
     for configuration in configurations:
         groups.setdefault(configuration.group, []).append(configuration)

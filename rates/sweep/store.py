@@ -53,7 +53,7 @@ class SweepStore:
         except OSError:
             self._lock_file.close()
             self._lock_file = None
-            raise InputError("--out", f"{self.root} is in use by another rates sweep (lock {LOCK} held)") from None
+            raise InputError("out", f"{self.root} is in use by another rates sweep (lock {LOCK} held)") from None
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -68,9 +68,9 @@ class SweepStore:
         """Refuse a path that is a file, or a non-empty directory that is not a sweep (before any work)."""
         path = Path(root)
         if path.exists() and not path.is_dir():
-            raise InputError("--out", f"{path} exists and is not a directory")
+            raise InputError("out", f"{path} exists and is not a directory")
         if path.is_dir() and any(p.name != LOCK for p in path.iterdir()) and not (path / MANIFEST).exists():
-            raise InputError("--out", f"{path} is a non-empty directory without {MANIFEST}; give a new or empty "
+            raise InputError("out", f"{path} is a non-empty directory without {MANIFEST}; give a new or empty "
                              "directory, or the directory of an earlier rates sweep to resume it")
 
     def manifest(self) -> Optional[dict[str, Any]]:
@@ -80,9 +80,9 @@ class SweepStore:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as err:
-            raise InputError("--out", f"{path} is unreadable ({err}); remove it or use another --out") from None
+            raise InputError("out", f"{path} is unreadable ({err}); remove it or use another --out") from None
         if not isinstance(data, dict) or data.get("schema") != SWEEP_SCHEMA:
-            raise InputError("--out", f"{path} is not a rates sweep manifest (schema {SWEEP_SCHEMA!r})")
+            raise InputError("out", f"{path} is not a rates sweep manifest (schema {SWEEP_SCHEMA!r})")
         return data
 
     def accept_grid(self, digest: str, grid: dict[str, list[Any]], source: str, configurations: int,
@@ -147,7 +147,7 @@ class SweepStore:
                 entry = self._append_index(name, keys, {"recovered": True})
             for key in entry["configurations"]:
                 if key in found:
-                    raise InputError("--out", f"configuration {key} appears in both {found[key]} and {name}; "
+                    raise InputError("out", f"configuration {key} appears in both {found[key]} and {name}; "
                                      "the sweep directory was edited by hand")
                 found[key] = name
         return found

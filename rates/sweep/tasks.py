@@ -198,7 +198,7 @@ class _dask_client:
             try:
                 self.client = Client(self.executor, timeout="15s")
             except (OSError, TimeoutError, ValueError) as err:
-                raise InputError("--scheduler", f"cannot connect to a Dask scheduler at {self.executor!r}: "
+                raise InputError("scheduler", f"cannot connect to a Dask scheduler at {self.executor!r}: "
                                  f"{' '.join(str(err).split()) or type(err).__name__}") from None
         return self.client
 
@@ -256,5 +256,5 @@ def executor_name(scheduler: Optional[str], parallel: bool = True) -> str:
         return "local" if parallel else "serial"
     text = str(scheduler).strip()
     if not text:
-        raise InputError("--scheduler", "expected local, serial or a Dask scheduler address such as tcp://host:8786")
+        raise InputError("scheduler", "expected local, serial or a Dask scheduler address such as tcp://host:8786")
     return text

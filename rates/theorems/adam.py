@@ -1,13 +1,13 @@
 """Adam without the stability constant (eps = 0), max-norm geometry.
 
-Setting: as NSD (THEORY.md section 1) plus SIGNADAM Ass. 3.2 (second-moment buffer entries bounded below
+Setting: as NSD (docs/theory.md section 1) plus SIGNADAM Ass. 3.2 (second-moment buffer entries bounded below
 by ``rho``) and Ass. 3.4 (the schedule satisfies the moment-ratio condition after a time depending on
 ``beta1, beta2``).
 
 Algorithm: ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2``, bias
 corrected, ``W <- W - eta_t m_t / sqrt(v_t)`` (SIGNADAM eq. 3; ``beta1 = beta2 = 0`` is SignGD).
 
-Guarantee (SIGNADAM ``003_35ca27fd72435096.txt`` Thm 6.3, Cor. 6.4, Remark 6.5) [rebuilt]: the descent step
+Guarantee (SIGNADAM Thm 6.3, Cor. 6.4, Remark 6.5) [rebuilt]: the descent step
 carries, besides SignGD's curvature noise ``alpha eta_t``, the moment mismatch ``|m/sqrt(v) - sign(g)|``,
 which Lemma D.1-D.4 bound entry-wise by ``O(sqrt(eta_t))`` (first and second moments average gradients
 over a window of past iterates that moved by ``O(eta_t)``); so ``noise_t = alpha eta_t + c_adam eta_t^{1/2}``
@@ -83,7 +83,7 @@ FAMILY = FamilyDeclaration(
                    _eps_zero),
         full_batch(_CITE, "no seed theorem covers mini-batch Adam"),
         Hypothesis("beta1 <= beta2", "beta1 <= beta2, as in the binary-class Adam analysis Thm 6.3 extends "
-                   "[rebuilt, THEORY.md section 3]", _CITE, STRUCTURE, _betas_ordered),
+                   "[rebuilt, docs/theory.md section 3]", _CITE, STRUCTURE, _betas_ordered),
         separable(_CITE),
         a_in_unit_interval(_CITE),
     ),

@@ -1,7 +1,7 @@
 """Bound templates, thresholds and predictions shared by every theorem family.
 
-Setting (THEORY.md section 3, SIGNADAM ``003_35ca27fd72435096.txt`` App. C proof overview; MINIBATCH
-``002_e8731d42f3942599.txt`` App. D-G) [rebuilt]: every linear-model theorem has the skeleton
+Setting (docs/theory.md section 3, SIGNADAM App. C proof overview; MINIBATCH
+App. D-G) [rebuilt]: every linear-model theorem has the skeleton
 
 1. descent ``L(W_{t+1}) <= L(W_t) - eta_t (gamma_ref - noise_t) G(W_t)`` with ``noise_t = sum_j c_j eta_t^{q_j}``;
 2. ``t_0`` = first ``t`` with ``c_j eta_t^{q_j} <= gamma_ref / (2J)`` for each of the ``J`` noise terms
@@ -31,14 +31,15 @@ import numpy as np
 import sympy as sp
 
 from rates import asymptotics
+from rates.references import reference_for
 from rates.schedules import Schedule, a_symbol, eta0_symbol
 
-# Constants shared by the templates (THEORY.md section 1).
+# Constants shared by the templates (docs/theory.md section 1).
 gamma, B, n, k, b, beta = sp.symbols("gamma B n k b beta", positive=True)
 alpha = sp.Symbol("alpha", positive=True)
 
-SEED_SIGNADAM = "003_35ca27fd72435096.txt"
-SEED_MINIBATCH = "002_e8731d42f3942599.txt"
+SEED_SIGNADAM = "SIGNADAM"
+SEED_MINIBATCH = "MINIBATCH"
 
 
 def curvature_alpha(B_value=B, eta0_value=eta0_symbol):
@@ -65,6 +66,11 @@ class Source:
     def text(self) -> str:
         return f"{self.seed} {self.theorem}"
 
+    @property
+    def reference(self):
+        """The paper this source cites (:mod:`rates.references`), or None for a seed name it does not know."""
+        return reference_for(self.seed)
+
 
 @dataclass(frozen=True)
 class PowerSumTerm:
@@ -86,7 +92,7 @@ class NoiseTerm:
 
 @dataclass(frozen=True)
 class BoundTemplate:
-    """A theorem family's margin-gap bound, in the shape of THEORY.md section 3.
+    """A theorem family's margin-gap bound, in the shape of docs/theory.md section 3.
 
     ``gamma_ref`` is what the noise must stay below and what the gap is measured to: ``gamma`` or an
     effective ``gamma_eff`` (then ``gap_to = "gamma_eff"`` and ``gamma_eff > 0`` is an assumption).
@@ -95,7 +101,7 @@ class BoundTemplate:
     family: str
     title: str
     source: Source
-    status: str  # "given" or "rebuilt" (THEORY.md markers) for the rate statement
+    status: str  # "given" or "rebuilt" (docs/theory.md markers) for the rate statement
     gap_to: str
     numerator: tuple[PowerSumTerm, ...]
     noise: tuple[NoiseTerm, ...]
@@ -178,6 +184,13 @@ def t1_integral_bound(a: sp.Rational, t0: int, requirement, eta0: float) -> str:
 
     ``t = ceil(((1-a) R/eta_0 + (t0+2)^{1-a})^{1/(1-a)} - 2)`` for ``a < 1``, ``ceil((t0+2) exp(R/eta_0) - 2)`` at
     ``a = 1``; returned as a string because it can exceed every float.
+
+    With ``a = 1/2``, ``t0 = 0``, ``R = 10``: ``(R/2 + sqrt 2)^2 - 2 = 39.1...``, and the exact first time is no later:
+
+    >>> t1_integral_bound(sp.Rational(1, 2), 0, 10, 1.0)
+    '40.0'
+    >>> first_time_sum_reaches(Schedule(sp.Rational(1, 2), 1), 0, 10, eta0=1.0) <= 40
+    True
     """
     with mpmath.workdps(30):
         R = mpmath.mpf(requirement) / eta0
@@ -226,6 +239,7 @@ class Prediction:
             "gap_to": self.gap_to,
             "thresholds": self.thresholds,
             "source": self.source.to_json(),
+            "reference": self.source.reference.to_json() if self.source.reference else None,
             "status": self.status,
             "assumptions": self.assumptions,
             "notes": self.notes,

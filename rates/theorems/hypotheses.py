@@ -19,8 +19,8 @@ Guarantee
     data's constants; its computed value is part of the reason).
 
 Reference
-    SIGNADAM ``003_35ca27fd72435096.txt`` Thm 5.3, 6.3; MINIBATCH ``002_e8731d42f3942599.txt`` Thm 4.1, 4.3,
-    4.6, 4.9; THEORY.md sections 3 and 5. PEPit's declarative problem classes inspired the split.
+    SIGNADAM Thm 5.3, 6.3; MINIBATCH Thm 4.1, 4.3,
+    4.6, 4.9; docs/theory.md sections 3 and 5. PEPit's declarative problem classes inspired the split.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Mini-batch steepest descent without momentum under random reshuffling (large batch).
 
-Setting: as NSD (THEORY.md section 1); each epoch splits the ``n`` samples into ``n/b`` disjoint batches of
-size ``b`` (MINIBATCH ``002_e8731d42f3942599.txt`` section 3.1).
+Setting: as NSD (docs/theory.md section 1); each epoch splits the ``n`` samples into ``n/b`` disjoint batches of
+size ``b`` (MINIBATCH section 3.1).
 
 Algorithm: ``W_{t+1} = W_t - eta_t Delta_t``, ``Delta_t`` steepest for the batch gradient ``grad_B L(W_t)``.
 
@@ -54,7 +54,7 @@ def minibatch_gradient_error_bound(B_value, n_value, b_value, G_value):
 
 
 def gamma_eff_minibatch(gamma_value, B_value, n_value, b_value):
-    """``gamma_eff(b) = gamma - 4 B c(n, b)`` [rebuilt; THEORY.md section 3].
+    """``gamma_eff(b) = gamma - 4 B c(n, b)`` [rebuilt; docs/theory.md section 3].
 
     Derivation: with ``E = grad_S L - grad L`` and ``Delta`` steepest for ``grad_S L``,
     ``<grad L, Delta> = ||grad_S L||_* - <E, Delta> >= ||grad L||_* - 2 ||E||_* >= (gamma - 2 * 2B c(n,b)) G``

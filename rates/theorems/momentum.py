@@ -3,7 +3,7 @@
 Setting: as :mod:`rates.theorems.minibatch`, ``m = n/b`` batches per epoch, momentum ``beta in [0, 1)``.
 
 Algorithm: ``M_t = beta M_{t-1} + (1 - beta) grad_{S_t} L(W_t)``, ``Delta_t`` steepest for ``M_t``,
-``W_{t+1} = W_t - eta_t Delta_t`` (MINIBATCH ``002_e8731d42f3942599.txt`` section 3.1).
+``W_{t+1} = W_t - eta_t Delta_t`` (MINIBATCH section 3.1).
 
 Guarantee (MINIBATCH Thm 4.3 / E.4, Cor. 4.5 / E.5): if ``gamma_eff(beta, b) > 0`` then for ``t > t_1``
 

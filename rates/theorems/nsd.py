@@ -1,14 +1,15 @@
 """Normalised steepest descent, full batch, for any entry-wise l_p or Schatten-p norm.
 
 Setting: multiclass linear classifier, cross-entropy, separable data with margin ``gamma`` in the
-algorithm's own norm, ``||h_i||_1 <= B`` (THEORY.md section 1).
+algorithm's own norm, ``||h_i||_1 <= B`` (docs/theory.md section 1).
 
 Algorithm: ``W_{t+1} = W_t - eta_t Delta_t``, ``Delta_t`` the steepest direction of ``grad L(W_t)`` in the
 unit ball of the norm (SignGD for max, NGD for Frobenius, Spectral-GD for spectral, coordinate descent for
-sum; THEORY.md section 2).
+sum; docs/theory.md section 2).
 
-Guarantee (SIGNADAM ``003_35ca27fd72435096.txt`` Thm 5.3 for SignGD, Remark 5.5 / App. E for any norm;
-rates Cor. 5.4 / C.5): for ``t > t_1``
+Guarantee (SIGNADAM Thm 5.3 for SignGD, Remark 5.5 / App. E for any entry-wise
+norm, rates Cor. 5.4 / C.5; for the spectral, nuclear and other Schatten norms, which SIGNADAM does not treat,
+MINIBATCH Thm 4.1 / Cor. 4.2 at ``b = n``, ``beta = 0``, see :func:`source_for`): for ``t > t_1``
 
     gamma - gamma(W_t) <= [ alpha sum_{s=t_0}^{t-1} eta_s^2 + gamma sum_{s<t_1} eta_s + log n ] / sum_{s<t} eta_s
 
@@ -22,11 +23,28 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rates.theorems.base import (SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha,
+from rates.norms import parse_norm
+from rates.theorems.base import (SEED_MINIBATCH, SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha,
                                  gamma)
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, full_batch, separable
 
 SOURCE = Source(SEED_SIGNADAM, "Thm 5.3, Cor. 5.4/C.5, Rem. 5.5")
+# SIGNADAM treats entry-wise norms only (its section 2); Schatten norms come from MINIBATCH's norm-general
+# analysis, whose no-momentum theorem at b = n has gamma_eff(n) = gamma and, in its own words, "the full-batch
+# convergence rate" under "the corresponding entry-wise or Schatten-p norm" (MINIBATCH section 1).
+SCHATTEN_SOURCE = Source(SEED_MINIBATCH, "Thm 4.1/D.4, Cor. 4.2/D.5 at b = n, beta = 0")
+
+
+def source_for(norm: str) -> Source:
+    """SIGNADAM for entry-wise norms (Frobenius = Schatten-2 included), MINIBATCH for the other Schatten norms.
+
+    >>> source_for("spectral").text
+    'MINIBATCH Thm 4.1/D.4, Cor. 4.2/D.5 at b = n, beta = 0'
+    >>> source_for("max") == SOURCE and source_for("frobenius") == SOURCE
+    True
+    """
+    parsed = parse_norm(norm)
+    return SCHATTEN_SOURCE if parsed.kind == "schatten" and parsed.p != 2.0 else SOURCE
 
 
 def template(norm: str = "max") -> BoundTemplate:
@@ -34,7 +52,7 @@ def template(norm: str = "max") -> BoundTemplate:
     return BoundTemplate(
         family="nsd",
         title=f"NSD full batch ({norm})",
-        source=SOURCE,
+        source=source_for(norm),
         status="given",
         gap_to="gamma",
         numerator=(PowerSumTerm(sp.Integer(2), alpha, "second-order (curvature) noise of the Taylor step"),),

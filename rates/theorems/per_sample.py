@@ -1,10 +1,10 @@
 """Per-sample (b = 1) SignSGD / N-SGD / Spectral-SGD: a limit *direction*, not a rate.
 
-Setting (MINIBATCH ``002_e8731d42f3942599.txt`` section 4.4, Def. 4.8, App. H.2.1) [given]: orthogonal
+Setting (MINIBATCH section 4.4, Def. 4.8, App. H.2.1) [given]: orthogonal
 scale-skewed data, ``d = k``, ``h_i = s_i e_{y_i}`` with arbitrary scales ``s_i > 0``, class counts ``n_c``
 (possibly unequal); per-sample updates under random reshuffling from ``W_0 = 0``, ``eta_t = eta_0 (t+2)^(-a)``.
 
-Algorithm and the rebuilt step directions (THEORY.md section 5) [rebuilt]:
+Algorithm and the rebuilt step directions (docs/theory.md section 5) [rebuilt]:
 
 * SignSGD: ``grad l_i(W) = (S(W h_i) - e_{y_i}) s_i e_{y_i}^T`` has one nonzero column, negative in row
   ``y_i`` and positive elsewhere, so ``-sign(grad l_i) = (2 e_{y_i} - 1) e_{y_i}^T`` for every ``W``.
@@ -41,14 +41,14 @@ def class_directions(k: int, algorithm: str) -> np.ndarray:
     if algorithm in ("nsgd", "spectral-sgd"):
         centred = eye - 1.0 / k
         return centred / np.linalg.norm(centred, axis=0, keepdims=True)
-    raise InputError("--algo", f"per-sample theorem covers {', '.join(PER_SAMPLE_ALGORITHMS)}; got {algorithm!r}")
+    raise InputError("algo", f"per-sample theorem covers {', '.join(PER_SAMPLE_ALGORITHMS)}; got {algorithm!r}")
 
 
 def bias_matrix(class_counts, algorithm: str) -> np.ndarray:
-    """``M = sum_c (n_c/n) D_c e_c^T`` (THEORY.md section 5, MINIBATCH Thm 4.9)."""
+    """``M = sum_c (n_c/n) D_c e_c^T`` (docs/theory.md section 5, MINIBATCH Thm 4.9)."""
     counts = np.asarray(class_counts, dtype=np.float64)
     if counts.ndim != 1 or counts.size < 2 or np.any(counts < 1) or np.any(counts != np.round(counts)):
-        raise InputError("--class-counts", f"need at least two positive integer class counts, got {class_counts}")
+        raise InputError("class_counts", f"need at least two positive integer class counts, got {class_counts}")
     return class_directions(counts.size, algorithm) * (counts / counts.sum())[None, :]
 
 
@@ -193,7 +193,7 @@ def predict_on(data, algorithm: str) -> DataPrediction:
 
     ok, structure = orthogonal_structure(data)
     if not ok:
-        raise InputError("--data", f"Thm 4.9 needs orthogonal scale-skewed data: {structure}")
+        raise InputError("data", f"Thm 4.9 needs orthogonal scale-skewed data: {structure}")
     counts = np.bincount(np.asarray(data.y), minlength=int(data.k))
     limit = limit_direction(counts, algorithm)
     rows = tuple(MarginRow(name, margin_of(limit.direction, data, name), ref.gamma,

@@ -1,6 +1,6 @@
 """The per-sample family's gate declaration: b = 1 SignSGD / N-SGD / Spectral-SGD on orthogonal data.
 
-Setting: MINIBATCH ``002_e8731d42f3942599.txt`` section 4.4, Def. 4.8 [given]: ``d = k``, ``h_i = s_i e_{y_i}``
+Setting: MINIBATCH section 4.4, Def. 4.8 [given]: ``d = k``, ``h_i = s_i e_{y_i}``
 with ``s_i > 0``, per-sample updates (``b = 1``) under random reshuffling from ``W_0 = 0``.
 
 Algorithm: :mod:`rates.theorems.per_sample` (step directions, bias matrix ``M``).

@@ -3,7 +3,7 @@
 Setting: as :mod:`rates.theorems.minibatch`; the snapshot ``W~`` is taken at the start of each epoch.
 
 Algorithm: signal ``grad_S L(W_t) - grad_S L(W~) + grad L(W~)`` (optionally fed through momentum ``beta``),
-``Delta_t`` steepest for the signal, ``W_{t+1} = W_t - eta_t Delta_t`` (MINIBATCH ``002_e8731d42f3942599.txt``
+``Delta_t`` steepest for the signal, ``W_{t+1} = W_t - eta_t Delta_t`` (MINIBATCH
 section 3.1).
 
 Guarantee (MINIBATCH Thm 4.6 / F.4 without momentum, G.4 with; Cor. 4.7 / F.5 / G.5): with no condition

@@ -1,0 +1,145 @@
+"""The extension points, used from this file alone: a toy norm kind (one class) and a toy named optimiser
+(one registration line) run through the max-margin solver, the engine and the fit.
+
+The toy norm is the scaled Frobenius norm ``s ||W||_F`` (``scaledfro:S``). Everything about it follows in closed
+form from the Frobenius norm, which gives the independent expectations:
+
+* dual ``||Z||_F / s``, steepest direction ``Z / (s ||Z||_F)``;
+* max margin ``gamma_toy = gamma_F / s`` (its own cvxpy expression vs the built-in Frobenius solve);
+* NSD in the toy norm with ``eta_0`` moves exactly as NGD with ``eta_0 / s``, so its margin gap is the NGD gap
+  divided by ``s`` at every checkpoint, and the fitted slopes agree.
+
+This is the worked example of docs/extending.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+import torch
+
+from rates.algorithms import ALGORITHMS, NamedAlgorithm, register_algorithm
+from rates.data import parse_data
+from rates.engine import RunSpec, simulate
+from rates.margins import clear_cache, max_margin
+from rates.norms import NORM_KINDS, Norm, inner, parse_norm, register_norm
+from rates.report import fit_trajectory
+
+SCALE = 2.5
+
+
+@dataclass(frozen=True)
+class ScaledFrobeniusNorm(Norm):
+    """``s ||W||_F`` with ``s = p``; its dual is ``||Z||_F / s``, a member of the same kind with ``p = 1/s``."""
+
+    kind: ClassVar[str] = "scaledfro"
+    prefix: ClassVar[str] = "scaledfro"
+    aliases: ClassVar[dict[str, float]] = {}
+
+    def value(self, W: torch.Tensor) -> torch.Tensor:
+        return self.p * torch.linalg.vector_norm(W.flatten(-2), dim=-1)
+
+    def dual(self) -> Norm:
+        return ScaledFrobeniusNorm(1.0 / self.p)
+
+    def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
+        fro = torch.linalg.vector_norm(Z.flatten(-2), dim=-1)[..., None, None]
+        return Z / (self.p * torch.where(fro > 0, fro, torch.ones_like(fro)))
+
+    def cvxpy(self, matrix: Any, vectorised: Any) -> Any:
+        import cvxpy as cp
+
+        return self.p * cp.norm(vectorised, 2)
+
+
+@pytest.fixture
+def toy():
+    """Register the toy norm kind and the toy optimiser for one test, and forget them afterwards."""
+    register_norm(ScaledFrobeniusNorm)  # what ``@register_norm`` above the class does in a module of rates
+    # the one line that names an optimiser: normalised steepest descent in the toy norm
+    register_algorithm(NamedAlgorithm("scaled-ngd", f"scaledfro:{SCALE}"))
+    clear_cache()
+    yield
+    ALGORITHMS.pop("scaled-ngd")
+    NORM_KINDS.pop(ScaledFrobeniusNorm.kind)
+    clear_cache()
+
+
+def test_toy_norm_is_a_norm_with_its_dual_and_steepest_direction(toy):
+    norm = parse_norm(f"scaledfro:{SCALE}")
+    assert isinstance(norm, ScaledFrobeniusNorm) and norm.name == f"scaledfro:{SCALE}"
+    Z = torch.randn(4, 3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    fro = np.linalg.norm(Z.numpy().reshape(4, -1), axis=1)
+    np.testing.assert_allclose(norm.value(Z).numpy(), SCALE * fro, rtol=1e-14)
+    np.testing.assert_allclose(norm.dual_value(Z).numpy(), fro / SCALE, rtol=1e-14)
+    delta = norm.steepest(Z)
+    np.testing.assert_allclose(norm.value(delta).numpy(), 1.0, rtol=1e-14)  # on the unit sphere
+    np.testing.assert_allclose(inner(Z, delta).numpy(), fro / SCALE, rtol=1e-14)  # attains the dual norm
+
+
+def test_toy_norm_max_margin_is_the_frobenius_margin_over_the_scale(toy):
+    data = parse_data("default")
+    toy_margin = max_margin(data, f"scaledfro:{SCALE}")
+    frobenius = max_margin(data, "frobenius")
+    assert toy_margin.solver == "clarabel-conic" and toy_margin.accuracy <= 1e-7
+    assert math.isclose(toy_margin.gamma * SCALE, frobenius.gamma, rel_tol=1e-7)
+    # the maximiser has unit toy norm, i.e. Frobenius norm 1/s
+    assert math.isclose(np.linalg.norm(toy_margin.W), 1.0 / SCALE, rel_tol=1e-12)
+
+
+def test_toy_optimiser_runs_through_engine_and_fit_like_ngd(toy):
+    data = parse_data("default")
+    trajectory = simulate([RunSpec("scaled-ngd", "3/4", eta0=1.0),
+                           RunSpec("ngd", "3/4", eta0=1.0 / SCALE)], data, steps=20000, checkpoints=40)
+    toy_run, ngd_run = trajectory.runs
+    assert toy_run.config["norm"] == f"scaledfro:{SCALE}" and toy_run.config["family"] == "nsd"
+    # the same iterates, measured in a norm s times larger: every gap is the NGD gap over s
+    np.testing.assert_allclose(toy_run.gap * SCALE, ngd_run.gap, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(toy_run.norm, SCALE * ngd_run.norm, rtol=1e-12)
+
+    toy_fit, ngd_fit = fit_trajectory(trajectory)
+    assert toy_fit.prediction.rate.exponent == ngd_fit.prediction.rate.exponent  # t^-(1-a) = t^-1/4
+    # NGD at a = 3/4 is tight against its bound's local slope on this preset (README worked example: signgd)
+    assert toy_fit.verdict.label == ngd_fit.verdict.label == "tight"
+    # a gap scaled by a constant has the same log-log slope
+    assert math.isclose(toy_fit.verdict.fit.slope, ngd_fit.verdict.fit.slope, rel_tol=1e-6)
+
+
+def toy_family_template(norm: str = "max"):
+    """A theorem family whose noise grows like eta^(1/3): numerator ``c sum eta^(4/3)`` (docs/extending.md)."""
+    import sympy as sp
+
+    from rates.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, gamma
+
+    c = sp.Symbol("c_toy", positive=True)
+    return BoundTemplate(
+        family="toy", title=f"toy family ({norm})", source=Source("SIGNADAM", "toy, not a theorem of the paper"),
+        status="rebuilt", gap_to="gamma",
+        numerator=(PowerSumTerm(sp.Rational(4, 3), c, "toy noise"),),
+        noise=(NoiseTerm(sp.Rational(1, 3), c, "toy: c eta_t^(1/3)"),),
+        gamma_ref=gamma, assumptions=("gamma > 0",), definitions={},
+    )
+
+
+def test_toy_theorem_family_gets_rates_derived_from_its_template(monkeypatch):
+    from dataclasses import replace
+
+    import sympy as sp
+
+    from rates.algorithms import resolve_algorithm
+    from rates.theorems import FAMILIES, predict
+
+    monkeypatch.setitem(FAMILIES, "toy", lambda config: toy_family_template(config.norm))
+    config = replace(resolve_algorithm("signgd"), name="toy-sd", family="toy")  # a configuration the family covers
+    # closed form: sum eta^(4/3) ~ t^(1-4a/3) over sum eta ~ t^(1-a) gives t^(-a/3) below a = 3/4, where the sum
+    # turns logarithmic; above it the numerator is bounded and the rate is 1/sum eta ~ t^-(1-a)
+    expected = {sp.Rational(1, 2): ("1/6", 0), sp.Rational(3, 4): ("1/4", 1), sp.Rational(9, 10): ("1/10", 0),
+                sp.Integer(1): ("0", -1)}
+    for a, (exponent, log_power) in expected.items():
+        data = predict(config, a).to_json()
+        assert (data["rate"]["exponent"], data["rate"]["log_power"]) == (exponent, log_power)
+        assert data["best_a"] == "3/4" and data["reference"]["short_name"] == "SIGNADAM"

@@ -22,11 +22,14 @@ class StudyOptions:
     device: str = "auto"
     quick: bool = False  # a reduced size for tests and smoke runs
     progress: bool = True
+    figures: bool = True  # False: claims, tables and trajectories only (tests of the claims logic)
 
 
 STUDIES: dict[str, str] = {
     "default": "rates.report:run_default_study",
     "flavors": "rates.homogeneous.study:run_flavors_study",
+    "minibatch": "rates.study_minibatch:run_minibatch_study",
+    "signadam": "rates.study_signadam:run_signadam_study",
 }
 
 

@@ -84,7 +84,7 @@ class Size:
 
 FULL = Size("minibatch", (1, 4, 16, 64), seeds=2, fig1_steps=100_000, rate_steps=200_000, persample_steps=100_000,
             rate_batch=16, rate_momentum=0.9)
-QUICK = replace(FULL, seeds=1, fig1_steps=400, rate_steps=1000, persample_steps=1000, checkpoints=16)
+QUICK = replace(FULL, seeds=1, fig1_steps=300, rate_steps=1000, persample_steps=1000, checkpoints=16)
 
 
 def _spec(algo: str, a: str, seed: int, batch: int, beta: float, vr: bool):

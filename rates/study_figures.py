@@ -57,8 +57,11 @@ def curve(ax, t: np.ndarray, values: np.ndarray, label: str, log_y: bool = True,
     if values.shape[0] > 1:
         ax.fill_between(t, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
     ax.set_xscale("log")
-    if log_y:
-        ax.set_yscale("log")
+    low, high = ax.get_xlim() if ax.get_lines()[:-1] else (np.inf, 0.0)
+    ax.set_xlim(min(low, float(np.min(t))), max(high, float(np.max(t))))  # an all-NaN curve sets no limits
+    if log_y and any(np.any(np.isfinite(np.asarray(ln.get_ydata(), float)) & (np.asarray(ln.get_ydata(), float) > 0))
+                     for ln in ax.get_lines()):
+        ax.set_yscale("log")  # a panel with no positive value stays linear (log of nothing is an error)
 
 
 def finish(ax, xlabel: str, ylabel: str, title: str, legend: bool = True, fontsize: int = 7) -> None:

@@ -25,7 +25,7 @@ def new_figure(rows: int, cols: int, width: float = 4.0, height: float = 3.2):
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, cols, squeeze=False)
     # fixed margins: bbox_inches="tight" renders every figure twice
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.09, top=0.88, wspace=0.32, hspace=0.45)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.09, top=0.88, wspace=0.38, hspace=0.6)
     return fig, axes
 
 

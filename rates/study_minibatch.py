@@ -247,7 +247,8 @@ def fig1_claims(table: ClaimsTable, cfgs: dict[tuple, Fig1Config], size: Size, n
     parts, measured = [], {}
     for algo in ALGORITHMS:
         c = cfgs[(algo, n, 0.0, False)]
-        measured[algo] = f"rel. err {c.final_rel():.3g} (x{c.trend():.2g} over the last decade), cos {c.final_cos():.4f}"
+        measured[algo] = (f"rel. err {c.final_rel():.3g} (x{c.trend():.2g} over the last decade), "
+                          f"cos {c.final_cos():.4f}")
         ok = c.final_rel() < CONVERGED and c.trend() < 1
         parts.append(decide(ok, f"{DISPLAY[algo]}: relative error {c.final_rel():.3g} or trend x{c.trend():.2g}"))
     table.add(Claim("Full batch (b = n), no momentum: converges to the max-margin solution", src + "(a)-(b)",
@@ -270,7 +271,8 @@ def fig1_claims(table: ClaimsTable, cfgs: dict[tuple, Fig1Config], size: Size, n
         for b in small:
             c0, c5 = cfgs[(algo, b, 0.0, False)], cfgs[(algo, b, 0.5, False)]
             rows.append((b, c0.final_rel(), c5.final_rel(), c0.final_cos(), c5.final_cos()))
-        measured[algo] = ", ".join(f"b={b}: err {e0:.3g}->{e5:.3g}, cos {k0:.3f}->{k5:.3f}" for b, e0, e5, k0, k5 in rows)
+        measured[algo] = ", ".join(f"b={b}: err {e0:.3g}->{e5:.3g}, cos {k0:.3f}->{k5:.3f}"
+                                   for b, e0, e5, k0, k5 in rows)
         worse = [b for b, e0, e5, k0, k5 in rows if not (e5 < e0 and k5 > k0)]
         remains = any(e5 >= CONVERGED for _, _, e5, _, _ in rows)
         parts.append(decide(not worse and remains,
@@ -357,7 +359,8 @@ def persample_claims(table: ClaimsTable, ps: dict[tuple, dict], seeds: list[int]
     low = {key: c for key, c in finals.items() if not c > COSINE_M}
     by_algo = {algo: describe([c for (name, al, s), c in finals.items() if al == algo], 6) for algo in ALGORITHMS}
     table.add(Claim("Per-sample (b = 1) iterates converge in direction to M/||M|| (bias matrix)", src,
-                    f"cosine to M at t = {steps:g}, over {len(names)} datasets x {len(seeds)} seeds: " + _fmt_algos(by_algo),
+                    f"cosine to M at t = {steps:g}, over {len(names)} datasets x {len(seeds)} seeds: "
+                    + _fmt_algos(by_algo),
                     f"cosine to M/||M|| > {COSINE_M} for every algorithm, dataset and seed",
                     *decide(not low, f"below {COSINE_M} for {sorted(low)}"),
                     values={"/".join(map(str, k)): c for k, c in finals.items()}))
@@ -373,7 +376,8 @@ def persample_claims(table: ClaimsTable, ps: dict[tuple, dict], seeds: list[int]
         measured[algo] = f"cos to W*_{own} {end:.4f} (changed {change:.1e} over the last decade)"
         parts.append(decide(end < 0.99 and change < 0.01, f"{DISPLAY[algo]}: cosine {end:.4f}, change {change:.1e}"))
     table.add(Claim("Cosine to the max-margin solution stagnates well below 1 (imbalanced data)", src,
-                    "orthogonal-imbalanced: " + _fmt_algos(measured), "final cosine < 0.99 and moving < 0.01 per decade",
+                    "orthogonal-imbalanced: " + _fmt_algos(measured),
+                    "final cosine < 0.99 and moving < 0.01 per decade",
                     *combine(parts)))
 
     parts, measured = [], {}
@@ -518,7 +522,8 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
 
     table = ClaimsTable(f"MINIBATCH claims ({len(seeds)} seed(s); {'quick' if options.quick else 'full'} mode)",
                         "tab:minibatch-claims",
-                        short_run=f"quick mode ({size.fig1_steps}-{size.persample_steps} steps)" if options.quick else "")
+                        short_run=(f"quick mode ({size.fig1_steps}-{size.persample_steps} steps)"
+                                   if options.quick else ""))
     fig1_claims(table, cfgs, size, n, size.fig1_steps)
     rate_claims(table, records, size, n)
     persample_claims(table, ps, seeds, size.persample_steps)

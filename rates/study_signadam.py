@@ -115,7 +115,8 @@ def _fit_text(rec) -> str:
     if v.fit is None:
         return f"no fit ({v.label})"
     local = f"{v.predicted_local_slope:+.3f}" if v.predicted_local_slope is not None else "-"
-    return f"slope {v.fit.slope:+.3f} ± {v.fit.stderr:.3f} vs bound {local} over [{v.window.t0:.3g}, {v.window.t1:.3g}]: {v.label}"
+    return (f"slope {v.fit.slope:+.3f} ± {v.fit.stderr:.3f} vs bound {local} over "
+            f"[{v.window.t0:.3g}, {v.window.t1:.3g}]: {v.label}")
 
 
 def rate_claims(table: ClaimsTable, records: dict[tuple, Any]) -> None:
@@ -132,7 +133,8 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any]) -> None:
                         values={algo: records[(algo, a, 0.0)].verdict.to_json() for algo in NSD_ALGORITHMS}))
     for a in ADAM_AS:
         rec = records[("adam", a, 0.0)]
-        table.add(Claim(f"Adam (eps = 0) margin gap O({rec.prediction.rate.text}) at a = {a}", f"{SEED} Thm 6.3, Cor. 6.4",
+        table.add(Claim(f"Adam (eps = 0) margin gap O({rec.prediction.rate.text}) at a = {a}",
+                        f"{SEED} Thm 6.3, Cor. 6.4",
                         _fit_text(rec), "comparator verdict tight or loose (one-sided bound)",
                         *claim_verdict_from_fit(rec.verdict.label, rec.verdict.reason), values=rec.verdict.to_json()))
 
@@ -189,7 +191,8 @@ def margin_claims(table: ClaimsTable, margin: dict[str, dict], steps: int) -> No
     parts = [decide(cos["NGD"][1] > cos["NGD"][0], f"NGD cosines {cos['NGD']}")]
     for name in ["SignGD"] + adams:
         parts.append(decide(cos[name][0] > cos[name][1], f"{name} cosines {cos[name][0]:.4f}, {cos[name][1]:.4f}"))
-    table.add(Claim("SignGD and Adam iterates correlate with W*_max, NGD with W*_2", f"{SEED} sec. 7 (2), Figs. cor_inf / cor_v2",
+    table.add(Claim("SignGD and Adam iterates correlate with W*_max, NGD with W*_2",
+                    f"{SEED} sec. 7 (2), Figs. cor_inf / cor_v2",
                     measured + " (W*_max from the LP solver; it need not be unique)",
                     "cosine to the own geometry's W* exceeds the cosine to the other", *combine(parts)))
 
@@ -263,8 +266,9 @@ def figures(out_dir: Path, records: dict, class_records: dict, margin: dict, dpi
         sf.curve(axes[0, 1], m["t"], [m["frobenius"]], name, log_y=False, **style)
         sf.curve(axes[0, 2], m["t"], [m["cos_max"]], name, log_y=False, **style)
         sf.curve(axes[0, 3], m["t"], [m["cos_2"]], name, log_y=False, **style)
-    for ax, ylabel, title in zip(axes[0], ("γ_max(W_t) / γ_max", "γ_2(W_t) / γ_2", "cos(W_t, W*_max)", "cos(W_t, W*_2)"),
-                                 ("max-norm margin", "2-norm margin", "correlation with W*_max", "correlation with W*_2")):
+    ylabels = ("γ_max(W_t) / γ_max", "γ_2(W_t) / γ_2", "cos(W_t, W*_max)", "cos(W_t, W*_2)")
+    titles = ("max-norm margin", "2-norm margin", "correlation with W*_max", "correlation with W*_2")
+    for ax, ylabel, title in zip(axes[0], ylabels, titles):
         sf.finish(ax, "iteration t", ylabel, title, legend=ax is axes[0, 0])
     fig.suptitle("SIGNADAM sec. 7 analogue: NGD, SignGD (a = 1/2), Adam (a = 2/3, eps = 0 / 1e-8 / 1e-6)", fontsize=10)
     written += sf.save(fig, out_dir, "margins", dpi)
@@ -332,7 +336,8 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
         f"Source: {SEED} (SIGNADAM); its sizes were lost in the text extraction, so they are ours: data "
         f"'{size.data}' (k = 3, d = 5, 10 per class, sigma = 0.3), eta_0 = 1, W_0 = 0, Adam beta1 = 0.9, "
         f"beta2 = 0.999; {size.nsd_steps} steps (SignGD, NGD), {size.adam_steps} (Adam), {size.classes_steps} "
-        f"(k sweep on {classes_data(0).replace('k=0,', '')}), {size.margin_steps} (sec. 7 margins); seeds are data draws.",
+        f"(k sweep on {classes_data(0).replace('k=0,', '')}), {size.margin_steps} (sec. 7 margins); "
+        "seeds are data draws.",
         "Rate claims are one-sided upper bounds: tight or loose reproduce them; other comparator labels are "
         "'no verdict' with the comparator's reason quoted.",
         f"Simulation took {simulated:.0f} s on {options.device}.",

@@ -157,13 +157,13 @@ def experiments(quick: bool, fig1_loss: str = "exp") -> list[Experiment]:
     ]
     if not quick:
         return full
-    return [replace(e, steps=max(40, e.steps // 50), width=8, n_train=24 if e.data != "teacher-student" else 12)
+    return [replace(e, steps=max(30, e.steps // 100), width=8, n_train=24 if e.data != "teacher-student" else 12)
             for e in full]
 
 
 # Shampoo's update has no eq. 1 factor ||g||_*: without accumulation each step has spectral norm eta in W,
 # so eta is an absolute step length [ours]; FLAVORS App. D used 20 with its own normalisation.
-_SHAMPOO_LR = 1e-2
+_SHAMPOO_LR = 1e-1
 
 
 def run_experiment(exp: Experiment, seeds: list[int], device) -> History:
@@ -208,7 +208,8 @@ def _monotonicity_row(table: ClaimsTable, label: str, h: History) -> None:
     verdict, reason = _verdict(passed == drop.size, passed, int(drop.size))
     table.add(Claim(f"{label}: own soft margin ({h.geometry}) non-decreasing after L < l(0)",
                     f"FLAVORS {FLAVORS} Thm 3.1 [given]",
-                    f"max relative drop {spread(drop, 3).text}; {int(reached.sum())}/{reached.size} runs reached L < l(0)",
+                    f"max relative drop {spread(drop, 3).text}; {int(reached.sum())}/{reached.size} runs reached "
+                    "L < l(0)",
                     f"max drop <= L*max rho = {spread(tol, 3).text} (O(eta) tolerance)", verdict, reason))
 
 
@@ -242,7 +243,8 @@ def _adam_row(table: ClaimsTable, adam: History, sd: History, gd: History) -> No
     measured = (f"Adam gamma_1 at separation {spread(at_sep[ok], 3).text}, max after {spread(later_max[ok], 3).text}, "
                 f"end {spread(adam.final('gamma_1')[ok], 3).text}; SD end {spread(sd.final('gamma_1')[ok], 3).text}; "
                 f"GD end {spread(gd.final('gamma_1')[ok], 3).text}")
-    table.add(Claim("Adam (eps=1e-8) raises gamma_1 after separation like SD", f"FLAVORS {FLAVORS} section 4.2, Fig. 2 [given]",
+    table.add(Claim("Adam (eps=1e-8) raises gamma_1 after separation like SD",
+                    f"FLAVORS {FLAVORS} section 4.2, Fig. 2 [given]",
                     measured, f"gamma_1 grows after the separating step and ends above GD's "
                     f"({seeds_hold}/{int(ok.sum())} seeds)", *_verdict(mean_holds, seeds_hold, int(ok.sum()))))
 
@@ -260,7 +262,8 @@ def _init_scale_row(table: ClaimsTable, h: dict[str, History]) -> None:
             parts.append((NO_VERDICT, f"{algo.upper()}: no seed separated at every init scale"))
             continue
         means = [float(np.mean(run.final(metric)[ok])) for run in runs]
-        measured.append(f"{algo.upper()} {metric}: " + ", ".join(f"alpha={a:g}: {m:.4g}" for a, m in zip(INIT_SCALES, means)))
+        measured.append(f"{algo.upper()} {metric}: "
+                        + ", ".join(f"alpha={a:g}: {m:.4g}" for a, m in zip(INIT_SCALES, means)))
         increasing = all(x < y for x, y in zip(means, means[1:]))
         parts.append((REPRODUCED, "") if increasing else
                      (NOT_REPRODUCED, f"{algo.upper()} {metric} means {', '.join(f'{m:.4g}' for m in means)} do not "
@@ -276,7 +279,8 @@ def _kkt_row(table: ClaimsTable, label: str, h: History) -> None:
     res = h.metrics["kkt_residual"]
     ok = ~h.diverged & (h.t_below_level >= 0)
     if not ok.any():
-        table.add(Claim(f"{label}: late iterates approach a KKT direction of (MM)", f"FLAVORS {FLAVORS} Thm 3.4, eq. 46/62",
+        table.add(Claim(f"{label}: late iterates approach a KKT direction of (MM)",
+                        f"FLAVORS {FLAVORS} Thm 3.4, eq. 46/62",
                         "no run reached L < l(0)", "-", NO_VERDICT, "no run reached the late phase; run longer"))
         return
     start = np.array([res[r, np.searchsorted(h.t, h.t_below_level[r])] for r in range(res.shape[0])])
@@ -316,8 +320,9 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
     verdict, reason = _verdict(bool(np.mean(ends) < np.mean(peaks) and np.mean(rise) > 0), int(sum(holds)), len(holds))
     table.add(Claim(f"Adam (eps={eps:g}) second phase: gamma_1 falls, gamma_2 rises once L < 1e-7",
                     f"FLAVORS {FLAVORS} section 4.2, Fig. 2, 6 [given]",
-                    f"{int(reached.sum())}/{reached.size} runs reached L < 1e-7; gamma_1 peak {spread(np.array(peaks), 3).text}"
-                    f", end {spread(np.array(ends), 3).text}; gamma_2 change after L < 1e-7 {spread(np.array(rise), 3).text}",
+                    f"{int(reached.sum())}/{reached.size} runs reached L < 1e-7; gamma_1 peak "
+                    f"{spread(np.array(peaks), 3).text}, end {spread(np.array(ends), 3).text}; gamma_2 change after "
+                    f"L < 1e-7 {spread(np.array(rise), 3).text}",
                     "gamma_1 ends >0.1% below its peak and gamma_2 ends above its value at L = 1e-7", verdict, reason))
 
 
@@ -347,16 +352,18 @@ def _homogeneity_row(table: ClaimsTable, seeds: list[int], device) -> None:
         err = homogeneity_error(net, data.X_train)
         worst = max(worst, err)
         parts.append(f"{name}: degree {measured_degree(net, data.X_train):.6f}, rel. error {err:.1e}")
-    table.add(Claim("f(x; c theta) = c^L f(x; theta), c in {0.5, 2, 3.7}", f"FLAVORS {FLAVORS} (A2) [given]", "; ".join(parts),
+    table.add(Claim("f(x; c theta) = c^L f(x; theta), c in {0.5, 2, 3.7}", f"FLAVORS {FLAVORS} (A2) [given]",
+                    "; ".join(parts),
                     "max relative error <= 1e-12", *decide(worst <= 1e-12, f"relative error {worst:.1e}")))
 
 
 def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = False) -> ClaimsTable:
     table = ClaimsTable(f"FLAVORS claims measured at CPU size over {len(seeds)} seeds", "tab:flavors-claims",
-                        short_run="quick mode (40-400 steps, width 8)" if quick else "")
+                        short_run="quick mode (30-200 steps, width 8)" if quick else "")
     o = ORDERING_SCALE
-    for key, label in ((fig1_key("gd", o), "GD (l2)"), (fig1_key("sd", o), "SD (l_inf)"), (fig1_key("cd", o), "CD (l1)"),
-                       ("fig3-spectral", "spectral (frozen output)")):
+    own_norm_runs = ((fig1_key("gd", o), "GD (l2)"), (fig1_key("sd", o), "SD (l_inf)"), (fig1_key("cd", o), "CD (l1)"),
+                     ("fig3-spectral", "spectral (frozen output)"))
+    for key, label in own_norm_runs:
         _monotonicity_row(table, label, h[key])
     fig1 = {"sd": h[fig1_key("sd", o)], "gd": h[fig1_key("gd", o)], "cd": h[fig1_key("cd", o)]}
     source = f"FLAVORS {FLAVORS} section 4.1 (i), Fig. 1 [given]"
@@ -364,8 +371,7 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
     _ordering_row(table, "gamma_2", "gd", fig1, "GD ends with the largest gamma_2", source)
     _ordering_row(table, "gamma_inf", "cd", fig1, "CD ends with the largest gamma_inf", source)
     _init_scale_row(table, h)
-    for key, label in ((fig1_key("gd", o), "GD (l2)"), (fig1_key("sd", o), "SD (l_inf)"), (fig1_key("cd", o), "CD (l1)"),
-                       ("fig3-spectral", "spectral (frozen output)")):
+    for key, label in own_norm_runs:
         _kkt_row(table, label, h[key])
     _adam_row(table, h["fig2-adam"], h["fig2-sd"], h["fig2-gd"])
     for eps in ADAM_EPS_VALUES:
@@ -386,7 +392,8 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
     configs = "; ".join(f"{k}: {e['algorithm']} eta={e['lr']:g}, {e['steps']} steps, width {e['width']}, "
                         f"alpha={e['init_scale']:g}, {e['loss']} loss"
                         + (f", subgradient {e['subgradient']}" if e["subgradient"] != "gradient" else "")
-                        + (f", eps={e['eps']:g}, betas=({e['beta1']:g}, {e['beta2']:g})" if e["algorithm"] == "adam" else "")
+                        + (f", eps={e['eps']:g}, betas=({e['beta1']:g}, {e['beta2']:g})"
+                           if e["algorithm"] == "adam" else "")
                         for k, e in ((k, v.info["experiment"]) for k, v in h.items()))
     table.notes += [
         f"Source: {FLAVORS} (FLAVORS). Every number is measured by rates.homogeneous; the claims are [given] by "
@@ -413,7 +420,8 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
 
 _COLORS = {"gd": "tab:blue", "sd": "tab:green", "cd": "tab:red", "adam": "tab:purple", "spectral": "tab:orange",
            "shampoo": "tab:brown", "shampoo-no-acc": "tab:pink"}
-_LABELS = {"gamma_1": r"$\gamma_1$ (eq. 13)", "gamma_2": r"$\gamma_2$ (eq. 13)", "gamma_inf": r"$\gamma_\infty$ (eq. 13)",
+_LABELS = {"gamma_1": r"$\gamma_1$ (eq. 13)", "gamma_2": r"$\gamma_2$ (eq. 13)",
+           "gamma_inf": r"$\gamma_\infty$ (eq. 13)",
            "gamma_spectral": r"$\gamma_\sigma$ (eq. 15)", "log_loss": r"$\log \mathcal{L}$",
            "train_acc": "train accuracy", "test_acc": "test accuracy",
            "kkt_residual": r"$1 - \langle\theta, -g\rangle / (\|\theta\| \|g\|_*)$"}
@@ -472,7 +480,7 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
             axes[3].scatter(run.final("gamma_inf")[ok], run.final("test_acc")[ok], color=_COLORS[algo],
                             marker=markers[scale], label=f"{algo.upper()} alpha={scale:g}")
     axes[3].set_xscale("symlog", linthresh=1e-6)
-    axes[3].set(xlabel=r"final $\gamma_\infty$", ylabel="final test accuracy", title="test accuracy vs $\gamma_\infty$")
+    axes[3].set(xlabel=r"final $\gamma_\infty$", ylabel="final test accuracy", title=r"test accuracy vs $\gamma_\infty$")
     axes[3].legend(fontsize=5, ncol=3)
     figs = [(fig, "fig1_teacher_student")]
 
@@ -501,7 +509,7 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
     figs.append((_curve_figure(fig3, [("log_loss", False), ("gamma_spectral", True), ("gamma_1", True)],
                                f"FLAVORS Fig. 3 at CPU size: digits 3 vs 6, frozen output layer, {n_seeds} seeds")[0],
                  "fig3_digits_spectral"))
-    kkt = {"gd": h[fig1_key("gd", o)], "sd": h[fig1_key("sd", o)], "cd": h[fig1_key("cd", o)], "spectral": h["fig3-spectral"]}
+    kkt = {**fig1, "spectral": h["fig3-spectral"]}
     figs.append((_curve_figure(kkt, [("kkt_residual", True)], "FLAVORS Thm 3.4: KKT alignment residual")[0],
                  "thm34_kkt_residual"))
     written = []
@@ -530,7 +538,8 @@ def run_flavors_study(out_dir: Path, options: StudyOptions) -> list[Path]:
         start = time.perf_counter()
         histories[exp.key] = run_experiment(exp, seeds, device)
         if options.progress:
-            print(f"flavors: [{len(histories)}/{len(plan)}] {exp.key} ({len(seeds)} seeds, {exp.steps} steps) {time.perf_counter() - start:.1f}s",
+            print(f"flavors: [{len(histories)}/{len(plan)}] {exp.key} ({len(seeds)} seeds, {exp.steps} steps) "
+                  f"{time.perf_counter() - start:.1f}s",
                   file=sys.stderr)
     table = claims_table(histories, seeds, device, quick=options.quick)
     out_dir.mkdir(parents=True, exist_ok=True)

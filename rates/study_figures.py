@@ -25,7 +25,9 @@ def new_figure(rows: int, cols: int, width: float = 4.0, height: float = 3.2):
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, cols, squeeze=False)
     # fixed margins: bbox_inches="tight" renders every figure twice
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.09, top=0.88, wspace=0.38, hspace=0.6)
+    inches = height * rows  # margins in inches, so tick labels, axis labels and the title fit at any size
+    fig.subplots_adjust(left=0.8 / (width * cols), right=0.98, bottom=0.6 / inches, top=1 - 0.55 / inches,
+                        wspace=0.38, hspace=0.6)
     return fig, axes
 
 

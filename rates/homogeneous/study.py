@@ -46,6 +46,7 @@ from rates.homogeneous.data import load_dataset
 from rates.homogeneous.models import relu_network
 from rates.homogeneous.measures import homogeneity_error, measured_degree
 from rates.homogeneous.summary import FLAVORS, spread
+from rates.homogeneous.steepest import SHAMPOO_ALGORITHMS
 from rates.homogeneous.train import History, TrainConfig, pick_device, train
 from rates.io import write_text_atomic
 from rates.studies import StudyOptions
@@ -104,6 +105,8 @@ _LR = {
 
 def default_lr(algorithm: str, data_kind: str, freeze_output: bool = False) -> float:
     """The study's learning rate for ``algorithm`` on ``data_kind`` (teacher-student | digits)."""
+    if algorithm in SHAMPOO_ALGORITHMS:
+        return _SHAMPOO_LR
     key = (algorithm, data_kind, bool(freeze_output))
     return _LR.get(key, _LR[(algorithm, data_kind if data_kind in ("teacher-student", "digits") else "digits",
                              False)])

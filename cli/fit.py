@@ -18,6 +18,7 @@ from typing import Optional
 import typer
 
 from rates.schedules import parse_exponent
+from cli import per_sample
 from cli.run import parse_seeds
 from cli.run import run as run_command
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
@@ -153,20 +154,26 @@ def fit(**options) -> None:
         options["a"] = str(parse_exponent(a, "--a"))
         runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window)
 
-    records = [fit_group(group, tolerance, user_window) for group in group_runs(runs)]
+    # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
+    records = [per_sample.fit_record(group, user_window) if per_sample.handles_runs(group)
+               else fit_group(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
         for rec in records:
+            if isinstance(rec, per_sample.PerSampleRecord):
+                print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)
+                continue
             figures.append(plot_fit(rec.runs, rec.verdict, rec.prediction,
                                     _plot_path(plot, run_slug(rec.config), len(records) > 1),
                                     title=rec.title, bound_label=f"bound {rec.prediction.rate.text}"))
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:
-        print("\n\n".join(describe(rec) for rec in records))
+        print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord) else describe(rec)
+                          for rec in records))
         for figure in figures:
             print(f"figure: {figure}")
-    if any(rec.verdict.label == "violated" for rec in records):
+    if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):
         raise typer.Exit(1)
 
 

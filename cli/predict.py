@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from cli import per_sample
 from rates.schedules import parse_exponent
 from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
@@ -65,10 +66,18 @@ def predict(
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     classes: Optional[int] = typer.Option(None, "--k", help="number of classes k >= 2"),
     c_adam: Optional[float] = typer.Option(None, "--c-adam", help="Adam moment-mismatch constant (not rebuilt)"),
+    data: Optional[str] = typer.Option(None, "--data", help="with --batch 1: orthogonal data (preset, "
+                                       "orthogonal:counts=...,scales=..., or a file) for the limit direction M/||M||"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Predict the margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1."""
     exponent = parse_exponent(a, "--a")
+    if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
+        resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
+        typer.echo(per_sample.predict(algo, str(exponent), data, as_json))
+        return
+    if data is not None:
+        raise InputError("--data", "is used with --batch 1 (per-sample limit direction) only; give --gamma/--B/--k")
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")

@@ -13,7 +13,9 @@ Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-doma
 Guarantee (what is recorded): at log-spaced checkpoints t (unique integers from 1 to ``steps``; W_t is
 the iterate after t steps) the margin of W_t in the algorithm's norm and its gap ``gamma - margin``
 (the quantity every rate of THEORY.md section 4 bounds), the margins in the max, Frobenius and spectral
-norms, ``log L(W_t)`` without underflow and ``||W_t||``. Only the checkpoints leave the device.
+norms, ``log L(W_t)`` without underflow and ``||W_t||``; the relative margin errors and the cosines to
+each reported norm's max-margin solution (and, on orthogonal scale-skewed data, to the bias matrix M of
+MINIBATCH Def. 4.8) of :mod:`rates.measures`. Only the checkpoints leave the device.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
@@ -37,9 +39,11 @@ from rates.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
 from rates.errors import InputError
 from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong_class_margins
 from rates.margins import max_margin
+from rates.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.norms import parse_norm
 from rates.schedules import parse_exponent
 from rates.optim.compose import Hyper, Recipe, build
+from rates.theorems.per_sample import bias_reference
 from rates.trajectory import Run, Trajectory
 
 DTYPE = torch.float64
@@ -141,7 +145,13 @@ def checkpoint_times(steps: int, checkpoints: int) -> np.ndarray:
 
 
 class _Measure:
-    """Checkpoint measurements on the device; one host transfer per checkpoint."""
+    """Checkpoint measurements on the device; one host transfer per checkpoint.
+
+    Interface: ``_Measure(H, y, k, norm)(W)`` with ``W`` (R, k, d) returns a dict of host arrays with a
+    leading runs axis: ``log_loss``, ``norm``, ``margin``, ``margin:<N>`` for N in REPORTED_NORMS, and ``W``
+    itself (R, k, d), from which :func:`rates.measures.checkpoint_measures` derives the relative margin errors
+    and the cosines to the reference directions once the run is over (tiny: k x d per run and checkpoint).
+    """
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, norm: str):
         self.Ht = H.transpose(0, 1).contiguous()
@@ -159,6 +169,7 @@ class _Measure:
         out = {"log_loss": log_loss_from_u(u), "norm": values[self.norm], "margin": raw / values[self.norm]}
         for name in REPORTED_NORMS:
             out[f"margin:{name}"] = raw / values[name]
+        out["W"] = W.clone()  # a copy: a loop that updates W in place must not rewrite the record
         return {key: value.detach().cpu().numpy() for key, value in out.items()}
 
 
@@ -268,18 +279,27 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
                 records[i], positions[i] = group_records, position
     wall = time.perf_counter() - started
 
+    references, skipped = max_margin_references(data, required={r.algorithm.norm for r in resolved})
     runs = []
     for i, r in enumerate(resolved):
         rows, p = records[i], positions[i]
         column = {key: np.array([row[key][p] for row in rows], dtype=float) for key in rows[0]}
         gamma = gammas[r.algorithm.norm]
+        margins = {name: column[f"margin:{name}"] for name in REPORTED_NORMS}
+        run_references = dict(references)
+        bias = bias_reference(data, r.algorithm.norm)
+        if bias is not None:
+            run_references[BIAS_KEY] = bias
+        margin_errors, cosines = checkpoint_measures(column["W"], margins, run_references)
         runs.append(Run(
             config=_config(r, data, steps, dev),
             gamma={"value": float(gamma.gamma), "norm": gamma.norm, "solver": gamma.solver,
                    "accuracy": float(gamma.accuracy)},
             t=times.copy(), gap=float(gamma.gamma) - column["margin"], margin=column["margin"],
             log_loss=column["log_loss"], norm=column["norm"],
-            margins={name: column[f"margin:{name}"] for name in REPORTED_NORMS},
+            margins=margins, margin_errors=margin_errors, cosines=cosines,
+            references={**{name: {"name": name, "skipped": why} for name, why in skipped.items()},
+                        **{name: ref.to_json() for name, ref in run_references.items()}},
         ))
     meta = {"engine": "rates.engine.simulate", "steps": int(steps), "device": str(dev), "dtype": "float64",
             "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},

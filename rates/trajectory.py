@@ -8,7 +8,13 @@ checkpoints. One file holds one or more runs (several seeds or configurations ad
                  "vr", "device", "dtype", ...},          # a as an exact string ("1/2"), the rest JSON scalars
      "gamma":   {"value", "norm", "solver", "accuracy"}, # the max margin the gap is measured to
      "checkpoints": {"t": [...], "gap": [...], "margin": [...], "log_loss": [...], "norm": [...],
-                     "margins": {"max": [...], "frobenius": [...], "spectral": [...]}}}
+                     "margins": {"max": [...], "frobenius": [...], "spectral": [...]},
+                     "margin_errors": {"max": [...], ...},      # optional: (gamma_N - margin_N) / gamma_N
+                     "cosines": {"max": [...], ..., "M": [...]}}, # optional: cosine of W_t to W*_N and to M
+     "references": {"max": {"matrix", "gamma", "solver", "unique", "note", ...}, ..., "M": {...}}}  # optional
+
+The optional entries (:mod:`rates.measures`) were added after the first files were written; files without
+them still load (empty dicts).
 
 ``gap = gamma - margin`` with ``margin`` the margin of W_t in the algorithm's norm. Loading validates
 the schema and raises :class:`InputError` (option ``--from``) with a one-line reason.
@@ -32,6 +38,7 @@ SCHEMA = "rates.trajectory/1"
 CHECKPOINT_ARRAYS = ("t", "gap", "margin", "log_loss", "norm")
 GAMMA_FIELDS = ("value", "norm", "solver", "accuracy")
 CONFIG_REQUIRED = ("algo", "norm", "a", "eta0", "steps")
+OPTIONAL_SERIES = ("margins", "margin_errors", "cosines")  # dicts of per-checkpoint arrays, absent in old files
 
 
 @dataclass
@@ -46,12 +53,19 @@ class Run:
     log_loss: np.ndarray
     norm: np.ndarray
     margins: dict[str, np.ndarray] = field(default_factory=dict)
+    margin_errors: dict[str, np.ndarray] = field(default_factory=dict)
+    cosines: dict[str, np.ndarray] = field(default_factory=dict)
+    references: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         checkpoints = {name: _floats(getattr(self, name)) for name in CHECKPOINT_ARRAYS}
         checkpoints["t"] = [int(v) for v in self.t]
-        checkpoints["margins"] = {k: _floats(v) for k, v in self.margins.items()}
-        return {"config": self.config, "gamma": self.gamma, "checkpoints": checkpoints}
+        for name in OPTIONAL_SERIES:
+            checkpoints[name] = {k: _floats(v) for k, v in getattr(self, name).items()}
+        out = {"config": self.config, "gamma": self.gamma, "checkpoints": checkpoints}
+        if self.references:
+            out["references"] = self.references
+        return out
 
 
 @dataclass
@@ -114,11 +128,18 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
         t = arrays["t"]
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
             raise InputError("--from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
-        margins_raw = cps.get("margins", {})
-        if not isinstance(margins_raw, dict):
-            raise InputError("--from", f"{path}: {where}.checkpoints.margins must be an object")
-        margins = {k: _array(v, f"{where}.checkpoints.margins.{k}", path) for k, v in margins_raw.items()}
-        runs.append(Run(config=config, gamma=gamma, t=t.astype(np.int64), margins=margins,
+        series = {}
+        for name in OPTIONAL_SERIES:
+            raw_series = cps.get(name, {})
+            if not isinstance(raw_series, dict):
+                raise InputError("--from", f"{path}: {where}.checkpoints.{name} must be an object")
+            series[name] = {k: _array(v, f"{where}.checkpoints.{name}.{k}", path) for k, v in raw_series.items()}
+            if any(len(v) != len(t) for v in series[name].values()):
+                raise InputError("--from", f"{path}: {where}.checkpoints.{name} arrays differ in length from t")
+        references = raw.get("references", {})
+        if not isinstance(references, dict):
+            raise InputError("--from", f"{path}: {where}.references must be an object")
+        runs.append(Run(config=config, gamma=gamma, t=t.astype(np.int64), references=references, **series,
                         **{k: arrays[k] for k in CHECKPOINT_ARRAYS if k != "t"}))
     meta = data.get("meta", {})
     return Trajectory(runs=runs, meta=meta if isinstance(meta, dict) else {})

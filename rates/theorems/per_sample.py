@@ -82,3 +82,121 @@ def limit_direction(class_counts, algorithm: str) -> LimitDirection:
     """The per-sample theorem's prediction ``M/||M||`` for ``algorithm`` in {signsgd, nsgd, spectral-sgd}."""
     M = bias_matrix(class_counts, algorithm)
     return LimitDirection(algorithm, tuple(int(c) for c in class_counts), M, M / algorithm_norm(M, algorithm))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# hypotheses and the data-specific prediction
+
+# The per-sample algorithm whose bias matrix goes with a norm (Spectral-SGD with b = 1 is N-SGD).
+ALGORITHM_OF_NORM = {norm: name for name, norm in PER_SAMPLE_ALGORITHMS.items()}
+NOT_PREDICTED = (
+    "no rate: Thm 4.9 states the limit direction only (how fast 1 - cos(W_t, M) falls is measured, not predicted)",
+    "the margin gap need not vanish: it tends to gamma - margin(M/||M||), > 0 unless M is itself a max-margin "
+    "solution (with imbalance it is not, in general)",
+)
+OTHER_DATA = ("b = 1 on data that are not orthogonal scale-skewed (d = k, h_i = s_i e_{y_i}): no theorem "
+              "(MINIBATCH Thm 4.9 needs that structure; the mini-batch Thm 4.1 needs gamma_eff(b) > 0, which "
+              "b = 1 does not give in general)")
+
+
+def orthogonal_structure(data) -> tuple[bool, str]:
+    """Does ``data`` meet Def. 4.8's setting (``d = k``, ``h_i = s_i e_{y_i}``, ``s_i > 0``)? With the reason."""
+    H, y, k = np.asarray(data.H, dtype=np.float64), np.asarray(data.y), int(data.k)
+    if H.shape[1] != k:
+        return False, f"d = {H.shape[1]} differs from k = {k}"
+    rows = np.arange(len(y))
+    on_label = H[rows, y]
+    off_label = H.copy()
+    off_label[rows, y] = 0.0
+    if np.any(off_label != 0):
+        i = int(np.flatnonzero(np.any(off_label != 0, axis=1))[0])
+        return False, f"sample {i} has a nonzero feature off its label's axis"
+    if np.any(~(on_label > 0)):
+        i = int(np.flatnonzero(~(on_label > 0))[0])
+        return False, f"sample {i} has scale {on_label[i]:g} <= 0 on its label's axis"
+    return True, f"orthogonal scale-skewed: d = k = {k}, class counts {'/'.join(map(str, np.bincount(y, minlength=k)))}"
+
+
+def covers(algorithm: str, batch, momentum: float = 0.0, vr: bool = False) -> tuple[bool, str]:
+    """Thm 4.9's hypotheses on the optimiser: SignSGD / N-SGD / Spectral-SGD, b = 1, no momentum, no VR."""
+    if algorithm not in PER_SAMPLE_ALGORITHMS:
+        return False, f"{algorithm} is not one of {', '.join(PER_SAMPLE_ALGORITHMS)}"
+    if batch != 1:
+        return False, f"batch {batch} is not 1"
+    if momentum or vr:
+        return False, "momentum or variance reduction is outside Thm 4.9"
+    return True, "per-sample (b = 1) steepest descent without momentum"
+
+
+def bias_reference(data, norm: str):
+    """``M`` of the per-sample algorithm of ``norm`` as a :class:`rates.measures.ReferenceDirection`, or None.
+
+    None when the data are not orthogonal scale-skewed or the norm has no per-sample algorithm here.
+    """
+    from rates.measures import BIAS_KEY, ReferenceDirection
+
+    if norm not in ALGORITHM_OF_NORM or not orthogonal_structure(data)[0]:
+        return None
+    from rates.margins import margin_of
+    from rates.measures import MEASURED_NORMS
+
+    algorithm = ALGORITHM_OF_NORM[norm]
+    counts = np.bincount(np.asarray(data.y), minlength=int(data.k))
+    M = bias_matrix(counts, algorithm)
+    margins = {name: margin_of(M, data, name) for name in MEASURED_NORMS}
+    return ReferenceDirection(BIAS_KEY, M / algorithm_norm(M, algorithm), solver="closed form", unique=True,
+                              note=f"bias matrix of per-sample {algorithm} (the predicted limit for b = 1 only)",
+                              extra={"algorithm": algorithm, "class_counts": counts.tolist(), "margins": margins,
+                                     "source": SOURCE.to_json(), "status": "rebuilt"})
+
+
+@dataclass(frozen=True)
+class MarginRow:
+    """``M``'s margin in one norm next to that norm's max margin and max-margin solution."""
+
+    norm: str
+    margin_of_M: float
+    gamma: float
+    cosine_M_to_W_star: float
+    W_star_unique: object  # True / False / None (not tested)
+
+    @property
+    def gap_limit(self) -> float:
+        return self.gamma - self.margin_of_M
+
+    def to_json(self) -> dict:
+        return {"norm": self.norm, "margin_of_M": self.margin_of_M, "gamma": self.gamma, "gap_limit": self.gap_limit,
+                "relative_margin_error_limit": self.gap_limit / self.gamma,
+                "cosine_M_to_W_star": self.cosine_M_to_W_star, "W_star_unique": self.W_star_unique}
+
+
+@dataclass(frozen=True)
+class DataPrediction:
+    """Thm 4.9 on one dataset: ``M/||M||`` and what it implies per norm (margins, gap limits, cosines)."""
+
+    limit: LimitDirection
+    data_name: str
+    structure: str
+    rows: tuple
+
+    def to_json(self) -> dict:
+        return {**self.limit.to_json(), "data": self.data_name, "structure": self.structure,
+                "margins": [row.to_json() for row in self.rows],
+                "margin_status": "computed from M and the certified max margins (rates.margins)",
+                "not_predicted": list(NOT_PREDICTED), "other_data": OTHER_DATA}
+
+
+def predict_on(data, algorithm: str) -> DataPrediction:
+    """The limit direction for ``data`` (must be orthogonal scale-skewed) and its margins in the measured norms."""
+    from rates.margins import margin_of
+    from rates.measures import MEASURED_NORMS, cosine, max_margin_references
+
+    ok, structure = orthogonal_structure(data)
+    if not ok:
+        raise InputError("--data", f"Thm 4.9 needs orthogonal scale-skewed data: {structure}")
+    counts = np.bincount(np.asarray(data.y), minlength=int(data.k))
+    limit = limit_direction(counts, algorithm)
+    rows = tuple(MarginRow(name, margin_of(limit.direction, data, name), ref.gamma,
+                           float(cosine(limit.direction, ref.matrix)), ref.unique)
+                 for name, ref in max_margin_references(data, MEASURED_NORMS)[0].items())
+    return DataPrediction(limit, data.name, structure, rows)

@@ -41,7 +41,7 @@ from rates.claims import (NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsT
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.study_figures import DPI, QUICK_DPI
-from rates.study_run import StudyTask, cosine, print_plan, result_data, run_tasks
+from rates.study_run import StudyTask, print_plan, result_data, run_tasks
 from rates.trajectory import Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -100,7 +100,7 @@ def tasks(size: Size, seed: int) -> list[StudyTask]:
     specs = (_spec("signgd", BEST_A["signgd"], seed), _spec("ngd", BEST_A["ngd"], seed)) + tuple(
         _spec("adam", BEST_A["adam"], seed, eps) for eps in ADAM_EPS)
     out.append(StudyTask(f"margins/seed{seed}", size.data, seed, specs, size.margin_steps, size.checkpoints,
-                         iterates=True, cost=len(specs) * size.margin_steps))
+                         cost=len(specs) * size.margin_steps))
     return out
 
 
@@ -290,14 +290,14 @@ def margin_measures(result) -> dict[str, dict]:
     data = result_data(result)
     solution = {norm: max_margin(data, norm) for norm in ("max", "frobenius")}
     out = {}
-    for i, run in enumerate(result.runs):
+    for run in result.runs:
         algo, _, eps = _key(run)
         name = DISPLAY[algo] if algo != "adam" else f"Adam eps={eps:g}"
         out[name] = {"t": np.asarray(run.t, float),
                      "max": np.asarray(run.margins["max"]) / solution["max"].gamma,
                      "frobenius": np.asarray(run.margins["frobenius"]) / solution["frobenius"].gamma,
-                     "cos_max": cosine(result.iterates[i], solution["max"].W),
-                     "cos_2": cosine(result.iterates[i], solution["frobenius"].W)}
+                     "cos_max": np.asarray(run.cosines["max"], float),
+                     "cos_2": np.asarray(run.cosines["frobenius"], float)}
     return out
 
 

@@ -30,7 +30,7 @@ _USAGE_ERRORS = _classes("UsageError")
 _ABORTS = _classes("Abort")
 _NO_ARGS = _classes("NoArgsIsHelpError")
 
-COMMAND_MODULES = ("predict", "table", "run", "fit", "report", "check", "homogeneous")
+COMMAND_MODULES = ("predict", "table", "run", "fit", "report", "check", "homogeneous", "tightness", "sweep")
 
 app = typer.Typer(
     name="rates",

@@ -1,8 +1,10 @@
-"""``rates check [NAME...] [--thorough] [--json] [--save-dir DIR]``: run the proof checks of :mod:`proofs`.
+"""``rates check [NAME...] [--chain FAMILY] [--thorough] [--json] [--save-dir DIR]``: run the proof checks of :mod:`proofs`.
 
-Prints one row per claim (claim, source, status, methods, trials, worst LHS/RHS, verdict); exit code 1 if
-any claim is refuted by a counterexample (or a method crashed: verdict ``error``), 2 on bad input such as an
-unknown claim name (the message lists the known ones).
+Prints one row per claim (claim, source, status, methods, trials, worst LHS/RHS, verdict) and, when every
+claim was checked, each theorem family's chain verdict (:mod:`proofs.chains`); ``--chain nsd`` prints that
+family's derivation step by step (its claims only). Exit code 1 if any claim is refuted by a counterexample
+(or a method crashed: verdict ``error``) or a chain is broken / does not reach its template's exponents;
+2 on bad input such as an unknown claim name or family (the message lists the known ones).
 """
 
 from __future__ import annotations
@@ -23,11 +25,22 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object per run instead of the table"),
     save_dir: Optional[Path] = typer.Option(None, "--save-dir", help="write the worst instance of every claim/method as JSON here"),
     list_only: bool = typer.Option(False, "--list", help="list the claim names with their sources and exit"),
+    chain: Optional[str] = typer.Option(None, "--chain", metavar="FAMILY",
+                                        help="print the derivation from lemmas to the bound template of FAMILY "
+                                             "(nsd, adam, minibatch, momentum, vr, per-sample, all)"),
 ) -> None:
     """Check the lemmas the rates rest on: symbolically, by interval arithmetic, or by adversarial search."""
     from proofs.registry import select_claims
     from proofs.runner import result_json, results_table, run_checks, save_instances, short_source
 
+    from proofs.chains import CHAINS, chain_claim_names
+
+    families = _families(chain, list(CHAINS))
+    if families is not None:
+        if names:
+            raise InputError("--chain", "give either claim names or --chain, not both")
+        names = chain_claim_names([f for f in families if f != "per-sample"]) + (
+            ["per-sample-step-direction"] if "per-sample" in families else [])
     claims = select_claims(names)
     if save_dir is not None and save_dir.exists() and not save_dir.is_dir():
         raise InputError("--save-dir", f"must be a directory (it is created if missing), got the file {save_dir}")
@@ -43,12 +56,56 @@ def check(
     results = run_checks(claims, thorough=thorough, progress=progress)
     if save_dir is not None:
         save_instances(results, save_dir)
+    chain_results, chains_ok = [], True
+    if families is not None or not names:
+        chain_results, chains_ok = _run_chains(families or list(CHAINS) + ["per-sample"], results)
     if as_json:
-        print(json.dumps({"thorough": thorough, "claims": [result_json(r) for r in results]}, indent=1, default=float))
+        print(json.dumps({"thorough": thorough, "claims": [result_json(r) for r in results],
+                          "chains": [entry for entry, _ in chain_results]}, indent=1, default=str))
     else:
-        print(results_table(results).to_markdown(), end="")
-    if any(r.verdict in ("counterexample", "error") for r in results):
-        raise typer.Exit(1)  # a refuted claim, or a method that crashed: never a silent pass
+        if families is None:
+            print(results_table(results).to_markdown(), end="")
+        for entry, lines in chain_results:
+            print("\n".join(lines if families is not None else [f"chain {entry['family']}: {entry['verdict']}"]))
+    if any(r.verdict in ("counterexample", "error") for r in results) or not chains_ok:
+        raise typer.Exit(1)  # a refuted claim, a crashed method, a broken chain: never a silent pass
+
+
+def _families(chain: Optional[str], known: list[str]) -> Optional[list[str]]:
+    if chain is None:
+        return None
+    allowed = known + ["per-sample"]
+    if chain == "all":
+        return allowed
+    if chain not in allowed:
+        raise InputError("--chain", f"must be one of {', '.join(allowed)}, all; got {chain!r}")
+    return [chain]
+
+
+def _run_chains(families: list[str], results) -> tuple[list, bool]:
+    """Evaluate the chains of ``families`` against the claim results; (json entry, text lines) per chain."""
+    from proofs.chains import BROKEN, CHAINS, DOES_NOT_FOLLOW, evaluate, per_sample_chain_lines
+    from proofs.registry import all_claims
+
+    claims = {claim.name: claim for claim in all_claims()}
+    by_name = {r.claim.name: r for r in results}
+    out, ok = [], True
+    for family in families:
+        if family == "per-sample":
+            lines, follows = per_sample_chain_lines(claims, by_name)
+            ok &= follows
+            verdict = lines[-1].split("verdict: ")[1] if "verdict: " in lines[-1] else lines[-1].split(": ", 1)[1]
+            out.append(({"family": family, "verdict": verdict, "lines": lines}, lines))
+            continue
+        result = evaluate(CHAINS[family], claims, by_name)
+        ok &= not (result.verdict.startswith(BROKEN) or result.verdict.startswith(DOES_NOT_FOLLOW))
+        entry = {"family": family, "verdict": result.verdict,
+                 "steps": [{"claim": step.claim, "uses": step.uses, "verdict": verdict}
+                           for step, verdict in result.step_verdicts],
+                 "comparisons": [{"component": c, "derived": str(dv), "template": str(tv), "equal": eq}
+                                 for c, dv, tv, eq in result.comparisons]}
+        out.append((entry, result.lines()))
+    return out, ok
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,9 @@ def report(
     device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
     quick: bool = typer.Option(False, "--quick", help="a tiny version for tests and smoke runs"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show progress while simulating"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="where the engine tasks run: local (an "
+                                            "embedded Dask cluster), serial (this process) or a Dask scheduler "
+                                            "address such as tcp://host:8786; default: the study's own"),
 ) -> None:
     """Run STUDY (default: SignGD/NGD/Spectral-GD/Adam rates) and write its artefacts into --out."""
     if seeds is not None and seeds < 1:
@@ -28,7 +31,8 @@ def report(
     if out.exists() and not out.is_dir():
         raise InputError("--out", f"{out} exists and is not a directory")
     run_study = get_study(study)
-    written = run_study(out, StudyOptions(seeds=seeds, device=device, quick=quick, progress=progress))
+    written = run_study(out, StudyOptions(seeds=seeds, device=device, quick=quick, progress=progress,
+                                                scheduler=scheduler))
     print(f"wrote {len(written)} files to {out}")
     table = out / "table.md"
     if table.exists():

@@ -108,6 +108,9 @@ class Claim:
     simulation: Optional[SimulationProblem] = None
     symbolic_proof: Optional[Callable[[], "MethodResult"]] = None  # a claim-specific sympy reduction
     notes: str = ""
+    # the lemma's constants as sympy expressions (name -> value): the chains of proofs.chains read them here,
+    # so a changed constant changes the derived bound template
+    constants: dict = field(default_factory=dict)
 
     @property
     def seed(self) -> int:

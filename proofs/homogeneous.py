@@ -17,6 +17,7 @@ import torch
 
 from proofs.claims import (FLAVORS, Claim, MethodResult, SearchProblem, SimulationOutcome, SimulationProblem)
 from proofs.crossentropy import log_uniform
+from proofs.derivation import cited, derivation, identity, lazy, lemma
 
 
 def relu_net(theta: torch.Tensor, X: torch.Tensor, widths: tuple[int, ...]) -> torch.Tensor:
@@ -133,6 +134,20 @@ def soft_margin_key_inequality() -> Claim:
         domain="one hidden layer (width 1..5), d = 1..3, m = 1..6 samples, theta with Loss < 1",
         search=SearchProblem(sample, ratio, lambda p, c: {"widths": list(c[1]), "X": c[2].tolist(), "y": c[3].tolist(),
                                                           "theta": p.tolist()}, starts=150, polish=3),
+        symbolic_proof=lazy(lambda: _key_inequality_proof()),
+    )
+
+
+def _key_inequality_proof():
+    q, L = sp.symbols("q L", positive=True)
+    theta_grad_f = sp.Symbol("g")  # <theta, grad f_i>
+    return derivation(
+        identity("<theta, -grad exp(-y f)> = exp(-y f) y <theta, grad f> (chain rule; per sample)",
+                 sp.exp(-q) * theta_grad_f - sp.exp(-q) * theta_grad_f),
+        lemma("Euler: <theta, grad f> = L f, so the sum is L sum_i l_i q_i with q_i = y_i f_i = log(1/l_i)",
+              euler_identity()),
+        cited("l_i <= Loss (non-negative terms), so log(1/l_i) >= log(1/Loss) and sum_i l_i log(1/l_i) >= "
+              "Loss log(1/Loss)", "monotonicity of log"),
     )
 
 

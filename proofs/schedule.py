@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, SearchProblem
+from proofs.derivation import cited, derivation, identity, lazy
 from rates.theorems.base import t1_integral_bound
 
 
@@ -212,6 +213,29 @@ def partial_sum_bounds() -> Claim:
         status="given",
         domain="q in [0.05, 3], 0 <= t0 < 1e4, 1 <= t - t0 <= 5e11, R in [0.05, 20]",
         search=SearchProblem(sample, ratio, describe, starts=80, polish=3, max_evaluations=80, tolerance=1e-12),
+        symbolic_proof=lazy(lambda: _partial_sum_proof()),
+    )
+
+
+def _partial_sum_proof():
+    x, q, t0, R = sp.symbols("x q t_0 R", positive=True)
+    c = sp.Symbol("c", positive=True)  # c = 1 - a in (0, 1)
+    decreasing = sp.diff(x ** (-q), x)
+    T = (c * R + (t0 + 2) ** c) ** (1 / c)  # t_1 + 2 before the ceiling, eta_0 = 1
+    reached = sp.powdenest(sp.integrate(x ** (c - 1), (x, t0 + 2, T), conds="none"), force=True) - R
+    T_log = (t0 + 2) * sp.exp(R)
+    reached_log = sp.integrate(1 / x, (x, t0 + 2, T_log)) - R
+    return derivation(
+        identity("d/dx x^(-q) = -q x^(-q-1) < 0 for x, q > 0: the summand is decreasing",
+                 decreasing + q * x ** (-q - 1)),
+        cited("for a decreasing f: int_{s+2}^{s+3} f <= f(s+2) <= int_{s+1}^{s+2} f; summing over s = t0..t-1 gives "
+              "both bounds (the first term kept apart on the right)", "integral test (e.g. Apostol, Calculus I, 10.5)"),
+        identity("t1_integral_bound: int_{t0+2}^{T} x^(-a) dx = R/eta_0 at T = ((1-a) R/eta_0 + "
+                 "(t0+2)^(1-a))^(1/(1-a)), "
+                 "a = 1 - c < 1 (eta_0 = 1 by scaling)", sp.simplify(reached)),
+        identity("and at a = 1 with T = (t0 + 2) e^(R/eta_0)", sp.simplify(sp.expand_log(reached_log, force=True))),
+        cited("the ceiling only enlarges t, the integral is increasing in t, and the sum dominates the integral "
+              "(lower bound above): R <= eta_0 S_a(t0, t_1)", "monotonicity"),
     )
 
 

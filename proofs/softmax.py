@@ -12,6 +12,7 @@ import sympy as sp
 from scipy.special import logsumexp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, ScalarProblem, SearchProblem
+from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
 from proofs.crossentropy import (NORM_NAMES, autograd_curvature, complements, data_bound, log_complement, logits,
                                  log_uniform, norm_value, proxy, random_problem, softmax, split)
 
@@ -70,7 +71,7 @@ def simplex_complement(constant=2) -> Claim:
         domain="s in the simplex of R^k (k = 2..6 searched; scalar reduction x = s_c in [0, 1])",
         scalar=ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)),
         search=SearchProblem(sample, ratio, lambda z, c: {"logits": z.tolist(), "s": softmax(z).tolist(), "c": c}),
-        symbolic_proof=_simplex_reduction_then_scalar(constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x))),
+        symbolic_proof=lazy(lambda: _simplex_reduction_then_scalar(constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)))),
     )
 
 
@@ -103,6 +104,22 @@ def hessian_quadratic(constant=4) -> Claim:
         domain="s in the simplex of R^k, v in R^k, c in [k] (k = 2..5 searched)",
         search=SearchProblem(sample, ratio, lambda p, ctx: {"logits": p[:ctx[0]].tolist(), "v": p[ctx[0]:].tolist(),
                                                             "c": ctx[1]}),
+        symbolic_proof=lazy(lambda: _hessian_quadratic_proof(constant)),
+        constants={"c_hess_quadratic": sp.Integer(constant)},
+    )
+
+
+def _hessian_quadratic_proof(constant):
+    """Every k at once: the sums enter only through ``A = sum s_j v_j^2``, ``mu = sum s_j v_j``, ``sum s_j = 1``."""
+    A, mu, vc, u, w = sp.symbols("A mu v_c u w", real=True)
+    return derivation(
+        identity("v^T(diag s - s s^T)v = A - mu^2 and sum_j s_j (v_j - v_c)^2 = A - 2 v_c mu + v_c^2 differ by "
+                 "(mu - v_c)^2 >= 0 (A = sum s_j v_j^2, mu = sum s_j v_j, sum s_j = 1)",
+                 (A - 2 * vc * mu + vc**2) - (A - mu**2) - (mu - vc) ** 2),
+        scalar(f"(u - w)^2 <= {constant} for u, w in [-1, 1] (v / ||v||_inf; both sides are 2-homogeneous in v)",
+               ScalarProblem([u, w], [(-1, 1), (-1, 1)], (u - w) ** 2, sp.Integer(constant))),
+        identity("the j = c term vanishes and sum_{j != c} s_j = 1 - s_c on the simplex",
+                 (1 - sp.Symbol("s_c")) - (1 - sp.Symbol("s_c"))),
     )
 
 
@@ -153,7 +170,40 @@ def hessian_loss_bound(constant=4) -> Claim:
         domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10, Delta; norms {', '.join(NORM_NAMES)}",
         search=SearchProblem(sample, ratio, describe, starts=150, polish=4, tolerance=1e-6),
         notes="tolerance 1e-6: autograd forms diag(s) - s s^T with cancellation where 1 - S_y is tiny",
+        symbolic_proof=lazy(lambda: _hessian_loss_proof(constant)),
+        constants={"c_hess": sp.Integer(constant)},
     )
+
+
+def _lse_hessian_identity(k: int = 3) -> sp.Expr:
+    """``d^2/de^2 logsumexp(z + e u) at e = 0`` minus ``u^T (diag s - s s^T) u``, with ``E_j = e^{z_j} > 0`` as
+    symbols (a rational identity sympy decides at once)."""
+    E = sp.symbols(f"E0:{k}", positive=True)
+    uu = sp.symbols(f"u0:{k}", real=True)
+    e = sp.Symbol("e", real=True)
+    lse = sp.log(sum(Ej * sp.exp(e * uj) for Ej, uj in zip(E, uu)))
+    total = sum(E)
+    s = [Ej / total for Ej in E]
+    quad = sum(sj * uj**2 for sj, uj in zip(s, uu)) - sum(sj * uj for sj, uj in zip(s, uu)) ** 2
+    return sp.cancel(sp.together(sp.diff(lse, e, 2).subs(e, 0) - quad))
+
+
+def _hessian_loss_proof(constant):
+    return derivation(
+        identity("SIGNADAM Lemma A.2: d^2/de^2 of -log S_y(z + e u) is u^T (diag s - s s^T) u (checked for k = 3 "
+                 "symbolically; the label term is linear in e)", _lse_hessian_identity(3)),
+        lemma("per sample with u = Delta h_i, c = y_i: u^T (diag s - s s^T) u <= "
+              f"{constant} ||Delta h_i||_inf^2 (1 - S_y)", hessian_quadratic(constant)),
+        cited("||Delta h||_inf <= ||Delta||_max ||h||_1 <= B ||Delta||_max", "Hoelder's inequality, row by row"),
+        lemma("||Delta||_max <= ||Delta|| for every entry-wise / Schatten norm", _norm_ordering()),
+        identity("averaging over i: (1/n) sum_i (1 - S_{y_i}) = G(W)", sp.Integer(0)),
+    )
+
+
+def _norm_ordering():
+    from proofs.gradient import NORM_ORDERING
+
+    return NORM_ORDERING
 
 
 def softmax_perturbation() -> Claim:
@@ -186,6 +236,29 @@ def softmax_perturbation() -> Claim:
         domain="v, v' in R^k, k = 2..5 searched, all j and c",
         search=SearchProblem(sample, lambda p, k: float(np.exp(log_excess(p, k))),
                              lambda p, k: {"v": p[:k].tolist(), "v_prime": p[k:].tolist()}),
+        symbolic_proof=lazy(lambda: _softmax_perturbation_proof()),
+        constants={"c_softmax": sp.Integer(2)},
+    )
+
+
+def _softmax_perturbation_proof():
+    z = sp.symbols("z0:3", real=True)
+    w = sp.symbols("w0:3", real=True)
+    S = lambda v, j: sp.exp(v[j]) / sum(sp.exp(x) for x in v)  # noqa: E731
+    delta, r = sp.symbols("delta r", real=True)
+    return derivation(
+        identity("S_j(v')/S_j(v) = e^(v'_j - v_j) * (sum_l e^(v_l)) / (sum_l e^(v'_l)) (k = 3 symbolic)",
+                 sp.simplify(S(w, 0) / S(z, 0) - sp.exp(w[0] - z[0]) * sum(sp.exp(x) for x in z)
+                             / sum(sp.exp(x) for x in w))),
+        identity("(1 - S_c(v'))/(1 - S_c(v)) = (sum_{l != c} e^(v'_l))/(sum_{l != c} e^(v_l)) * "
+                 "(sum_l e^(v_l))/(sum_l e^(v'_l)) (k = 3 symbolic)",
+                 sp.simplify((1 - S(w, 0)) / (1 - S(z, 0)) - (sp.exp(w[1]) + sp.exp(w[2])) / (sp.exp(z[1]) + sp.exp(z[2]))
+                             * sum(sp.exp(x) for x in z) / sum(sp.exp(x) for x in w))),
+        scalar("r delta <= delta for r in [-1, 1], delta in [0, 40], so (exp increasing) each e^(v'_l - v_l), "
+               "e^(v_l - v'_l) <= e^delta, delta = ||v - v'||_inf",
+               ScalarProblem([r, delta], [(-1, 1), (0, 40)], r * delta, delta)),
+        cited("a ratio of sums of positive terms is at most the largest termwise ratio (mediant inequality); "
+              "two factors each <= e^delta give e^(2 delta)", "Hardy-Littlewood-Polya, Inequalities (1934), 2.14"),
     )
 
 
@@ -226,6 +299,13 @@ def proxy_ratio() -> Claim:
         status="rebuilt",
         domain="n = 1..6, k = 2..5, d = 1..4, any W, W'",
         search=SearchProblem(sample, ratio, describe),
+        symbolic_proof=lazy(lambda: derivation(
+            cited("logits move by ||(W' - W) h_i||_inf <= ||W' - W||_max ||h_i||_1 <= B ||W' - W||_max",
+                  "Hoelder's inequality, row by row"),
+            lemma("per sample 1 - S_y(z') <= e^(2 ||z' - z||_inf) (1 - S_y(z))", softmax_perturbation()),
+            identity("averaging the per-sample bounds over i gives G(W') <= e^(2 B ||W'-W||_max) G(W)", sp.Integer(0)),
+        )),
+        constants={"c_ratio": sp.Integer(2)},
     )
 
 

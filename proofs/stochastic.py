@@ -9,9 +9,17 @@ batches) and per-sample gradients computed without cancellation (:func:`proofs.c
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from fractions import Fraction
 
-from proofs.claims import MINIBATCH, Claim, SearchProblem
+import numpy as np
+import sympy as sp
+
+from proofs.claims import MINIBATCH, Claim, ScalarProblem, SearchProblem
+from proofs.derivation import cited, derivation, finite, identity, lazy, lemma, scalar
+from proofs.gradient import gradient_dual_upper
+from proofs.softmax import softmax_perturbation
+from rates.theorems.base import B as B_sym, b as b_sym, beta as beta_sym, n as n_sym
 from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients, split
 from rates.theorems.minibatch import minibatch_gradient_error_bound
 from rates.theorems.momentum import momentum_accumulated_error_bound
@@ -37,6 +45,32 @@ def seed_literal_error_bound(B_value, n_value, b_value, G_value):
     """The coefficient as the seed's proof of C.11 writes it, ``2 B (n/b - 1) G`` (no ``max(., 1)``): the proof
     takes ``1/b - 1/n`` as the larger coefficient, which fails for ``b > n/2`` (see proofs/FINDINGS.md)."""
     return 2.0 * B_value * (n_value / b_value - 1.0) * G_value
+
+
+_N_MAX = 64  # the finite-population coefficient is checked exactly for every 1 <= b <= n <= _N_MAX
+
+
+def _finite_population_steps(error_bound, per_sample=None):
+    """The split of C.11: ``grad_S - grad = sum_i c_i g_i`` with ``c_i = 1/b - 1/n`` (i in S) or ``-1/n``."""
+    g_in, g_out, bb, nn = sp.symbols("g_in g_out b n", positive=True)
+    split = (g_in / bb) - (g_in + g_out) / nn - ((1 / bb - 1 / nn) * g_in - g_out / nn)
+
+    def coefficient_fits(pair):
+        n_value, b_value = pair
+        largest = max(Fraction(1, b_value) - Fraction(1, n_value), Fraction(1, n_value)) if b_value < n_value else 0
+        # sum_i |c_i| ||g_i|| <= largest * sum_i ||g_i||_sum <= largest * 2 B n G   (B = G = 1)
+        return float(largest * 2 * n_value) <= error_bound(1.0, n_value, b_value, 1.0) * (1 + 1e-12)
+
+    pairs = [(n_value, b_value) for n_value in range(1, _N_MAX + 1) for b_value in range(1, n_value + 1)]
+    return [
+        identity("grad_S L - grad L = (1/b - 1/n) sum_{i in S} g_i - (1/n) sum_{i not in S} g_i (g_in, g_out: the "
+                 "two partial sums)", split),
+        cited("triangle inequality: ||sum_i c_i g_i||_sum <= max_i |c_i| sum_i ||g_i||_sum", "norm axioms"),
+        per_sample or lemma("sum_i ||g_i||_sum = sum_i 2 (1 - S_{y_i}) ||h_i||_1 <= 2 B n G(W) (per-sample form of "
+                            "C.5)", gradient_dual_upper()),
+        finite(f"max(1/b - 1/n, 1/n) * 2 B n G <= the stated bound, exactly for every 1 <= b <= n <= {_N_MAX}",
+               pairs, coefficient_fits),
+    ]
 
 
 def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: str = "") -> Claim:
@@ -77,8 +111,10 @@ def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: 
         statement="||grad_S L(W) - grad L(W)||_sum <= 2 B max(n/b - 1, 1) G(W) for every batch S of size b < n",
         latex=r"\|\nabla_S L(W)-\nabla L(W)\|_{\mathrm{sum}} \le 2B\,c(n,b)\,G(W)",
         status="rebuilt",
-        domain="n = 2..8, 1 <= b <= n, k = 2..4, d = 1..3, any W, any batch",
+        domain=f"any data and W, 1 <= b <= n <= {_N_MAX} (proof; search: n = 2..8, k = 2..4, d = 1..3)",
         search=SearchProblem(sample, ratio, describe),
+        symbolic_proof=lazy(lambda: derivation(*_finite_population_steps(error_bound))),
+        constants={"c_batch": sp.sympify(error_bound(B_sym, n_sym, b_sym, 1))},
     )
 
 
@@ -133,6 +169,9 @@ def momentum_accumulated_error() -> Claim:
         status="rebuilt",
         domain="b | n, m = n/b = 2..5, beta in [0, 0.995], t < 6 epochs, any W, any partitions",
         search=SearchProblem(sample, ratio, describe),
+        constants={"c_momentum_error": sp.sympify(momentum_accumulated_error_bound(B_sym, n_sym, b_sym, beta_sym, 1))},
+        notes="not proven: the bound is a statement about every interleaving of epochs and partial epochs; the "
+              "epoch-cancellation argument (docstring) is not yet encoded as checked steps, so only the search runs",
     )
 
 
@@ -177,9 +216,26 @@ def vr_deviation() -> Claim:
         latex=r"\|\nabla_S L(W)-\nabla_S L(\tilde W)-\nabla L(W)+\nabla L(\tilde W)\|_{\mathrm{sum}} \le "
               r"2B\,c(n,b)\,(e^{2B\|W-\tilde W\|_{\max}}-1)\,G(\tilde W)",
         status="rebuilt",
-        domain="n = 2..8, 1 <= b <= n, k = 2..4, d = 1..3, any W, W~, batch",
+        domain=f"any data, W, W~, 1 <= b <= n <= {_N_MAX} (proof; search: n = 2..8, k = 2..4, d = 1..3)",
         search=SearchProblem(sample, ratio, describe),
+        symbolic_proof=lazy(lambda: derivation(*_per_sample_difference_steps()[:-1], *_finite_population_steps(
+            lambda B, n, b, G: vr_deviation_bound(B, n, b, 1.0, G) / math.expm1(2.0 * B),
+            per_sample=_per_sample_difference_steps()[-1]))),
+        constants={"c_vr": 2 * B_sym * (n_sym / b_sym - 1)},
     )
+
+
+def _per_sample_difference_steps():
+    x = sp.Symbol("x")
+    return [
+        lemma("S_c(z) and 1 - S_y(z) change by factors in [e^(-2 delta), e^(2 delta)], delta = ||z - z~||_inf <= "
+              "B ||W - W~||_max (C.4 applied both ways)", softmax_perturbation()),
+        scalar("1 - e^(-x) <= e^x - 1 for x in [0, 60], so |S_c - S~_c| <= (e^(2 delta) - 1) S~_c and "
+               "|S_y - S~_y| <= (e^(2 delta) - 1)(1 - S~_y)",
+               ScalarProblem([x], [(0, 60)], 1 - sp.exp(-x), sp.exp(x) - 1)),
+        identity("summing: ||S(z) - S(z~)||_1 <= (e^(2 delta) - 1)[(1 - S~_y) + sum_{c != y} S~_c] = "
+                 "2 (e^(2 delta) - 1)(1 - S~_y)", sp.Integer(0)),
+    ]
 
 
 def gradient_stability() -> Claim:
@@ -222,8 +278,17 @@ def gradient_stability() -> Claim:
         statement="||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2B (exp(2B||W'-W||_max) - 1) G(W), every batch S of size b",
         latex=r"\|\nabla_S L(W')-\nabla_S L(W)\|_{\mathrm{sum}} \le \tfrac{n}{b}\,2B\,(e^{2B\|W'-W\|_{\max}}-1)\,G(W)",
         status="rebuilt",
-        domain="n = 1..7, 1 <= b <= n, k = 2..4, d = 1..3, any W, W', batch",
+        domain="any data, W, W', batch (search: n = 1..7, 1 <= b <= n, k = 2..4, d = 1..3)",
         search=SearchProblem(sample, ratio, describe),
+        symbolic_proof=lazy(lambda: derivation(
+            *_per_sample_difference_steps()[:2],
+            identity("per sample ||g_i(W') - g_i(W)||_sum = ||S(z') - S(z)||_1 ||h_i||_1 <= 2 B (e^(2 delta) - "
+                     "1)(1 - S_y)",
+                     sp.Integer(0)),
+            identity("batch mean of non-negative terms: (1/b) sum_{i in S} x_i <= (n/b) (1/n) sum_i x_i",
+                     (sp.Symbol("X") / b_sym) - (n_sym / b_sym) * (sp.Symbol("X") / n_sym)),
+        )),
+        constants={"c_stability": 2 * B_sym * n_sym / b_sym, "c_stability_exp": 2 * B_sym},
     )
 
 

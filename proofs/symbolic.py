@@ -105,7 +105,8 @@ def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[b
             if not _nonnegative_on(sign ** k * g, x, interval):
                 continue
             ends = [_end_value(derivatives[j], x, anchor, side) for j in range(k)]
-            signed = [sign ** (k - j) * e for j, e in enumerate(ends)]
+            # Taylor at hi: (x - hi)^j has the sign (-1)^j on I, so term j needs (-1)^j f^(j)(hi) >= 0
+            signed = [sign ** j * e for j, e in enumerate(ends)]
             if all(v.is_extended_nonnegative for v in signed):
                 facts = ", ".join(f"f^({j})({anchor}) = {e}" for j, e in enumerate(ends))
                 where = "non-negative" if sign ** k > 0 else "non-positive"

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import sympy as sp
 
@@ -157,10 +157,13 @@ def _sci(x: float) -> str:
 
 
 def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fitted margin-gap rates",
-                  label: str = "tab:fits", seeds_note: str = "") -> Table:
-    """One row per configuration: prediction (with source), bound's local slope, fit, window, verdict."""
-    table = Table(["algorithm", "a", "predicted rate", "source", "bound local slope", "fitted slope ± s.e.",
-                   "window t", "seeds", "log power k", "verdict"], caption=caption, label=label)
+                  label: str = "tab:fits", seeds_note: str = "", columns: Sequence[str] = ()) -> Table:
+    """One row per configuration: prediction (with source), bound's local slope, fit, window, verdict.
+
+    ``columns`` names further config keys shown after ``a`` (``rates sweep``: the options its grid varies).
+    """
+    table = Table(["algorithm", "a", *columns, "predicted rate", "source", "bound local slope",
+                   "fitted slope ± s.e.", "window t", "seeds", "log power k", "verdict"], caption=caption, label=label)
     tolerances = set()
     for rec in records:
         v = rec.verdict
@@ -173,6 +176,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
         table.add(
             Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
             Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
+            *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
             Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": int(rate.log_power),
                                                      "text": rate.text}),
             # a wrapped cell: the seed file name and theorem list would widen the table past the page
@@ -253,20 +257,27 @@ def run_slug(config: dict[str, Any]) -> str:
 
 
 def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, caption: str,
-                  figures: bool = True, meta: Optional[dict[str, Any]] = None) -> list[Path]:
-    """Per-configuration trajectories, the verdict table (Markdown, LaTeX document, JSON), figures."""
+                  figures: bool = True, meta: Optional[dict[str, Any]] = None, trajectories: bool = True,
+                  slug: Callable[[dict[str, Any]], str] = run_slug, columns: Sequence[str] = ()) -> list[Path]:
+    """Per-configuration trajectories, the verdict table (Markdown, LaTeX document, JSON), figures.
+
+    ``rates sweep`` keeps its own per-task trajectories (``trajectories=False``), names figures by a
+    ``slug`` unique over its configurations and shows the ``columns`` its grid varies.
+    """
     from rates.plots import plot_fit
 
     written: list[Path] = []
     for rec in records:
-        slug = run_slug(rec.config)
-        written.append(save_trajectory(Trajectory(rec.runs, dict(meta or {})), out_dir / "trajectories" / f"{slug}.json"))
+        name = slug(rec.config)
+        if trajectories:
+            written.append(save_trajectory(Trajectory(rec.runs, dict(meta or {})),
+                                           out_dir / "trajectories" / f"{name}.json"))
         if figures:
-            paths = [out_dir / "figures" / f"{slug}{ext}" for ext in (".png", ".pdf")]
+            paths = [out_dir / "figures" / f"{name}{ext}" for ext in (".png", ".pdf")]
             plot_fit(rec.runs, rec.verdict, rec.prediction, paths, title=rec.title,
                      bound_label=f"bound {rec.prediction.rate.text}")
             written += paths
-    table = verdict_table(records, caption=caption, seeds_note=seeds_note)
+    table = verdict_table(records, caption=caption, seeds_note=seeds_note, columns=columns)
     written.append(write_text_atomic(out_dir / "table.md", table.to_markdown()))
     written.append(write_text_atomic(out_dir / "table.tex", latex_document(table.to_latex())))
     written.append(write_text_atomic(out_dir / "table.json", table.to_json()))
@@ -280,48 +291,39 @@ def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, 
 _COST_ORDER = ("ngd", "adam", "spectral-gd", "signgd")
 
 
-def _simulate_task(seed: int, algo: str, steps: int, device: str, progress: bool, eta0: float) -> list[Run]:
-    """One data draw, the configurations of one algorithm batched on the runs axis (a worker's task)."""
-    import torch
+def study_tasks(seeds: Sequence[int], steps: int, device: str, eta0: float = DEFAULT_STUDY_ETA0) -> list:
+    """The default study's engine tasks: one per (seed, algorithm), its values of a on one runs axis, on a
+    fresh data draw of the ``default`` preset; the dearest algorithms first (:data:`_COST_ORDER`)."""
+    from rates.engine import RunSpec
+    from rates.sweep import EngineTask
 
-    from rates.data import parse_data
-    from rates.engine import RunSpec, simulate
-
-    torch.set_num_threads(1)  # parallelism is across tasks; tiny tensors gain nothing from intra-op threads
-    specs = [RunSpec(name, a, eta0=eta0, seed=seed, adam_eps=0.0) for name, a in DEFAULT_STUDY_CONFIGS if name == algo]
-    trajectory = simulate(specs, parse_data(DEFAULT_STUDY_DATA, seed=seed), steps, checkpoints=STUDY_CHECKPOINTS,
-                          device=device, progress=progress)
-    for run in trajectory.runs:
-        run.config["data_seed"] = seed
-    return trajectory.runs
+    algos = list(dict.fromkeys(algo for algo, _ in DEFAULT_STUDY_CONFIGS))
+    pairs = sorted(((seed, algo) for seed in seeds for algo in algos),
+                   key=lambda pair: (_COST_ORDER.index(pair[1]) if pair[1] in _COST_ORDER else -1, pair[0]))
+    return [EngineTask(specs=tuple(RunSpec(name, a, eta0=eta0, seed=seed, adam_eps=0.0)
+                                   for name, a in DEFAULT_STUDY_CONFIGS if name == algo),
+                       data=DEFAULT_STUDY_DATA, data_seed=seed, steps=int(steps), checkpoints=STUDY_CHECKPOINTS,
+                       device=device, label=f"seed {seed}, {algo}")
+            for seed, algo in pairs]
 
 
 def simulate_study_seeds(seeds: Sequence[int], steps: int, device: str, progress: bool,
-                         eta0: float = DEFAULT_STUDY_ETA0, parallel: bool = True) -> list[Run]:
+                         eta0: float = DEFAULT_STUDY_ETA0, parallel: bool = True,
+                         scheduler: Optional[str] = None, workers: Optional[int] = None) -> list[Run]:
     """All runs of the study, ordered by seed then configuration.
 
-    Each (seed, algorithm) pair is one task; tasks run in parallel processes, one per core (full-batch
-    runs are independent, and the engine's results do not depend on which runs share a batch).
+    Each (seed, algorithm) pair is one task of :func:`rates.sweep.run_tasks` (full-batch runs are
+    independent, and the engine's results do not depend on which runs share a batch): ``scheduler``
+    ``None`` runs them on an embedded Dask LocalCluster with one worker per core (in this process when
+    ``parallel`` is False), ``"serial"``/``"local"`` choose explicitly, an address uses a running cluster.
     """
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
+    from rates.sweep import executor_name, run_tasks
 
+    seeds = list(seeds)
+    tasks = study_tasks(seeds, steps, device, eta0)
+    trajectories = run_tasks(tasks, executor_name(scheduler, parallel), workers=workers, progress=progress)
+    done = {(task.data_seed, task.specs[0].algo): trajectory.runs for task, trajectory in zip(tasks, trajectories)}
     algos = list(dict.fromkeys(algo for algo, _ in DEFAULT_STUDY_CONFIGS))
-    tasks = sorted(((seed, algo) for seed in seeds for algo in algos),
-                   key=lambda task: (_COST_ORDER.index(task[1]) if task[1] in _COST_ORDER else -1, task[0]))
-    workers = min(len(tasks), os.cpu_count() or 1) if parallel else 1
-    if workers <= 1:
-        done = {task: _simulate_task(*task, steps, device, progress, eta0) for task in tasks}
-    else:
-        # spawn, not fork: a forked child of a process that touched CUDA or OpenMP threads can deadlock
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {task: pool.submit(_simulate_task, *task, steps, device, False, eta0) for task in tasks}
-            done = {}
-            for task, future in futures.items():
-                done[task] = future.result()
-                if progress:
-                    print(f"seed {task[0]}, {task[1]}: {steps} steps done ({len(done)}/{len(tasks)})", file=sys.stderr)
     return [run for seed in seeds for algo in algos for run in done[(seed, algo)]]
 
 
@@ -345,7 +347,7 @@ def run_study_plan(out_dir: Path, n_seeds: int, steps: int, eta0: float, options
     started = time.perf_counter()
     # quick runs stay in-process: starting worker processes would cost more than the runs
     runs = simulate_study_seeds(list(range(n_seeds)), steps, options.device, options.progress, eta0,
-                                parallel=not options.quick)
+                                parallel=not options.quick, scheduler=getattr(options, "scheduler", None))
     simulated = time.perf_counter() - started
     records = [fit_group(group) for group in group_runs(runs)]
     seeds_note = (f"Seeds 0..{n_seeds - 1}: independent data draws of the '{DEFAULT_STUDY_DATA}' preset "

@@ -23,6 +23,7 @@ class StudyOptions:
     quick: bool = False  # a reduced size for tests and smoke runs
     progress: bool = True
     figures: bool = True  # False: claims, tables and trajectories only (tests of the claims logic)
+    scheduler: Optional[str] = None  # None: the study's default executor; "serial", "local" or a Dask address
 
 
 STUDIES: dict[str, str] = {

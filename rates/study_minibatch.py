@@ -506,7 +506,8 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
     if options.progress:
         print_plan("minibatch", tasks, SECONDS_PER_CONFIG_STEP, parallel=not options.quick)
     started = time.perf_counter()
-    results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick)
+    results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick,
+                        scheduler=getattr(options, "scheduler", None))
     simulated = time.perf_counter() - started
 
     cfgs = fig1_measures(results, seeds)

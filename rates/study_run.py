@@ -9,7 +9,9 @@ Algorithm
     A task is one :func:`rates.engine.simulate` call; its runs carry the measures MINIBATCH reports
     (:mod:`rates.measures`: relative margin errors and cosines to each norm's ``W*`` and, on orthogonal
     scale-skewed data, to the bias matrix ``M``). Tasks run in parallel processes (one per core) unless
-    ``parallel`` is off; results do not depend on it (each run's randomness is its own seeded stream).
+    ``parallel`` is off; results do not depend on it (each run's randomness is its own seeded stream). The
+    tasks go to :func:`rates.sweep.run_tasks`, the runner ``rates sweep`` uses (Dask), so ``rates report
+    --scheduler`` sends a study to a cluster.
 
 Guarantee
     ``run_tasks`` returns, per task key, the runs in the order of the task's specs and the wall time.
@@ -70,55 +72,36 @@ def result_data(result: "TaskResult"):
     return dataset(result.meta["spec"], result.meta["data_seed"])
 
 
-def run_task(task: StudyTask, device: str = "cpu", progress: bool = False) -> TaskResult:
-    """Simulate one task in this process."""
-    import torch
-
-    from rates.engine import simulate
-
-    torch.set_num_threads(1)  # parallelism is across tasks; the per-step kernels are tiny
-    data = load_data(task)
-    started = time.perf_counter()
-    runs = simulate(list(task.specs), data, task.steps, checkpoints=task.checkpoints, device=device,
-                    progress=progress).runs
-    for run in runs:
-        run.config["data_seed"] = task.data_seed
-        run.config["task"] = task.key
-    return TaskResult(task.key, runs, time.perf_counter() - started,
-                      {"spec": task.data, "data_seed": task.data_seed, "data": data.name, "n": data.n,
-                       "d": data.d, "k": data.k})
-
-
 def run_tasks(tasks: Sequence[StudyTask], device: str = "cpu", progress: bool = False,
-              parallel: bool = True) -> dict[str, TaskResult]:
-    """All tasks, dearest first, in parallel processes when ``parallel`` (one per core); keyed by task key."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+              parallel: bool = True, scheduler: Optional[str] = None) -> dict[str, TaskResult]:
+    """All tasks, dearest first, on the task runner of ``rates sweep`` (:func:`rates.sweep.run_tasks`);
+    keyed by task key in the order given.
+
+    ``scheduler`` is ``rates report --scheduler``: None runs an embedded Dask LocalCluster with one worker per
+    core (in this process when ``parallel`` is False), ``serial``/``local`` choose explicitly, an address uses
+    a running cluster.
+    """
+    from rates.sweep import EngineTask, executor_name
+    from rates.sweep import run_tasks as run_engine_tasks
 
     if len({t.key for t in tasks}) != len(tasks):
         raise ValueError("study task keys must be unique")
     ordered = sorted(tasks, key=lambda t: -t.cost)
-    workers = min(len(ordered), os.cpu_count() or 1) if parallel else 1
-    results: dict[str, TaskResult] = {}
+    engine_tasks = [EngineTask(specs=tuple(t.specs), data=t.data, data_seed=t.data_seed, steps=int(t.steps),
+                               checkpoints=int(t.checkpoints), device=device, label=t.key) for t in ordered]
     started = time.perf_counter()
-
-    def report(result: TaskResult) -> None:
-        if progress:
-            print(f"  [{len(results)}/{len(ordered)}] {result.key}: {len(result.runs)} runs, {result.wall_s:.1f} s "
-                  f"(elapsed {time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
-
-    if workers <= 1:
-        for task in ordered:
-            results[task.key] = run_task(task, device)
-            report(results[task.key])
-    else:
-        # spawn, not fork: a forked child of a process that touched OpenMP threads can deadlock
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(run_task, task, device): task for task in ordered}
-            for future in as_completed(futures):
-                result = future.result()
-                results[result.key] = result
-                report(result)
+    trajectories = run_engine_tasks(engine_tasks, executor_name(scheduler, parallel), progress=progress)
+    results: dict[str, TaskResult] = {}
+    for task, trajectory in zip(ordered, trajectories):
+        data = load_data(task)
+        for run in trajectory.runs:
+            run.config["data_seed"] = task.data_seed
+            run.config["task"] = task.key
+        results[task.key] = TaskResult(task.key, trajectory.runs, float(trajectory.meta.get("wall_s", 0.0)),
+                                       {"spec": task.data, "data_seed": task.data_seed, "data": data.name,
+                                        "n": data.n, "d": data.d, "k": data.k})
+    if progress:
+        print(f"  {len(ordered)} tasks done in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     return {task.key: results[task.key] for task in tasks}
 
 

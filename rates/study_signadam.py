@@ -315,7 +315,8 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     if options.progress:
         print_plan("signadam", all_tasks, SECONDS_PER_CONFIG_STEP, parallel=not options.quick)
     started = time.perf_counter()
-    results = run_tasks(all_tasks, device=options.device, progress=options.progress, parallel=not options.quick)
+    results = run_tasks(all_tasks, device=options.device, progress=options.progress, parallel=not options.quick,
+                        scheduler=getattr(options, "scheduler", None))
     simulated = time.perf_counter() - started
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")

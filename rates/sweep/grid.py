@@ -1,0 +1,248 @@
+"""A ``[grid]`` TOML table of ``rates run`` options -> validated configurations -> batched engine tasks.
+
+Setting
+    Each key of ``[grid]`` is a ``rates run`` option (``algo``, ``a``, ``eta0``, ``steps``, ``data``,
+    ``batch``, ``momentum``, ``vr``, ``seed``, ``device``, ``polar``, ``checkpoints``, ``adam-beta1``,
+    ``adam-beta2``, ``adam-eps``; ``adam_beta1`` is accepted for ``adam-beta1``). A list means "vary", a
+    scalar "fixed"; the configurations are the Cartesian product, every other option at ``rates run``'s
+    default. ``seed`` is, as in ``rates run``, both the data draw and the reshuffling seed. The string
+    ``"none"`` stands for an omitted optional option (``batch = ["none", 10]``: full batch and b = 10).
+
+Algorithm
+    Every cell is converted by ``rates run``'s own click parameter (a ``converters`` mapping the CLI
+    passes in), then every configuration goes through the validators ``rates run`` calls before its first
+    step (:func:`rates.schedules.parse_exponent`, :func:`rates.data.parse_data`,
+    :func:`rates.engine.resolve_spec`), so a bad grid is refused before any work with ``rates run``'s
+    message plus the grid key and value. Configurations are then grouped by (recipe, data, seed, steps,
+    checkpoints, device) -- the runs one engine call can advance together -- and each group is cut into
+    tasks of at most ``runs_per_task`` runs.
+
+Guarantee
+    A configuration's :attr:`Configuration.key` depends only on its normalised options (``a = 0.5`` and
+    ``a = "1/2"`` are one configuration), so a grid's identity (:func:`grid_digest`) is its set of
+    configurations, and a resumed sweep recognises finished work whatever the order of keys or values.
+
+Reference
+    TOML 1.0 (``tomllib``, Python >= 3.11; the ``tomli`` backport on 3.10).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from rates.engine import RunSpec, resolve_device, resolve_spec
+from rates.errors import InputError
+from rates.optim.compose import Recipe
+from rates.schedules import parse_exponent
+from rates.sweep.tasks import EngineTask
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+GRID_OPTION = "GRID"
+# grid key -> RunSpec field; the other keys (data, seed, steps, checkpoints, device) describe the task
+SPEC_FIELDS = {"algo": "algo", "a": "a", "eta0": "eta0", "seed": "seed", "norm": "norm", "batch": "batch",
+               "momentum": "momentum", "vr": "vr", "adam-beta1": "adam_beta1", "adam-beta2": "adam_beta2",
+               "adam-eps": "adam_eps", "polar": "polar"}
+TASK_KEYS = ("data", "steps", "checkpoints", "device")
+GRID_KEYS = tuple(SPEC_FIELDS) + TASK_KEYS
+REQUIRED_KEYS = ("algo", "a", "steps")
+REFUSED_KEYS = {
+    "out": "the sweep writes one Trajectory per task under --out DIR/trajectories",
+    "seeds": "vary seed instead (seed = [0, 1, 2]); each seed is a data draw and a reshuffling seed, as in rates run",
+}
+
+# converters: grid key -> function(value) returning the converted value or raising InputError naming the
+# option (cli/sweep.py builds them from the click parameters of ``rates run``); defaults: key -> default.
+Converter = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One point of the grid: normalised options, the engine spec and the group it can be batched in."""
+
+    options: tuple[tuple[str, Any], ...]
+    spec: RunSpec
+    data: str
+    data_seed: int
+    steps: int
+    checkpoints: int
+    device: str
+    recipe: Recipe
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(dict(self.options), sort_keys=True).encode()).hexdigest()[:20]
+
+    @property
+    def group(self) -> tuple:
+        return (self.recipe, self.data, self.data_seed, self.steps, self.checkpoints, self.device)
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.options)
+
+
+def load_grid(path: str | os.PathLike) -> dict[str, Any]:
+    """The ``[grid]`` table of a TOML file; InputError naming GRID for a missing file, bad TOML, no table."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as err:
+        raise InputError(GRID_OPTION, f"cannot read {p}: {err.strerror}") from None
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise InputError(GRID_OPTION, f"{p}: not valid TOML ({' '.join(str(err).split())})") from None
+    extra = sorted(k for k in document if k != "grid")
+    if extra:
+        raise InputError(GRID_OPTION, f"{p}: unknown top-level key(s) {', '.join(extra)}; put options in [grid]")
+    grid = document.get("grid")
+    if not isinstance(grid, dict) or not grid:
+        raise InputError(GRID_OPTION, f"{p}: needs a non-empty [grid] table of rates run options")
+    return grid
+
+
+def _canonical_key(key: str, where: str) -> str:
+    name = key.strip().lstrip("-").replace("_", "-")
+    if name in REFUSED_KEYS:
+        raise InputError(GRID_OPTION, f"{where}: key {key!r} is not a sweep option: {REFUSED_KEYS[name]}")
+    if name not in GRID_KEYS:
+        raise InputError(GRID_OPTION, f"{where}: unknown key {key!r}; known: {', '.join(GRID_KEYS)}")
+    return name
+
+
+def _cell(key: str, value: Any, where: str) -> str:
+    return f"[{where}: {key} = {json.dumps(value)}]"
+
+
+def _reraise(err: InputError, key: str, value: Any, where: str) -> InputError:
+    return InputError(err.option, f"{err.message} {_cell(key, value, where)}")
+
+
+def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter], defaults: Mapping[str, Any],
+                   where: str = "grid") -> dict[str, list[Any]]:
+    """Every key canonical, every cell converted by ``rates run``'s parameter; missing keys at their default.
+
+    Raises InputError on an unknown or refused key, an empty list, a nested value, a repeated value or a
+    cell its converter refuses; the message names the key and the value.
+    """
+    columns: dict[str, list[Any]] = {}
+    for raw_key, raw_value in grid.items():
+        key = _canonical_key(raw_key, where)
+        if key in columns:
+            raise InputError(GRID_OPTION, f"{where}: key {key!r} is given twice (as {raw_key!r})")
+        cells = raw_value if isinstance(raw_value, list) else [raw_value]
+        if not cells:
+            raise InputError(GRID_OPTION, f"{where}: key {key!r} is an empty list; give at least one value")
+        converted = []
+        for cell in cells:
+            if isinstance(cell, (list, dict)) or not isinstance(cell, (str, int, float, bool)):
+                raise InputError(GRID_OPTION, f"{where}: key {key!r} holds {json.dumps(cell, default=str)}; "
+                                 "cells must be strings, numbers or booleans")
+            value = None if isinstance(cell, str) and cell.strip().lower() == "none" and defaults.get(key, 0) is None \
+                else _convert(key, cell, converters, where)
+            if key == "a":
+                value = str(_checked(lambda: parse_exponent(value, "--a"), key, cell, where))
+            if value in converted:
+                raise InputError(GRID_OPTION, f"{where}: key {key!r} repeats the value {json.dumps(cell)}")
+            converted.append(value)
+        columns[key] = converted
+    for key in REQUIRED_KEYS:
+        if key not in columns:
+            raise InputError(f"--{key}", f"{where}: the grid must give {key!r} (rates run requires --{key})")
+    for key in GRID_KEYS:
+        columns.setdefault(key, [defaults.get(key)])
+    return {key: columns[key] for key in GRID_KEYS}
+
+
+def _convert(key: str, cell: Any, converters: Mapping[str, Converter], where: str) -> Any:
+    return _checked(lambda: converters[key](cell), key, cell, where)
+
+
+def _checked(call: Callable[[], Any], key: str, cell: Any, where: str) -> Any:
+    try:
+        return call()
+    except InputError as err:
+        raise _reraise(err, key, cell, where) from None
+
+
+def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_device: bool = True) -> list[Configuration]:
+    """The Cartesian product of ``columns`` (from :func:`normalise_grid`), each validated as ``rates run``
+    validates its options before the first step."""
+    from rates.data import parse_data
+
+    keys = list(columns)
+    datasets: dict[tuple[str, int], Any] = {}
+    devices: set[str] = set()
+    configurations = []
+    for values in itertools.product(*(columns[k] for k in keys)):
+        options = dict(zip(keys, values))
+
+        def check(call: Callable[[], Any], option_key: Optional[str] = None) -> Any:
+            try:
+                return call()
+            except InputError as err:
+                key = option_key or err.option.lstrip("-").replace("_", "-")
+                if key not in options:  # e.g. --n: name the whole configuration
+                    raise InputError(err.option, f"{err.message} [{where}: configuration "
+                                     f"{', '.join(f'{k}={json.dumps(v)}' for k, v in options.items())}]") from None
+                raise _reraise(err, key, options[key], where) from None
+
+        steps, checkpoints = options["steps"], options["checkpoints"]
+        if steps < 1:  # the messages of rates run (cli/run.py) and of rates.engine.simulate
+            check(lambda: _refuse("--steps", f"must be a positive integer, got {steps}"))
+        if checkpoints < 2:
+            check(lambda: _refuse("--checkpoints", f"must be an integer >= 2, got {checkpoints}"))
+        if check_device and options["device"] not in devices:
+            check(lambda: resolve_device(options["device"]))
+            devices.add(options["device"])
+        data_key = (options["data"], options["seed"])
+        if data_key not in datasets:
+            datasets[data_key] = check(lambda: parse_data(options["data"], seed=options["seed"]),
+                                       "seed" if options["seed"] < 0 else "data")
+        spec = RunSpec(**{field: options[key] for key, field in SPEC_FIELDS.items()})
+        resolved = check(lambda: resolve_spec(spec, datasets[data_key].n))
+        configurations.append(Configuration(
+            options=tuple(sorted(options.items())), spec=spec, data=options["data"], data_seed=options["seed"],
+            steps=steps, checkpoints=checkpoints, device=options["device"], recipe=resolved.recipe))
+    return configurations
+
+
+def _refuse(option: str, message: str) -> None:
+    raise InputError(option, message)
+
+
+def grid_digest(configurations: Sequence[Configuration]) -> str:
+    """The grid's identity: a digest of its sorted configuration keys."""
+    keys = sorted(c.key for c in configurations)
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:20]
+
+
+def plan_tasks(configurations: Sequence[Configuration], runs_per_task: int = 32) -> list[tuple[EngineTask, list[str]]]:
+    """Batched engine tasks for ``configurations`` and, per task, the keys of its configurations in run order.
+
+    Groups keep the order of their first configuration; tasks of dearer recipes are not reordered here.
+    """
+    if runs_per_task < 1:
+        raise InputError("--runs-per-task", f"must be a positive integer, got {runs_per_task}")
+    groups: dict[tuple, list[Configuration]] = {}
+    for configuration in configurations:
+        groups.setdefault(configuration.group, []).append(configuration)
+    tasks = []
+    for members in groups.values():
+        for start in range(0, len(members), runs_per_task):
+            chunk = members[start:start + runs_per_task]
+            first = chunk[0]
+            label = f"{first.spec.algo} data={first.data} seed={first.data_seed} ({len(chunk)} runs)"
+            task = EngineTask(specs=tuple(c.spec for c in chunk), data=first.data, data_seed=first.data_seed,
+                              steps=first.steps, checkpoints=first.checkpoints, device=first.device, label=label)
+            tasks.append((task, [c.key for c in chunk]))
+    return tasks

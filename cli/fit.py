@@ -72,9 +72,9 @@ def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, che
     meta: dict = {}
     for seed in seeds:
         dataset = parse_data(options["data"], seed=seed)
-        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps")})
+        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
         trajectory = simulate([spec], dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=sys.stderr.isatty())
+                              progress=sys.stderr.isatty(), engine=options.get("engine", "auto"))
         for run in trajectory.runs:
             run.config["data_seed"] = seed
         runs += trajectory.runs

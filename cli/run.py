@@ -65,6 +65,8 @@ def run(
     seed: int = typer.Option(0, "--seed", help="seed of the data generator and of the reshuffling"),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="several reshuffling seeds run together: 0..4 or 0,3,7"),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    engine: str = typer.Option("auto", "--engine",
+                               help="auto | fused (compiled CPU kernels) | torch (the batched torch program)"),
     polar: str = typer.Option("exact", "--polar", help="spectral directions: exact (SVD) | newton-schulz (Muon)"),
     checkpoints: int = typer.Option(60, "--checkpoints", help="number of log-spaced checkpoints >= 2"),
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
@@ -85,7 +87,8 @@ def run(
     specs = [RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=s, norm=norm, batch=batch, momentum=momentum,
                      vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
              for s in run_seeds]
-    trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device, progress=sys.stderr.isatty())
+    trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device, progress=sys.stderr.isatty(),
+                          engine=engine)
     trajectory.meta["command"] = "rates run"
     trajectory.meta["data"]["spec"] = data
     save(trajectory, out)

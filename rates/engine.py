@@ -4,8 +4,8 @@ Setting: THEORY.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration 
 exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
 every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
-:class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group as one batched
-tensor program from ``W_0 = 0``: ``W`` has shape (R, k, d).
+:class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group from ``W_0 = 0``
+(``W`` has shape (R, k, d)), by the stepper below.
 
 Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-domain weights) ->
 [momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 (t+2)^-a``.
@@ -16,6 +16,12 @@ the iterate after t steps) the margin of W_t in the algorithm's norm and its gap
 norms, ``log L(W_t)`` without underflow and ``||W_t||``; the relative margin errors and the cosines to
 each reported norm's max-margin solution (and, on orthogonal scale-skewed data, to the bias matrix M of
 MINIBATCH Def. 4.8) of :mod:`rates.measures`. Only the checkpoints leave the device.
+
+Steppers (``engine``): on the CPU the steps between two checkpoints run as one compiled call
+(:mod:`rates.fused`, numba: ``fused``); the torch program of :mod:`rates.optim` (``torch``) is the path on
+cuda and stays callable on the CPU as the previous engine (``--engine torch``) that tests and benchmarks
+compare against. ``auto`` picks ``fused`` on the CPU when numba imports, else ``torch``. Both record the
+same checkpoints with the same :class:`_Measure`.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
@@ -49,6 +55,7 @@ from rates.trajectory import Run, Trajectory
 DTYPE = torch.float64
 REPORTED_NORMS = ("max", "frobenius", "spectral")
 POLAR_METHODS = ("exact", "newton-schulz")
+ENGINES = ("auto", "fused", "torch")
 
 
 @dataclass(frozen=True)
@@ -188,12 +195,31 @@ def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
     )
 
 
+def resolve_engine(engine: str, device: torch.device) -> str:
+    """``auto`` -> ``fused`` on the CPU when numba imports, else ``torch``; ``fused`` needs the CPU (``--engine``)."""
+    key = str(engine).strip().lower()
+    if key not in ENGINES:
+        raise InputError("--engine", f"must be auto, fused or torch, got {engine!r}")
+    from rates.fused import available
+
+    if key == "auto":
+        return "fused" if device.type == "cpu" and available() else "torch"
+    if key == "fused" and device.type != "cpu":
+        raise InputError("--engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
+    if key == "fused" and not available():
+        raise InputError("--engine", "fused needs numba, which does not import here; use --engine torch")
+    return key
+
+
 def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int, steps: int,
-              times: np.ndarray, advance=None) -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
+              times: np.ndarray, advance=None,
+              engine: str = "auto") -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
     """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records."""
     recipe = runs[0].recipe
     if any(r.recipe != recipe for r in runs):
         raise ValueError("run_group needs runs of one recipe")
+    if resolve_engine(engine, H.device) == "fused":
+        return _run_group_fused(runs, H, y, k, steps, times, advance)
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
     measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=DTYPE, device=H.device)
@@ -213,6 +239,22 @@ def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: 
     if advance is not None and steps % report_every:
         advance(steps % report_every)
     return W, records
+
+
+def _run_group_fused(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int, steps: int,
+                     times: np.ndarray, advance=None) -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
+    """:func:`run_group` with the compiled kernels: one call per segment between checkpoints."""
+    from rates.fused.group import FusedGroup
+
+    group = FusedGroup(runs, H.numpy(), y.numpy(), k)
+    measure = _Measure(H, y, k, runs[0].recipe.norm)
+    records = []
+    with torch.inference_mode(), single_thread_on_cpu(H.device):
+        for t in times.tolist():
+            group.advance_to(int(t), advance)
+            records.append(measure(torch.from_numpy(group.W)))
+        group.advance_to(steps, advance)
+    return torch.from_numpy(group.W.copy()), records
 
 
 @contextlib.contextmanager
@@ -247,7 +289,7 @@ def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) 
 
 
 def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int = 60, device: str = "auto",
-             progress: bool = False) -> Trajectory:
+             progress: bool = False, engine: str = "auto") -> Trajectory:
     """Run every spec on ``data`` for ``steps`` steps; the Trajectory lists runs in the order of ``specs``.
 
     Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
@@ -259,6 +301,7 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     if not specs:
         raise InputError("--algo", "no run configuration given")
     dev = resolve_device(device)
+    stepper = resolve_engine(engine, dev)
     resolved = [resolve_spec(spec, data.n) for spec in specs]
     gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
     times = checkpoint_times(int(steps), int(checkpoints))
@@ -274,7 +317,8 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     started = time.perf_counter()
     with _progress_bar(progress, total=steps * len(groups)) as advance:
         for members in groups.values():
-            _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance)
+            _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance,
+                                          stepper)
             for position, i in enumerate(members):
                 records[i], positions[i] = group_records, position
     wall = time.perf_counter() - started
@@ -301,7 +345,8 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
             references={**{name: {"name": name, "skipped": why} for name, why in skipped.items()},
                         **{name: ref.to_json() for name, ref in run_references.items()}},
         ))
-    meta = {"engine": "rates.engine.simulate", "steps": int(steps), "device": str(dev), "dtype": "float64",
+    meta = {"engine": "rates.engine.simulate", "stepper": stepper, "steps": int(steps), "device": str(dev),
+            "dtype": "float64",
             "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},
             "groups": len(groups), "wall_s": wall, "config_steps_per_s": len(specs) * steps / max(wall, 1e-12)}
     return Trajectory(runs=runs, meta=meta)

@@ -154,10 +154,10 @@ def test_folded_full_gradient_path_only_changes_rounding(data, monkeypatch):
     assert not FullGradient(H, y, data.k, exact_scale=True).folded
     specs = [RunSpec("signgd", "1/2"), RunSpec("ngd", "1/3", eta0=0.5), RunSpec("spectral-gd", "1"),
              RunSpec("cd", "2/3"), RunSpec("nsd", "1/2", norm="lp:3")]
-    folded = simulate(specs, data, 300, checkpoints=10, device="cpu")
+    folded = simulate(specs, data, 300, checkpoints=10, device="cpu", engine="torch")
     monkeypatch.setattr(rates.losses, "FOLDED_LIMIT", 0)
     assert not FullGradient(H, y, data.k, exact_scale=False).folded
-    general = simulate(specs, data, 300, checkpoints=10, device="cpu")
+    general = simulate(specs, data, 300, checkpoints=10, device="cpu", engine="torch")
     assert_runs_identical(folded.runs[0], general.runs[0])  # sign descent: the same signs, the same W
     for a, b in zip(folded.runs[1:], general.runs[1:]):
         for name in ARRAYS:

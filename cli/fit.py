@@ -1,8 +1,11 @@
 """``rates fit``: fit the margin gap's rate of a Trajectory (read or run) and judge it against the theorem.
 
-Prints, per configuration: the predicted rate with its source, the bound's local slope over the window,
-the fitted slope ± bootstrap error with its window, the fitted log power and the verdict (DESIGN.md,
-"Interfaces"). Exit code 1 when a verdict is ``violated``, 2 on bad input.
+Prints, per configuration: the replicates (independent of given), the hypothesis gate (which theorem covers
+the run and each hypothesis with its numbers), the predicted rate with its source, the bound's slope envelope
+over the window, the fitted slope ± bootstrap error with its window, the fitted log power, the rebuilt t0/t1
+with the data's constants, and the verdict (DESIGN.md, "Interfaces"; rules in :mod:`rates.compare` and
+:func:`rates.report.fit_group`). Exit code 1 when a verdict is ``violated``; 0 for every other verdict
+(``inconclusive``, ``no-theorem``, ``not-applicable`` included); 2 on bad input.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ import typer
 
 from rates.schedules import parse_exponent
 from cli import per_sample
-from cli.run import parse_seeds
+from cli.run import parse_seeds, seed_plan, simulate_plan
 from cli.run import run as run_command
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.errors import InputError
-from rates.report import FitRecord, fit_group, group_runs, run_slug, source_text
+from rates.report import FitRecord, bound_label, fit_group, group_runs, run_slug, source_text
 from rates.trajectory import Run, Trajectory
 
 def _plot_path(base: Path, slug: str, several: bool) -> Path:
@@ -34,20 +37,34 @@ def describe(record: FitRecord) -> str:
     """The human-readable verdict block: every number with its source, window and uncertainty."""
     v, pred = record.verdict, record.prediction
     seeds = ", ".join(str(s) for s in record.seeds)
-    lines = [f"{record.title}  (seeds {seeds})",
-             f"  predicted rate : O({pred.rate.text})  [{source_text(pred)}]"]
+    lines = [f"{record.title}  (seeds {seeds})"]
+    if record.replicates is not None:
+        rep = record.replicates
+        lines.append(f"  replicates     : {rep['independent']} independent of {rep['runs']} run(s) ({rep['varies']})")
+    if record.gate is not None:
+        gate = record.gate
+        family = "none" if gate.family is None else f"{gate.family.name} [{gate.family.source.seed} " \
+                                                    f"{gate.family.source.theorem}]"
+        lines.append(f"  theorem        : {family} - {gate.outcome}")
+        lines += [f"    {finding.status:<7} {hyp.name}: {finding.detail}" for hyp, finding in gate.checks]
+    if pred is not None:
+        applied = record.gate is None or record.gate.outcome == "covered"
+        name = "predicted rate" if applied else "family rate   "
+        lines.append(f"  {name} : O({pred.rate.text})  [{source_text(pred)}]"
+                     + ("" if applied else "  (not applied to this run: see the theorem's hypotheses)"))
     if v.fit is None:
         lines.append(f"  window         : {v.window.problem}")
     else:
-        lines += [
-            f"  bound local slope over the window : {v.predicted_local_slope:+.3f}",
-            f"  fitted slope   : {v.fit.text()}",
-        ]
+        if v.envelope is not None:
+            members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))
+            lines.append(f"  bound slope envelope over the window : {v.envelope.text()} (each term alone: {members}; "
+                         f"unit constants {v.unit_local_slope:+.3f})")
+        lines.append(f"  {'fitted slope  ' if v.envelope is not None else 'measured slope'} : {v.fit.text()}")
         if v.settling is not None:
             (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
             lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "
                          f"(split at t = {v.settling.split_t:.3g})")
-        if v.log_power is not None:
+        if v.log_power is not None and pred is not None:
             lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} "
                          f"(fit of log(gap t^{pred.rate.exponent}) on log log t, same window)")
     lines.append(f"  verdict        : {v.label} (tolerance {v.tolerance:g}) - {v.reason}")
@@ -55,35 +72,27 @@ def describe(record: FitRecord) -> str:
     return "\n".join(lines)
 
 
-def simulate_seeds(options: dict, seeds: list[int], device: str, steps: int, checkpoints: int,
-                   out: Optional[Path], window: Optional[tuple[float, float]] = None) -> list[Run]:
-    """Run one configuration once per seed; seed s is both the data draw and the reshuffling seed.
+def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: int,
+                   checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None) -> list[Run]:
+    """Run one configuration for every (data draw, reshuffling stream) pair, exactly as ``rates run`` does.
 
-    Full-batch runs from W_0 = 0 are deterministic given the data, so seeds must change the data to say
-    anything (a file dataset ignores the seed; then only stochastic algorithms differ between seeds).
-    A user ``window`` is checked against the runs' checkpoints before ``out`` is written, so a bad
-    ``--window`` leaves no file behind.
+    ``data_seeds`` are draws of a generated dataset, ``seeds`` reshuffling streams (``cli.run.SEED_MEANING``);
+    several streams of a full-batch run are refused (they would be identical copies). A user ``window`` is
+    checked against the runs' checkpoints before ``out`` is written, so a bad ``--window`` leaves no file behind.
     """
-    from rates.data import parse_data
-    from rates.engine import RunSpec, simulate
+    from rates.engine import RunSpec
     from rates.trajectory import save
 
-    runs: list[Run] = []
-    meta: dict = {}
-    for seed in seeds:
-        dataset = parse_data(options["data"], seed=seed)
-        spec = RunSpec(seed=seed, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
-        trajectory = simulate([spec], dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=sys.stderr.isatty(), engine=options.get("engine", "auto"))
-        for run in trajectory.runs:
-            run.config["data_seed"] = seed
-        runs += trajectory.runs
-        meta = trajectory.meta
-    for run in runs if window is not None else ():
+    def make_spec(shuffle: int) -> RunSpec:
+        return RunSpec(seed=shuffle, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
+
+    trajectory = simulate_plan(make_spec, options["data"], data_seeds, seeds, steps, checkpoints, device,
+                               engine=options.get("engine", "auto"))
+    for run in trajectory.runs if window is not None else ():
         choose_window(run, window)
     if out is not None:
-        save(Trajectory(runs, {**meta, "command": "rates fit", "seeds": seeds, "seed_meaning": "data draw and reshuffling"}), out)
-    return runs
+        save(Trajectory(trajectory.runs, {**trajectory.meta, "command": "rates fit"}), out)
+    return trajectory.runs
 
 
 def _fit_parameters() -> list[inspect.Parameter]:
@@ -107,7 +116,9 @@ def _fit_parameters() -> list[inspect.Parameter]:
         if info.default is ...:
             info.default, annotation = None, Optional[annotation]
         if name == "seeds":
-            info.help = "several seeds (0..4 or 0,3,7), each a data draw and reshuffling seed; with --from: runs to fit"
+            info.help = "reshuffling streams (0..4 or 0,3,7), as in rates run; with --from: the runs to fit"
+        if name == "data_seeds":
+            info.help = "data draws (0..4 or 0,3,7), as in rates run; with --from: the runs to fit"
         if name == "out":
             info.help = "also save the simulated Trajectory JSON"
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
@@ -120,7 +131,7 @@ def fit(**options) -> None:
     """Fit the empirical rate of the margin gap (of a run or a file) and judge it against the predicted bound."""
     from_file, window, tolerance, plot, as_json = (options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
-    seed, seeds = options.pop("seed"), options.pop("seeds")
+    seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints = options.pop("device"), options.pop("checkpoints")
     from rates.plots import check_figure_path, plot_fit
     from rates.trajectory import load
@@ -129,6 +140,7 @@ def fit(**options) -> None:
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
     user_window = parse_window(window) if window is not None else None
     wanted = parse_seeds(seed, seeds) if seeds is not None else None
+    wanted_draws = parse_seeds(seed, data_seeds, "--data-seeds") if data_seeds is not None else None
     if plot is not None:
         check_figure_path(plot)
     if from_file is not None:
@@ -140,6 +152,10 @@ def fit(**options) -> None:
             runs = [run for run in runs if run.config.get("seed") in wanted]
             if not runs:
                 raise InputError("--seeds", f"no run of {from_file} has a seed in {seeds}")
+        if wanted_draws is not None:
+            runs = [run for run in runs if run.config.get("data_seed", run.config.get("seed")) in wanted_draws]
+            if not runs:
+                raise InputError("--data-seeds", f"no run of {from_file} has a data seed in {data_seeds}")
         if user_window is not None:
             for run in runs:  # refuse a window outside any run before fitting or writing anything
                 choose_window(run, user_window)
@@ -152,7 +168,8 @@ def fit(**options) -> None:
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
         options["a"] = str(parse_exponent(a, "--a"))
-        runs = simulate_seeds(options, wanted or [seed], device, steps, checkpoints, out, user_window)
+        draws, shuffles = seed_plan(seed, seeds, data_seeds)
+        runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window)
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
     records = [per_sample.fit_record(group, user_window) if per_sample.handles_runs(group)
@@ -165,7 +182,7 @@ def fit(**options) -> None:
                 continue
             figures.append(plot_fit(rec.runs, rec.verdict, rec.prediction,
                                     _plot_path(plot, run_slug(rec.config), len(records) > 1),
-                                    title=rec.title, bound_label=f"bound {rec.prediction.rate.text}"))
+                                    title=rec.title, bound_label=bound_label(rec)))
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:

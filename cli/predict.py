@@ -1,7 +1,10 @@
-"""``rates predict``: the rate, regime, best ``a`` and thresholds a theorem family predicts."""
+"""``rates predict``: which theorem family covers a configuration (the hypothesis gate), and the rate, regime,
+best ``a`` and thresholds it predicts."""
 
 from __future__ import annotations
 
+import json
+from fractions import Fraction
 from typing import Optional
 
 import typer
@@ -11,6 +14,8 @@ from rates.schedules import parse_exponent
 from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
 from rates.theorems import predict as predict_rate
+from rates.theorems.hypotheses import Facts
+from rates.theorems.registry import COVERED, GateResult, gate
 
 
 def _positive(value: Optional[float], option: str) -> Optional[float]:
@@ -53,6 +58,23 @@ def render_text(prediction) -> str:
     return "\n".join(lines)
 
 
+def render_gate(result: GateResult) -> str:
+    """Which family covers the configuration and each of its hypotheses with the numbers that decide it."""
+    if result.family is None:
+        return f"theorem     none: {result.reason}"
+    family = result.family
+    lines = [f"theorem     {family.name} family: {family.statement}   [{family.source.seed} {family.source.theorem}]"]
+    lines += [f"hypothesis  {finding.status:<7} {hyp.name}: {finding.detail}   [{hyp.source}]"
+              for hyp, finding in result.checks]
+    if result.outcome == COVERED:
+        unknown = [hyp.name for hyp, finding in result.checks if finding.status == "unknown"]
+        lines.append("applies     yes" + (f", if {', '.join(unknown)} hold (give the data's constants to check)"
+                                          if unknown else ""))
+    else:
+        lines.append(f"applies     no: {result.outcome} - {result.reason}")
+    return "\n".join(lines)
+
+
 def predict(
     algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, signsgd, nsgd, spectral-sgd, vr-*"),
     norm: Optional[str] = typer.Option(None, "--norm", help="max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
@@ -66,11 +88,15 @@ def predict(
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     classes: Optional[int] = typer.Option(None, "--k", help="number of classes k >= 2"),
     c_adam: Optional[float] = typer.Option(None, "--c-adam", help="Adam moment-mismatch constant (not rebuilt)"),
+    adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
+    adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
+    adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (SIGNADAM Thm 6.3 needs 0)"),
     data: Optional[str] = typer.Option(None, "--data", help="with --batch 1: orthogonal data (preset, "
                                        "orthogonal:counts=...,scales=..., or a file) for the limit direction M/||M||"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Predict the margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1."""
+    """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
+    margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1 it predicts."""
     exponent = parse_exponent(a, "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
         resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
@@ -81,11 +107,31 @@ def predict(
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")
+    for option, value in (("--adam-beta1", adam_beta1), ("--adam-beta2", adam_beta2)):
+        if not 0 <= value < 1:
+            raise InputError(option, f"must be in [0, 1), got {value}")
+    if not adam_eps >= 0:
+        raise InputError("--adam-eps", f"must be >= 0, got {adam_eps}")
     constants = {"gamma": _positive(gamma, "--gamma"), "B": _positive(data_bound, "--B"),
                  "eta_0": _positive(eta0, "--eta0"), "k": classes, "c_adam": _positive(c_adam, "--c-adam")}
+    adam = {"adam_eps": adam_eps, "adam_beta1": adam_beta1, "adam_beta2": adam_beta2} if config.adam else {}
+    result = gate(Facts(config, a=Fraction(exponent.p, exponent.q), eta0=eta0, gamma=gamma, B=data_bound, n=n,
+                        k=classes, **adam))
+    if result.family is None or result.family.template is None:
+        # a limit-direction theorem (per-sample, b = 1) or none at all: no rate to print, and none is implied
+        payload = {"algorithm": config.name, "norm": config.norm, "a": str(exponent), "rate": None,
+                   "gate": result.to_json()}
+        typer.echo(json.dumps(payload, indent=1) if as_json else
+                   f"algorithm   {config.name} (norm {config.norm}, b = {config.batch})\n"
+                   f"rate        none: no theorem of the seeds gives a margin-gap rate for this configuration\n"
+                   + render_gate(result))
+        return
     given = {key: value for key, value in constants.items() if value is not None and key != "eta_0"}
     prediction = predict_rate(config, exponent, {**given, "eta_0": eta0} if given else None)
-    typer.echo(prediction.to_json_text() if as_json else render_text(prediction))
+    if as_json:
+        typer.echo(json.dumps({**prediction.to_json(), "gate": result.to_json()}, indent=1, default=str))
+    else:
+        typer.echo(render_text(prediction) + "\n" + render_gate(result))
 
 
 def register(app: typer.Typer) -> None:

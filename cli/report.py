@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from cli.run import parse_seeds
 from rates.errors import InputError
 from rates.studies import STUDIES, StudyOptions, get_study
 
@@ -15,7 +16,11 @@ from rates.studies import STUDIES, StudyOptions, get_study
 def report(
     study: str = typer.Argument(..., help=f"study name: {', '.join(sorted(STUDIES))}"),
     out: Path = typer.Option(..., "--out", help="output directory (created if missing)"),
-    seeds: Optional[int] = typer.Option(None, "--seeds", help="number of seeds (default: the study's own)"),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="reshuffling streams, as in rates run (0..4 or 0,3,7); "
+                                        "the default study is full batch and takes one; flavors trains one "
+                                        "network per listed seed"),
+    data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="data draws, as in rates run (0..4 or 0,3,7; "
+                                             "default study: 0..2, --quick: 0)"),
     device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
     quick: bool = typer.Option(False, "--quick", help="a tiny version for tests and smoke runs"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show progress while simulating"),
@@ -23,16 +28,20 @@ def report(
                                             "embedded Dask cluster), serial (this process) or a Dask scheduler "
                                             "address such as tcp://host:8786; default: the study's own"),
 ) -> None:
-    """Run STUDY (default: SignGD/NGD/Spectral-GD/Adam rates) and write its artefacts into --out."""
-    if seeds is not None and seeds < 1:
-        raise InputError("--seeds", f"must be a positive number of seeds, got {seeds}")
+    """Run STUDY (default: SignGD/NGD/Spectral-GD/Adam rates) and write its artefacts into --out.
+
+    --seeds are reshuffling streams and --data-seeds data draws, as in rates run and rates fit.
+    """
+    shuffles = parse_seeds(0, seeds) if seeds is not None else None
+    draws = parse_seeds(0, data_seeds, "--data-seeds") if data_seeds is not None else None
     if device not in ("auto", "cpu", "cuda"):
         raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
     if out.exists() and not out.is_dir():
         raise InputError("--out", f"{out} exists and is not a directory")
     run_study = get_study(study)
-    written = run_study(out, StudyOptions(seeds=seeds, device=device, quick=quick, progress=progress,
-                                                scheduler=scheduler))
+    written = run_study(out, StudyOptions(seeds=None if shuffles is None else len(shuffles), data_seeds=draws,
+                                          shuffle_seeds=shuffles, device=device, quick=quick, progress=progress,
+                                          scheduler=scheduler))
     print(f"wrote {len(written)} files to {out}")
     table = out / "table.md"
     if table.exists():

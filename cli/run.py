@@ -19,7 +19,12 @@ from rates.errors import InputError
 from rates.trajectory import save
 
 
-def parse_seeds(seed: int, seeds: Optional[str]) -> list[int]:
+SEED_MEANING = ("--seeds: reshuffling streams (which samples form each mini-batch; nothing in a full-batch run); "
+                "--data-seeds: draws of a generated dataset (presets, gaussian:...); files and orthogonal data "
+                "ignore them")
+
+
+def parse_seeds(seed: int, seeds: Optional[str], option: str = "--seeds") -> list[int]:
     """``--seeds 0..4`` (inclusive range) or ``--seeds 0,3,7``; otherwise the single ``--seed``."""
     if seeds is None:
         return [seed]
@@ -31,10 +36,51 @@ def parse_seeds(seed: int, seeds: Optional[str]) -> list[int]:
         else:
             values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InputError("--seeds", f"expected a range such as 0..4 or a list such as 0,3,7, got {seeds!r}") from None
+        raise InputError(option, f"expected a range such as 0..4 or a list such as 0,3,7, got {seeds!r}") from None
     if not values or any(v < 0 for v in values) or len(set(values)) != len(values):
-        raise InputError("--seeds", f"expected distinct non-negative seeds, got {seeds!r}")
+        raise InputError(option, f"expected distinct non-negative seeds, got {seeds!r}")
     return values
+
+
+def seed_plan(seed: int, seeds: Optional[str], data_seeds: Optional[str]) -> tuple[list[int], list[int]]:
+    """(data draws, reshuffling streams): ``--data-seeds`` defaults to ``--seed``, ``--seeds`` to ``--seed``."""
+    return parse_seeds(seed, data_seeds, "--data-seeds"), parse_seeds(seed, seeds, "--seeds")
+
+
+def refuse_identical_replicates(specs: list[RunSpec], n: int, shuffles: list[int]) -> None:
+    """Several reshuffling streams of a full-batch run would be byte-identical copies: refuse them (exit 2).
+
+    Full-batch runs from ``W_0 = 0`` use no random numbers, so their reshuffling seed changes nothing; counting
+    the copies as replicates would narrow the confidence interval without any new information.
+    """
+    if len(shuffles) < 2:
+        return
+    from rates.engine import resolve_spec
+
+    if resolve_spec(specs[0], n).recipe.source == "full":
+        raise InputError("--seeds", f"{specs[0].algo} is full batch, deterministic given the data: {len(shuffles)} "
+                                    "reshuffling streams would be identical runs; vary the data with --data-seeds")
+
+
+def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[int], steps: int, checkpoints: int,
+                  device: str, engine: str = "auto"):
+    """Run every (data draw, reshuffling stream) pair; one ``simulate`` call per data draw."""
+    from rates.trajectory import Trajectory
+
+    runs, meta = [], {}
+    for data_seed in data_seeds:
+        dataset = parse_data(data, seed=data_seed)
+        specs = [make_spec(s) for s in shuffles]
+        refuse_identical_replicates(specs, dataset.n, shuffles)
+        trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
+                              progress=sys.stderr.isatty(), engine=engine)
+        for run in trajectory.runs:
+            run.config["data_seed"] = data_seed
+        runs += trajectory.runs
+        meta = meta or trajectory.meta
+    meta = {**meta, "data_seeds": data_seeds, "seeds": shuffles, "seed_meaning": SEED_MEANING}
+    meta["data"] = {**meta.get("data", {}), "spec": data}
+    return Trajectory(runs, meta)
 
 
 def summary(trajectory) -> str:
@@ -43,7 +89,7 @@ def summary(trajectory) -> str:
     for run in trajectory.runs:
         c, g = run.config, run.gamma
         lines.append(
-            f"{c['algo']} (norm {c['norm']}, family {c['family']}) a={c['a']} eta0={c['eta0']} seed={c['seed']}"
+            f"{c['algo']} (norm {c['norm']}, family {c['family']}) a={c['a']} eta0={c['eta0']} seed={c['seed']} data_seed={c.get('data_seed')}"
             f"  gamma={g['value']:.12g} [{g['norm']}-norm max margin, computed by {g['solver']}, accuracy {g['accuracy']:.1e}]"
             f"  t={int(run.t[-1])}  gap={run.gap[-1]:.6g}  margin={run.margin[-1]:.12g}  log L={run.log_loss[-1]:.6g}")
     meta = trajectory.meta
@@ -62,8 +108,11 @@ def run(
     batch: Optional[int] = typer.Option(None, "--batch", help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
     vr: bool = typer.Option(False, "--vr", help="SVRG-style variance reduction (needs --batch b < n)"),
-    seed: int = typer.Option(0, "--seed", help="seed of the data generator and of the reshuffling"),
-    seeds: Optional[str] = typer.Option(None, "--seeds", help="several reshuffling seeds run together: 0..4 or 0,3,7"),
+    seed: int = typer.Option(0, "--seed", help="seed of the reshuffling, and of the data draw unless --data-seeds"),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="several reshuffling streams: 0..4 or 0,3,7 "
+                                        "(refused for full-batch runs, which they would not change)"),
+    data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="several draws of a generated dataset: "
+                                             "0..4 or 0,3,7 (default: --seed)"),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
     engine: str = typer.Option("auto", "--engine",
                                help="auto | fused (compiled CPU kernels) | torch (the batched torch program)"),
@@ -82,15 +131,14 @@ def run(
         raise InputError("--seed", f"must be a non-negative integer, got {seed}")
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
-    run_seeds = parse_seeds(seed, seeds)
-    dataset = parse_data(data, seed=seed)
-    specs = [RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=s, norm=norm, batch=batch, momentum=momentum,
-                     vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
-             for s in run_seeds]
-    trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device, progress=sys.stderr.isatty(),
-                          engine=engine)
+    draws, shuffles = seed_plan(seed, seeds, data_seeds)
+
+    def make_spec(shuffle: int) -> RunSpec:
+        return RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=shuffle, norm=norm, batch=batch, momentum=momentum,
+                       vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
+
+    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine)
     trajectory.meta["command"] = "rates run"
-    trajectory.meta["data"]["spec"] = data
     save(trajectory, out)
     typer.echo(summary(trajectory))
     typer.echo(f"wrote {out}")

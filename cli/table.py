@@ -12,8 +12,7 @@ from rates.algorithms import resolve_algorithm
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.tables import Cell, Table
-from rates.theorems import FAMILIES, FAMILY_EXAMPLES, template_for
-from rates.theorems.per_sample import SOURCE as PER_SAMPLE_SOURCE
+from rates.theorems import DECLARATIONS, template_for
 
 FORMATS = ("latex", "markdown", "json")
 
@@ -23,21 +22,26 @@ def predicted_rates_table() -> Table:
     table = Table(["family", "algorithms", "regime", "rate", "r", "k", "best a", "gap to", "source", "status"],
                   caption="Predicted margin-gap rates O(t^-r (log t)^k) for eta_t = eta_0 (t+2)^-a",
                   label="tab:predicted-rates")
-    for family in FAMILIES:
-        algorithms, example = FAMILY_EXAMPLES[family]
-        template = template_for(resolve_algorithm(example))
+    for family in DECLARATIONS:
+        if family.template is None:  # a limit-direction theorem: a note below, not a rate row
+            table.notes.append(f"{family.name} ({family.algorithms}): {family.statement}; "
+                               f"{family.source.seed} {family.source.theorem} [rebuilt]. Covers only "
+                               + "; ".join(h.statement for h in family.hypotheses) + ".")
+            continue
+        template = template_for(resolve_algorithm(**family.example))
         best = asymptotics.best_a(template.powers)
         for regime, rate in asymptotics.regime_rates(template.powers):
             table.add(
-                family, algorithms, Cell(regime.text, regime.latex),
+                family.name, family.algorithms, Cell(regime.text, regime.latex),
                 Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": rate.log_power,
                                                           "text": rate.text}),
                 str(rate.exponent), rate.log_power, str(best), template.gap_to,
                 f"{template.source.seed} {template.source.theorem}", template.status)
     table.notes.append("Derived by rates.asymptotics from each template's numerator power sums over sum eta_s "
                        "(THEORY.md sections 3-4); r and k of an open interval are expressions in a.")
-    table.notes.append(f"Per-sample (b = 1) SignSGD/N-SGD/Spectral-SGD predict a limit direction M/||M||, not a rate: "
-                       f"{PER_SAMPLE_SOURCE.seed} {PER_SAMPLE_SOURCE.theorem} [rebuilt].")
+    table.notes.append("A row applies only where its family's hypotheses hold (rates.theorems.registry.gate): "
+                       "mini-batch and momentum rows need gamma_eff > 0 with the data's constants; Adam needs eps = 0, "
+                       "full batch and beta1 <= beta2.")
     return table
 
 
@@ -47,19 +51,24 @@ def table(
     fits: bool = typer.Option(False, "--fits", help="predicted vs fitted for the Trajectory FILES given after it"),
     files: Optional[list[Path]] = typer.Argument(None, help="Trajectory files (with --fits)"),
 ) -> None:
-    """Print (or write) the predicted-rate table for every family and regime of a."""
+    """Print (or write) the predicted-rate table for every family and regime of a; with --fits, predicted vs
+    fitted for the given Trajectory files (exit 1 when a row is violated)."""
     if fmt not in FORMATS:
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    records = []
     if fits or files:
-        from rates.report import fits_table_for_cli
+        from rates.report import fits_records_for_cli, verdict_table
 
-        text = fits_table_for_cli(fits, files).render(fmt)
+        records = fits_records_for_cli(fits, files)
+        text = verdict_table(records).render(fmt)
     else:
         text = predicted_rates_table().render(fmt)
     if out is None:
         typer.echo(text, nl=False)
     else:
         write_text_atomic(out, text)
+    if any(rec.verdict.label == "violated" for rec in records):
+        raise typer.Exit(1)  # like rates fit: a violated row is a failed check; other verdicts exit 0
 
 
 def register(app: typer.Typer) -> None:

@@ -52,11 +52,12 @@ ALGORITHMS: dict[str, NamedAlgorithm] = {alg.name: alg for alg in _BASE + _VR}
 class AlgorithmConfig:
     """A fully resolved algorithm.
 
-    ``batch=None`` is full batch when ``family`` is ``nsd``/``adam``; for the stochastic families it
-    means "b left symbolic" (allowed in ``rates predict``, refused by ``rates run``).
-    ``family`` is the theorem family of THEORY.md section 3 that covers this configuration:
-    ``nsd`` (SIGNADAM Thm 5.3), ``adam`` (SIGNADAM Thm 6.3), ``minibatch`` (MINIBATCH Thm 4.1),
-    ``momentum`` (MINIBATCH Thm 4.3), ``vr`` (MINIBATCH Thm 4.6, with or without momentum).
+    ``batch=None`` is full batch unless ``stochastic``; for a stochastic algorithm it means "b left
+    symbolic" (allowed in ``rates predict``, refused by ``rates run``).
+    ``family`` names the theorem family whose declaration covers this configuration
+    (:func:`rates.theorems.registry.family_of`; ``"none"`` if none does): ``nsd`` (SIGNADAM Thm 5.3),
+    ``adam`` (SIGNADAM Thm 6.3), ``minibatch`` (MINIBATCH Thm 4.1), ``momentum`` (Thm 4.3), ``vr`` (Thm 4.6),
+    ``per-sample`` (Thm 4.9, b = 1). Whether its hypotheses hold is the gate's business, not this class's.
     """
 
     name: str
@@ -67,7 +68,7 @@ class AlgorithmConfig:
     momentum: float
     vr: bool
     adam: bool
-
+    stochastic: bool = False  # steps use a mini-batch b < n (or a stochastic algorithm with b left open)
 
 
 def resolve_algorithm(
@@ -119,18 +120,12 @@ def resolve_algorithm(
 
     use_vr = bool(vr or spec.vr)
     stochastic = spec.stochastic or (batch is not None and (n is None or batch < n))
-    if spec.adam:
-        if use_vr:
-            raise InputError("--vr", "variance reduction is not defined for adam here (no theorem covers it)")
-        family = "adam"
-    elif use_vr:
-        family = "vr"
-    elif beta > 0:
-        family = "momentum"
-    elif stochastic:
-        family = "minibatch"
-    else:
-        family = "nsd"
+    if spec.adam and use_vr:
+        raise InputError("--vr", "variance reduction is not defined for adam here (no theorem covers it)")
     if use_vr and not stochastic and batch is not None:
         raise InputError("--vr", "variance reduction needs mini-batches (b < n)")
-    return AlgorithmConfig(key, resolved_norm, family, batch, n, beta, use_vr, spec.adam)
+    from rates.theorems.registry import family_of  # the registry imports this module's types
+
+    config = AlgorithmConfig(key, resolved_norm, "none", batch, n, beta, use_vr, spec.adam, stochastic)
+    family = family_of(config)
+    return replace(config, family=family.name if family is not None else "none")

@@ -2,43 +2,59 @@
 
 Setting
     A :class:`~rates.trajectory.Run` holds the margin gap ``gap(t) = gamma - gamma(W_t)`` at log-spaced
-    checkpoints; a Prediction (``rates.theorems``) holds an upper bound ``gap(t) = O(t^{-r} (log t)^k)``
-    whose shape at finite t is available as ``bound_shape(t)``.
+    checkpoints; a Prediction (``rates.theorems``) holds an upper bound ``gap(t) <= C_1/S_1 + sum_j C_j S_{p_j}/S_1``
+    (``S_p = sum_{s<t} eta_s^p``) whose constants ``C >= 0`` are rebuilt worst-case values, i.e. unknown in
+    practice; ``bound_members(t)`` gives the terms, ``bound_shape(t)`` their sum with unit constants. Which
+    theorem may judge a run at all is decided before this module by the hypothesis gate
+    (:mod:`rates.theorems.registry`; ``no-theorem`` / ``not-applicable`` never reach :func:`judge`).
 
 Algorithm
     1. *Window* (:func:`choose_window`): the first checkpoint after which every margin stays positive and
        the loss never increases (the observable counterpart of ``t_1`` in THEORY.md section 3, step 3),
-       intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``
-       (before it unknown constants of the bound move its local slope by more than the tolerance), where
-       "usable" stops at the first
-       checkpoint whose gap is within ``100 x`` the margin solver's accuracy (``accuracy * gamma``, THEORY.md
-       section 7): below that floor the gap is solver noise, not optimiser progress.
+       intersected with the last ``decades`` decades of the usable run and with ``t >= MIN_WINDOW_START``,
+       where "usable" stops at the first checkpoint whose gap is within ``100 x`` the margin solver's
+       accuracy (``accuracy * gamma``, THEORY.md section 7): below that floor the gap is solver noise.
     2. *Fit* (:func:`fit_slope`): least-squares slope of ``log gap`` on ``log t`` over the window, per run;
-       several runs of one configuration (seeds) are averaged. The uncertainty is a seeded, deterministic
-       bootstrap that resamples seeds and, inside each seed, the window's checkpoints. A second fit of
-       ``log(gap * t^r)`` on ``log log t`` estimates the log power ``k`` (:func:`fit_log_power`).
-    3. *Verdict* (:func:`judge`): the fitted slope is compared with the bound's *local* slope over the
-       same checkpoints (the least-squares slope of ``log bound_shape`` on ``log t``), not with ``-r``:
-       ``log t / sqrt t`` has local slope ``-1/2 + 1/log t`` (THEORY.md section 4).
+       the independent replicates of one configuration are averaged. The uncertainty is a seeded,
+       deterministic bootstrap that resamples replicates and, inside each, the window's checkpoints. A second
+       fit of ``log(gap * t^r)`` on ``log log t`` estimates the log power ``k`` (:func:`fit_log_power`).
+    3. *Envelope* (:func:`slope_envelope`): the range ``[fastest, slowest]`` of the bound's least-squares
+       log-log slope over the same checkpoints for every ratio of its unknown constants. It is computed from
+       the members' secant slopes (exact: a positive combination's secant slope lies between its members'),
+       and equals the single members' own slopes whenever their order does not cross inside the window.
+    4. *Verdict* (:func:`judge`, :func:`classify`) against the envelope.
+
+Phase rule (when a window may be judged at all)
+    The theorems' guarantee starts at ``t_1`` (THEORY.md section 3). The rebuilt ``t_0, t_1`` use worst-case
+    constants and are often astronomically large (README), so they cannot gate real runs without making every
+    run inconclusive. The rule is therefore observable: a window is judged only (a) after the empirical entry
+    of step 1 (margins positive, loss non-increasing, and for full-batch NSD falling at least at the descent
+    lemma's rate), and (b) if the gap has moved over it: a gap whose log varies by less than
+    ``FROZEN_LOG_RANGE`` (e.g. SignGD whose sign pattern never changes, so ``W_t/||W_t||`` is constant) is
+    ``inconclusive: pre-asymptotic``, never ``violated``. The rebuilt ``t_0, t_1`` with the data's numeric
+    constants are reported beside every verdict (:func:`rates.report.phase_of`), with a statement whether the
+    run reached ``t_1``; they never turn a verdict into ``violated``.
 
 Guarantee (what a verdict means)
     Rates are upper bounds, so the judgement is one-sided (THEORY.md section 4):
 
-    * ``tight``: ``|fitted - predicted_local| <= tolerance``;
-    * ``loose``: the gap decays faster than the bound by more than the tolerance (allowed);
-    * ``violated``: slower by more than the tolerance *and* the 95% bootstrap interval excludes the
-      bound's local slope -- the only outcome that contradicts the theorem;
-    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, an
-      uncertainty above the tolerance (unless the 95% interval alone lies beyond the tolerance on the
-      faster side, ``loose``, or excludes the bound on the slower side, ``violated``), slower than the
-      bound without the interval excluding it, or
-      a slope that still bends across the window (:class:`Settling`: the two half-window slopes differ,
-      beyond the bound's own bending, by more than the tolerance plus two standard errors) -- a bending
-      gap is ``loose`` only if it is faster than the bound in both halves.
+    * ``tight``: the fitted slope lies inside the envelope widened by the tolerance (some ratio of the
+      constants gives a bound of the data's slope);
+    * ``loose``: the gap decays faster than the envelope's fastest member by more than the tolerance;
+    * ``violated``: slower than the envelope's slowest member by more than the tolerance *and* the 95%
+      bootstrap interval excludes it -- the only outcome that contradicts the theorem for every constant;
+    * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, a frozen gap
+      (pre-asymptotic), an uncertainty above the tolerance (unless the 95% interval alone lies beyond the
+      tolerance on the faster side, ``loose``, or excludes the slowest member, ``violated``), slower than the
+      envelope without the interval excluding it, or a slope that still bends across the window
+      (:class:`Settling`: the two half-window slopes differ, beyond the bound's own bending, by more than the
+      tolerance plus two standard errors) -- a bending gap is ``loose`` only if it beats the envelope's
+      fastest member in both halves.
 
 Reference
     Rates: SIGNADAM (``003_35ca27fd72435096.txt``) Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
-    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4.
+    MINIBATCH (``002_e8731d42f3942599.txt``) Cor. D.5/E.5/F.5. The comparison rule is THEORY.md section 4;
+    the bound model with unknown constants is issue #9.
 """
 
 from __future__ import annotations
@@ -53,16 +69,20 @@ import numpy as np
 from rates.errors import InputError
 from rates.trajectory import Run
 
-VERDICTS = ("tight", "loose", "violated", "inconclusive")
+VERDICTS = ("tight", "loose", "violated", "inconclusive", "no-theorem", "not-applicable")
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_DECADES = 2.0
 MIN_DECADES = 1.0
-# Earliest start of an automatic window. The bound's shape is drawn with unit constants and t_1 = 0; the
-# true constants shift a log factor's local slope by about 1/(log t + C)^2 per unit of C (e.g. for 1/log t:
+# Earliest start of an automatic window. The envelope covers the constants' ratios but not t_1's shift of the
+# sums; that shifts a log factor's local slope by about 1/(log t + C)^2 per unit of C (e.g. for 1/log t:
 # d/dC of -1/(log t + C)), which is below the default tolerance 0.05 only from t ~ 1e3 on (1/log(1e3)^2 =
 # 0.02; at t = 1e2 it is 0.047). Earlier checkpoints can fake a 'violated' or a 'tight'.
 MIN_WINDOW_START = 1e3
 MIN_POINTS = 6
+# A gap whose log moves by less than this over the whole window has not left its starting value (e.g. SignGD
+# with a tiny eta_0 whose sign pattern never changes: W_t/||W_t|| is then exactly constant). Float64 margins
+# carry ~1e-15 relative noise, so 1e-6 separates "frozen" from any real decay (t^-0.01 over one decade: 0.023).
+FROZEN_LOG_RANGE = 1e-6
 FLOOR_FACTOR = 100.0
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 20240611
@@ -71,7 +91,11 @@ _MONOTONE_SLACK = 1e-10
 
 
 class BoundLike(Protocol):
-    """What the comparator needs from a Prediction: the bound's shape at given t."""
+    """What the comparator needs from a Prediction: the bound's shape at given t.
+
+    A bound may also offer ``bound_members(t)``: the terms ``f_m(t)`` of ``bound = sum_m C_m f_m(t)`` whose
+    constants ``C_m >= 0`` are unknown (:func:`slope_envelope`); without it the shape is the only member.
+    """
 
     def bound_shape(self, t: np.ndarray) -> np.ndarray: ...
 
@@ -415,6 +439,62 @@ def _loglog_slope(t: np.ndarray, values: np.ndarray) -> float:
     return float(_ols_slopes(np.log(t), np.log(values)))
 
 
+def secant_weights(x: np.ndarray) -> np.ndarray:
+    """Weights ``w_j >= 0`` (sum 1) with ``OLS slope of y on x = sum_j w_j (y_{j+1} - y_j)/(x_{j+1} - x_j)``.
+
+    Summation by parts: ``sum_i (x_i - xbar) y_i = sum_j (y_{j+1} - y_j) C_j`` with the tail sums
+    ``C_j = sum_{i > j} (x_i - xbar) >= 0`` for increasing ``x``; so ``w_j = (x_{j+1} - x_j) C_j / S_xx``.
+    """
+    x = np.asarray(x, dtype=float)
+    centred = x - x.mean()
+    tails = np.cumsum(centred[::-1])[::-1][1:]
+    return np.diff(x) * tails / float(np.sum(centred ** 2))
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """Range of the bound's least-squares log-log slope over every choice of its unknown constants.
+
+    ``slowest`` is the largest (least negative) slope any ``bound = sum_m C_m f_m`` with ``C_m >= 0`` can have on
+    the window, ``fastest`` the smallest; ``members`` are the slopes of each term alone (``C`` one-hot).
+    """
+
+    slowest: float
+    fastest: float
+    members: tuple[float, ...]
+    labels: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        return f"[{self.fastest:+.3f}, {self.slowest:+.3f}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"slowest": self.slowest, "fastest": self.fastest, "members": list(self.members),
+                "labels": list(self.labels)}
+
+
+def slope_envelope(t: np.ndarray, members: Sequence[np.ndarray], labels: Sequence[str] = ()) -> Envelope:
+    """Envelope of the OLS slope of ``log sum_m C_m f_m(t)`` on ``log t`` over all ``C_m >= 0`` (not all 0).
+
+    On each checkpoint interval the combination's secant slope lies between its members' secant slopes:
+    ``g(t_{j+1})/g(t_j) = sum_m C_m f_m(t_{j+1}) / sum_m C_m f_m(t_j)`` is a mediant of the members' ratios. The
+    OLS slope is a positive average of secant slopes (:func:`secant_weights`), so it lies in
+    ``[sum_j w_j min_m s_mj, sum_j w_j max_m s_mj]``. When the members' secant slopes keep their order across
+    the window (the usual case), these ends are the single members' own slopes and are attained by them.
+    """
+    t = np.asarray(t, dtype=float)
+    x = np.log(t)
+    logs = []
+    for values in members:
+        values = np.asarray(values, dtype=float)
+        if np.any(~(values > 0)):
+            raise ValueError("bound members must be positive on the window")
+        logs.append(np.log(values))
+    secants = np.diff(np.array(logs), axis=1) / np.diff(x)[None, :]
+    weights = secant_weights(x)
+    own = tuple(float(_ols_slopes(x, y)) for y in logs)
+    return Envelope(float(weights @ secants.max(axis=0)), float(weights @ secants.min(axis=0)), own, tuple(labels))
+
+
 @dataclass(frozen=True)
 class Settling:
     """Slopes over the two halves of the window (split at its geometric middle): data and bound.
@@ -428,6 +508,13 @@ class Settling:
     bound: tuple[float, float]
     split_t: float
     bend_stderr: float = 0.0  # from the half-window fits' residuals (noise must not pass for bending)
+    fastest: Optional[tuple[float, float]] = None  # the envelope's fastest slope on each half (None: = bound)
+
+    @property
+    def faster_by(self) -> tuple[float, float]:
+        """How much faster than the envelope's fastest member the data decay on each half (negative: faster)."""
+        fast = self.fastest if self.fastest is not None else self.bound
+        return self.data[0] - fast[0], self.data[1] - fast[1]
 
     @property
     def differences(self) -> tuple[float, float]:
@@ -440,7 +527,7 @@ class Settling:
 
     def to_json(self) -> dict[str, Any]:
         return {"data": list(self.data), "bound": list(self.bound), "split_t": self.split_t, "bend": self.bend,
-                "bend_stderr": self.bend_stderr}
+                "bend_stderr": self.bend_stderr, "fastest": None if self.fastest is None else list(self.fastest)}
 
     def unsettled(self, tolerance: float) -> bool:
         """The bend exceeds the tolerance by more than two standard errors."""
@@ -448,13 +535,20 @@ class Settling:
 
 
 def settling(runs: Sequence[Run], window: Window, t_window: np.ndarray, bound_values: np.ndarray,
-             min_points: int = 3) -> Optional[Settling]:
-    """Half-window slopes of the data (mean over seeds) and of the bound; None if a half is too thin."""
+             min_points: int = 3, members: Optional[Sequence[np.ndarray]] = None) -> Optional[Settling]:
+    """Half-window slopes of the data (mean over seeds) and of the bound; None if a half is too thin.
+
+    With ``members`` the envelope's fastest slope on each half is kept too (a gap is ``loose`` while bending
+    only if it beats every constant ratio on both halves).
+    """
     split = math.sqrt(window.t0 * window.t1)
     halves = (t_window <= split, t_window >= split)
     if any(h.sum() < min_points for h in halves):
         return None
     bound = tuple(_loglog_slope(t_window[h], bound_values[h]) for h in halves)
+    fastest = None
+    if members is not None:
+        fastest = tuple(slope_envelope(t_window[h], [np.asarray(m)[h] for m in members]).fastest for h in halves)
     data, variances = [], []
     for lower in (True, False):
         slopes, errors = [], []
@@ -469,7 +563,7 @@ def settling(runs: Sequence[Run], window: Window, t_window: np.ndarray, bound_va
             errors.append(stderr)
         data.append(float(np.mean(slopes)))
         variances.append(float(np.sum(np.square(errors))) / len(runs) ** 2)
-    return Settling((data[0], data[1]), (bound[0], bound[1]), split, math.sqrt(sum(variances)))
+    return Settling((data[0], data[1]), (bound[0], bound[1]), split, math.sqrt(sum(variances)), fastest)
 
 
 def _ols_slope_stderr(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -485,7 +579,12 @@ def _ols_slope_stderr(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The judgement of one configuration: label, the numbers behind it, and why."""
+    """The judgement of one configuration: label, the numbers behind it, and why.
+
+    ``envelope`` is the bound's slope range over its unknown constants (:func:`slope_envelope`);
+    ``predicted_local_slope`` is its slowest end (the shape with unit constants is ``unit_local_slope``).
+    ``context`` carries what the caller adds (hypothesis gate, phase t0/t1, replicates) for the JSON record.
+    """
 
     label: str
     reason: str
@@ -496,6 +595,9 @@ class Verdict:
     log_power: Optional[SlopeFit] = None
     notes: list[str] = field(default_factory=list)
     settling: Optional[Settling] = None
+    envelope: Optional[Envelope] = None
+    unit_local_slope: Optional[float] = None
+    context: dict[str, Any] = field(default_factory=dict)
 
     @property
     def difference(self) -> Optional[float]:
@@ -507,49 +609,84 @@ class Verdict:
         return {"verdict": self.label, "reason": self.reason, "tolerance": self.tolerance,
                 "window": self.window.to_json(), "fit": self.fit.to_json() if self.fit else None,
                 "predicted_local_slope": self.predicted_local_slope, "difference": self.difference,
+                "unit_local_slope": self.unit_local_slope,
+                "envelope": self.envelope.to_json() if self.envelope else None,
                 "log_power": self.log_power.to_json() if self.log_power else None, "notes": list(self.notes),
-                "settling": self.settling.to_json() if self.settling else None}
+                "settling": self.settling.to_json() if self.settling else None, **self.context}
 
 
 def classify(fitted: SlopeFit, predicted_local: float, tolerance: float,
-             settled: Optional[Settling] = None) -> tuple[str, str]:
+             settled: Optional[Settling] = None, fastest: Optional[float] = None) -> tuple[str, str]:
     """The one-sided rule of the module docstring applied to one fitted slope; returns (label, reason).
 
-    When the data's slope bends across the window by more than the tolerance (beyond the bound's own
-    bending, and by more than two standard errors of noise), only ``loose`` survives -- and only if the gap is faster than the bound in *both* halves;
-    otherwise the window is not yet asymptotic and the verdict is ``inconclusive``.
+    ``predicted_local`` is the slowest slope the bound can have on the window, ``fastest`` the fastest
+    (default: the same, a bound with known constants). When the data's slope bends across the window by more
+    than the tolerance (beyond the bound's own bending, and by more than two standard errors of noise), only
+    ``loose`` survives -- and only if the gap is faster than the fastest member in *both* halves; otherwise the
+    window is not yet asymptotic and the verdict is ``inconclusive``.
     """
-    diff = fitted.slope - predicted_local
+    slowest = predicted_local
+    fastest = slowest if fastest is None else fastest
+    span = (f"the bound's slope {slowest:+.3f}" if fastest == slowest else
+            f"the bound's slope envelope [{fastest:+.3f}, {slowest:+.3f}] (all ratios of its unknown constants)")
     if not math.isfinite(fitted.stderr):
         return "inconclusive", f"uncertainty {fitted.stderr:.3g} exceeds the tolerance {tolerance:g}"
     # 'tight' claims closeness and needs an error below the tolerance; 'loose' and 'violated' claim a side,
     # which the 95% interval alone can establish however wide it is (e.g. seeds that differ by 0.2 but all
     # decay much faster than the bound).
     precise = fitted.stderr <= tolerance
-    faster = fitted.ci_high < predicted_local - tolerance
-    slower = diff > tolerance and fitted.ci_low > predicted_local
+    faster = fitted.ci_high < fastest - tolerance
+    slower = fitted.slope - slowest > tolerance and fitted.ci_low > slowest
     if not precise and not (faster or slower):
         return "inconclusive", f"uncertainty {fitted.stderr:.3g} exceeds the tolerance {tolerance:g}"
     if settled is not None and settled.unsettled(tolerance):
         (s1, s2), (b1, b2) = settled.data, settled.bound
         halves = (f"slopes {s1:+.3f} then {s2:+.3f} on the two halves of the window split at t = "
                   f"{settled.split_t:.3g} (bound {b1:+.3f}, {b2:+.3f})")
-        if max(settled.differences) < -tolerance:
-            return "loose", f"gap decays faster than the bound in both halves of the window ({halves})"
+        if max(settled.faster_by) < -tolerance:
+            return "loose", f"gap decays faster than every bound member in both halves of the window ({halves})"
         return "inconclusive", f"the gap's slope has not settled: {halves}; run longer"
     if not precise and faster:
-        return "loose", (f"gap decays faster than the bound: the 95% interval [{fitted.ci_low:+.3f}, "
-                         f"{fitted.ci_high:+.3f}] lies more than {tolerance:g} below {predicted_local:+.3f} "
+        return "loose", (f"gap decays faster than {span}: the 95% interval [{fitted.ci_low:+.3f}, "
+                         f"{fitted.ci_high:+.3f}] lies more than {tolerance:g} below {fastest:+.3f} "
                          f"(uncertainty {fitted.stderr:.3g} is above the tolerance, so nothing closer is claimed)")
-    if abs(diff) <= tolerance and precise:
-        return "tight", f"fitted slope within {tolerance:g} of the bound's local slope (difference {diff:+.3f})"
-    if diff < 0:
-        return "loose", f"gap decays faster than the bound by {-diff:.3f} > {tolerance:g} (the bound is not attained)"
-    if fitted.ci_low > predicted_local:
-        return "violated", (f"gap decays slower than the bound by {diff:.3f} > {tolerance:g} and the 95% interval "
-                            f"[{fitted.ci_low:+.3f}, {fitted.ci_high:+.3f}] excludes {predicted_local:+.3f}")
-    return "inconclusive", (f"slower than the bound by {diff:.3f} but the 95% interval "
+    if fastest - tolerance <= fitted.slope <= slowest + tolerance and precise:
+        where = (f"difference {fitted.slope - slowest:+.3f}" if fastest == slowest else
+                 f"fitted {fitted.slope:+.3f}")
+        return "tight", f"fitted slope within {tolerance:g} of {span} ({where})"
+    if fitted.slope < fastest - tolerance:
+        return "loose", (f"gap decays faster than {span} by {fastest - fitted.slope:.3f} > {tolerance:g} "
+                         "(no ratio of the constants attains it)")
+    if fitted.ci_low > slowest:
+        return "violated", (f"gap decays slower than {span} by {fitted.slope - slowest:.3f} > {tolerance:g} and the "
+                            f"95% interval [{fitted.ci_low:+.3f}, {fitted.ci_high:+.3f}] excludes {slowest:+.3f}")
+    return "inconclusive", (f"slower than {span} by {fitted.slope - slowest:.3f} but the 95% interval "
                             f"[{fitted.ci_low:+.3f}, {fitted.ci_high:+.3f}] does not exclude it")
+
+
+def frozen_gap(runs: Sequence[Run], window: Window) -> Optional[str]:
+    """Why the window is pre-asymptotic because some run's gap has not moved over it (None: it moved)."""
+    for run in runs:
+        mask = window_mask(run, window)
+        gaps = np.asarray(run.gap, dtype=float)[mask]
+        if len(gaps) < 2:
+            continue
+        spread = float(np.log(gaps).max() - np.log(gaps).min())
+        if spread < FROZEN_LOG_RANGE:
+            t = np.asarray(run.t, dtype=float)[mask]
+            return (f"pre-asymptotic: the gap has not moved over the window (gap = {gaps[0]:.6g} from t = "
+                    f"{t[0]:.3g} to {t[-1]:.3g}, log-range {spread:.1e} < {FROZEN_LOG_RANGE:g}; the direction "
+                    f"W_t/||W_t|| has not yet started to turn towards the max-margin solution)")
+    return None
+
+
+def bound_members(bound: BoundLike, t: np.ndarray) -> tuple[list[np.ndarray], tuple[str, ...]]:
+    """The bound's unknown-constant terms at ``t`` (its shape alone when it offers none)."""
+    members = getattr(bound, "bound_members", None)
+    if callable(members):
+        values, labels = members(t)
+        return [np.asarray(v, dtype=float) for v in values], tuple(labels)
+    return [np.asarray(bound.bound_shape(t), dtype=float)], ("shape",)
 
 
 def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = None,
@@ -566,19 +703,24 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
         raise ValueError("judge needs at least one run")
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
-    windows = [choose_window(run, window, decades=decades) for run in runs]
-    win = windows[0] if len(windows) == 1 else _checked_overlap(runs, common_window(windows))
+    win = judged_window(runs, window, decades)
     if win.problem is not None:
         return Verdict("inconclusive", win.problem, tolerance, win)
     fitted = fit_slope(runs, win, samples, seed)
     t_window = np.asarray(runs[0].t, dtype=float)[window_mask(runs[0], win)]
     bound_values = np.asarray(bound.bound_shape(t_window), dtype=float)
-    predicted = _loglog_slope(t_window, bound_values)
-    settled = settling(runs, win, t_window, bound_values)
-    label, reason = classify(fitted, predicted, tolerance, settled)
+    unit = _loglog_slope(t_window, bound_values)
+    members, labels = bound_members(bound, t_window)
+    envelope = slope_envelope(t_window, members, labels)
     log_power = None
     if exponent is not None and np.all(t_window > 1) and len(t_window) >= 3:
         log_power = fit_log_power(runs, win, exponent, samples, seed)
+    frozen = frozen_gap(runs, win)
+    if frozen is not None:
+        return Verdict("inconclusive", frozen, tolerance, win, fitted, envelope.slowest, log_power, [], None,
+                       envelope, unit)
+    settled = settling(runs, win, t_window, bound_values, members=members)
+    label, reason = classify(fitted, envelope.slowest, tolerance, settled, fastest=envelope.fastest)
     notes = []
     if win.source == "user" and (win.entry_t is None or win.t0 < win.entry_t):
         entry = "never observed" if win.entry_t is None else f"t = {win.entry_t:g}"
@@ -586,4 +728,11 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
     if win.source == "user" and win.t0 < MIN_WINDOW_START:
         notes.append(f"user window starts before t = {MIN_WINDOW_START:g}, where the bound's unknown constants can "
                      f"move its local slope by more than the tolerance (a 'violated' or 'tight' there is not firm)")
-    return Verdict(label, reason, tolerance, win, fitted, predicted, log_power, notes, settled)
+    return Verdict(label, reason, tolerance, win, fitted, envelope.slowest, log_power, notes, settled, envelope, unit)
+
+
+def judged_window(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,
+                  decades: float = DEFAULT_DECADES) -> Window:
+    """The window every run of a configuration is fitted on (per-run choice, then their checked overlap)."""
+    windows = [choose_window(run, window, decades=decades) for run in runs]
+    return windows[0] if len(windows) == 1 else _checked_overlap(runs, common_window(windows))

@@ -282,6 +282,9 @@ def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) 
     config.update(a=str(resolved.a), algo=alg.name, norm=alg.norm, family=alg.family, batch=resolved.recipe.batch,
                   momentum=alg.momentum, vr=alg.vr, source=resolved.recipe.source, data=data.name,
                   steps=int(steps), device=str(device), dtype="float64")
+    from rates.theorems.hypotheses import data_facts  # the gate's constants (B, n, d, k, orthogonal) travel along
+
+    config["data_facts"] = data_facts(data)
     if not alg.adam:
         for key in ("adam_beta1", "adam_beta2", "adam_eps"):
             config.pop(key)

@@ -33,6 +33,19 @@ def check_figure_path(path: str | os.PathLike, option: str = "--plot") -> Path:
     return p
 
 
+def _draw_phase(ax, verdict: Verdict, t_last: float) -> None:
+    """The rebuilt thresholds t0/t1 (data's constants): a line inside the run, a legend entry beyond it."""
+    phase = (verdict.context or {}).get("phase") or {}
+    for name, style in (("t0", ":"), ("t1", "-.")):
+        value = phase.get(name)
+        if value is None:
+            continue
+        if 1 <= float(value) <= t_last:
+            ax.axvline(float(value), color="tab:green", lw=1.0, ls=style, label=f"{name} = {float(value):.3g} [rebuilt]")
+        elif float(value) > t_last:
+            ax.plot([], [], " ", label=f"{name} = {float(value):.3g} [rebuilt], beyond the run")
+
+
 def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
              path: str | os.PathLike | Sequence[str | os.PathLike], title: str,
              bound_label: str = "bound shape") -> Path:
@@ -77,7 +90,9 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
             anchor, shape = values[0], values[1:]
             scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
             ax.loglog(ts, scale * shape, "--", color="tab:purple", lw=1.8, zorder=5,
-                      label=f"{bound_label} (local slope {verdict.predicted_local_slope:+.3f})")
+                      label=f"{bound_label} (unit constants; slope envelope "
+                            f"{verdict.envelope.text() if verdict.envelope else verdict.predicted_local_slope})")
+    _draw_phase(ax, verdict, float(np.asarray(runs[0].t, dtype=float)[-1]) if runs else 1.0)
     ax.set_ylim(low / 2, high * 2)
     ax.set_xlabel("iteration t")
     ax.set_ylabel("margin gap  γ − γ(W_t)")

@@ -23,14 +23,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
 import sympy as sp
 
-from rates.compare import DEFAULT_TOLERANCE, Verdict, judge
+from rates.compare import DEFAULT_TOLERANCE, Verdict, fit_slope, judge, judged_window
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.tables import Cell, Table, latex_document, latex_escape
@@ -39,7 +40,7 @@ from rates.trajectory import save as save_trajectory
 
 FIT_SCHEMA = "rates.fit/1"
 # Config keys that differ between seeds of one configuration (or say nothing about it).
-_PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma")
+_PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma", "data_facts")
 
 
 # --------------------------------------------------------------------------------------------- fitting
@@ -47,13 +48,17 @@ _PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s",
 
 @dataclass
 class FitRecord:
-    """One configuration judged: its runs (seeds), the Prediction and the Verdict."""
+    """One configuration judged: its runs (independent replicates), the Prediction (None when no rate
+    theorem covers it) and the Verdict; ``gate`` is the hypothesis gate's outcome, ``replicates`` says how many
+    runs were given and how many are independent."""
 
     config: dict[str, Any]
     seeds: list[Any]
     prediction: Any
     verdict: Verdict
     runs: list[Run]
+    gate: Any = None
+    replicates: Optional[dict[str, Any]] = None
 
     @property
     def title(self) -> str:
@@ -61,7 +66,9 @@ class FitRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": FIT_SCHEMA, "config": self.config, "seeds": self.seeds,
-                "prediction": _prediction_json(self.prediction), "verdict": self.verdict.to_json()}
+                "prediction": None if self.prediction is None else _prediction_json(self.prediction),
+                "verdict": self.verdict.to_json(), "gate": None if self.gate is None else self.gate.to_json(),
+                "replicates": self.replicates}
 
 
 def config_key(config: dict[str, Any]) -> str:
@@ -85,28 +92,277 @@ def exact_a(config: dict[str, Any]) -> sp.Rational:
     return sp.Rational(frac.numerator, frac.denominator)
 
 
-def prediction_for(config: dict[str, Any]):
-    """The Prediction of ``rates.theorems`` for a run's configuration."""
+# ----------------------------------------------------------------------------------------- hypotheses
+
+
+def recorded_data_facts(config: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The data's constants of a run: recorded by the engine, or rebuilt from a preset / gaussian spec.
+
+    Trajectories written before the engine recorded them name their data; presets and ``gaussian:`` specs
+    are rebuilt from that name and the data seed. Anything else (files, synthetic runs) stays unknown.
+    """
+    facts = config.get("data_facts")
+    if isinstance(facts, dict):
+        return facts
+    name = config.get("data")
+    if not isinstance(name, str):
+        return None
+    from rates.data import PRESETS, parse_data
+    from rates.theorems.hypotheses import data_facts
+
+    if name not in PRESETS and not name.startswith("gaussian:"):
+        return None
+    seed = config.get("data_seed", config.get("seed"))
+    try:
+        return data_facts(parse_data(name, seed=seed if isinstance(seed, int) and seed >= 0 else None))
+    except Exception:  # an old or foreign name: the hypotheses stay "unknown", which the output says
+        return None
+
+
+def algorithm_of(config: dict[str, Any], n: Optional[int] = None):
+    """The resolved algorithm of a run's configuration (``n`` from the data when known)."""
     from rates.algorithms import ALGORITHMS, resolve_algorithm
-    from rates.theorems import predict
 
     name = str(config["algo"])
     # The engine records momentum 0.0 for Adam, whose betas are its own (resolve_algorithm refuses both).
     momentum = None if name in ALGORITHMS and ALGORITHMS[name].adam else config.get("momentum")
-    algorithm = resolve_algorithm(name, norm=config.get("norm"), n=config.get("n"), batch=config.get("batch"),
-                                  momentum=momentum, vr=bool(config.get("vr", False)))
-    return predict(algorithm, exact_a(config))
+    return resolve_algorithm(name, norm=config.get("norm"), n=n if n is not None else config.get("n"),
+                             batch=config.get("batch"), momentum=momentum, vr=bool(config.get("vr", False)))
+
+
+def facts_of(run: Run):
+    """The gate's fact sheet for one run: configuration, schedule, Adam constants, the data's constants."""
+    from rates.theorems.hypotheses import Facts
+
+    config = run.config
+    data = recorded_data_facts(config) or {}
+    n = data.get("n")
+    a = Fraction(str(config.get("a")).strip()) if config.get("a") is not None else None
+    counts = data.get("class_counts")
+    scales = data.get("hardest_scales")
+    return Facts(algorithm_of(config, n), a=a, eta0=_float(config.get("eta0")), gamma=_float(run.gamma.get("value")),
+                 B=_float(data.get("B")), n=n, d=data.get("d"), k=data.get("k"), orthogonal=data.get("orthogonal"),
+                 class_counts=tuple(counts) if counts else None, hardest_scales=tuple(scales) if scales else None,
+                 adam_eps=_float(config.get("adam_eps")), adam_beta1=_float(config.get("adam_beta1")),
+                 adam_beta2=_float(config.get("adam_beta2")))
+
+
+def _float(value: Any) -> Optional[float]:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def gate_runs(runs: Sequence[Run]):
+    """The gate on every run of a configuration; the first that fails decides (data draws differ in gamma, B)."""
+    from rates.theorems.registry import COVERED, gate
+
+    results = [gate(facts_of(run)) for run in runs]
+    return next((result for result in results if result.outcome != COVERED), results[0])
+
+
+def prediction_for(config: dict[str, Any]):
+    """The Prediction of ``rates.theorems`` for a run's configuration."""
+    from rates.theorems import predict
+
+    data = recorded_data_facts(config) or {}
+    return predict(algorithm_of(config, data.get("n")), exact_a(config))
+
+
+# ------------------------------------------------------------------------------------------ replicates
+
+
+def _deterministic(run: Run) -> bool:
+    """Full-batch runs from W_0 = 0 use no random numbers: their reshuffling seed changes nothing."""
+    config = run.config
+    if config.get("source") is not None:
+        return config.get("source") == "full"
+    return config.get("batch") is None and config.get("family") in ("nsd", "adam", "momentum")
+
+
+def independent_replicates(runs: Sequence[Run]) -> tuple[list[Run], dict[str, Any]]:
+    """Collapse runs that are copies of one another; returns the independent runs and what was done.
+
+    Two runs are the same replicate when their recorded checkpoints are byte-identical, or when both are
+    deterministic (full batch) on the same data draw (``data_seed``): then their reshuffling seeds vary
+    nothing. The bootstrap and the seed count use the independent runs only (no pseudo-replication).
+    """
+    kept: list[Run] = []
+    dropped: list[tuple[Any, Any]] = []
+    for run in runs:
+        twin = next((other for other in kept if _same_replicate(run, other)), None)
+        if twin is None:
+            kept.append(run)
+        else:
+            dropped.append((run.config.get("seed"), twin.config.get("seed")))
+    info: dict[str, Any] = {"runs": len(runs), "independent": len(kept),
+                            "varies": _what_varies(kept)}
+    if dropped:
+        info["collapsed"] = [{"seed": a, "copy_of_seed": b} for a, b in dropped]
+        info["note"] = (f"{len(runs)} runs, {len(kept)} independent: " + ", ".join(
+            f"seed {a} = seed {b}" for a, b in dropped) + " (identical checkpoints, or full-batch runs on one data "
+            "draw: a reshuffling seed varies nothing there); the fit and its interval use the independent runs")
+    return kept, info
+
+
+def _same_replicate(run: Run, other: Run) -> bool:
+    if _deterministic(run) and _deterministic(other):
+        if run.config.get("data_seed", "?") == other.config.get("data_seed", "!"):
+            return True
+    arrays = ("t", "gap", "margin", "log_loss")
+    return all(np.array_equal(np.asarray(getattr(run, name)), np.asarray(getattr(other, name))) for name in arrays)
+
+
+def _what_varies(runs: Sequence[Run]) -> str:
+    data = {run.config.get("data_seed") for run in runs}
+    shuffles = {run.config.get("seed") for run in runs}
+    parts = []
+    if len(data) > 1:
+        parts.append(f"{len(data)} data draws")
+    if len(shuffles) > 1 and not all(_deterministic(run) for run in runs):
+        parts.append(f"{len(shuffles)} reshuffling streams")
+    return " x ".join(parts) if parts else ("one run" if len(runs) == 1 else "runs differ by recorded checkpoints")
+
+
+# ------------------------------------------------------------------------------------------ the phase
+
+
+def phase_of(run: Run, facts, prediction) -> dict[str, Any]:
+    """The rebuilt thresholds t0/t1 with the data's constants, next to the run's length (THEORY.md section 3)."""
+    from rates.theorems import predict
+
+    constants = facts.constants()
+    info: dict[str, Any] = {"steps": int(np.asarray(run.t)[-1]) if len(run.t) else 0,
+                            "source": f"{prediction.source.seed} {prediction.source.theorem}, thresholds [rebuilt]"}
+    if not {"gamma", "B", "n", "k"} <= set(constants):
+        info["text"] = "t0/t1 need gamma, B, n and k (the data's constants are not recorded in this trajectory)"
+        return info
+    thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
+    for name in ("t0", "t1"):
+        entry = thresholds[name]
+        info[name] = entry.get("numeric")
+        if entry.get("numeric") is None:
+            info[f"{name}_why"] = (entry.get("note") or entry.get("assumption_fails")
+                                   or ("needs " + ", ".join(entry["missing"]) if entry.get("missing") else None)
+                                   or "not computed")
+        if entry.get("upper_bound") is not None:
+            info[f"{name}_upper_bound"] = entry["upper_bound"]
+    info["text"] = _phase_text(info)
+    return info
+
+
+def _phase_text(info: dict[str, Any]) -> str:
+    def show(name: str) -> str:
+        if info.get(name) is not None:
+            return f"{name} = {float(info[name]):.3g}"
+        bound = info.get(f"{name}_upper_bound")
+        return f"{name} {'<= ' + bound if bound else 'unknown'} ({info.get(f'{name}_why')})"
+
+    steps = info["steps"]
+    start = info.get("t1")
+    if start is not None and start <= steps:
+        where = f"the guarantee applies from t1 = {float(start):.3g}, inside this run of {steps} steps"
+    else:
+        where = (f"the worst-case guarantee starts at t1, beyond this run's {steps} steps; the window is chosen by the "
+                 "observable entry (margins positive, loss falling) instead")
+    return f"{show('t0')}, {show('t1')} [{info['source']}]: {where}"
+
+
+# ------------------------------------------------------------------------------------------- fitting
 
 
 def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
               window: Optional[tuple[float, float]] = None, prediction: Any = None) -> FitRecord:
-    """Judge the seeds of one configuration against its Prediction."""
+    """Judge the seeds of one configuration: gate, replicates, then the slope against the bound's envelope.
+
+    Order (the rule of :mod:`rates.compare`): (1) the hypothesis gate -- ``no-theorem`` or ``not-applicable``
+    end the judgement, with the measured slope shown; (2) identical replicates collapse to one; (3) the
+    comparator judges the independent runs on their observable window; (4) the rebuilt t0/t1 with the data's
+    constants are reported beside the verdict (they never turn a verdict into 'violated').
+    """
+    from rates.theorems.registry import COVERED
+
     config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
-    prediction = prediction if prediction is not None else prediction_for(runs[0].config)
+    independent, replicates = independent_replicates(runs)
+    seeds = [run.config.get("seed", i) for i, run in enumerate(independent)]
+    gate_result = gate_runs(independent)
+    family = gate_result.family
+    if prediction is None and family is not None and family.template is not None:
+        prediction = prediction_for(runs[0].config)
+    context = {"gate": gate_result.to_json(), "replicates": replicates}
+    if gate_result.outcome != COVERED or family is None or family.template is None:
+        verdict = _ungated_verdict(independent, gate_result, tolerance, window, context)
+        return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
     exponent = float(prediction.rate.exponent)
-    verdict = judge(runs, prediction, exponent=exponent, tolerance=tolerance, window=window)
-    seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
-    return FitRecord(config, seeds, prediction, verdict, list(runs))
+    verdict = judge(independent, prediction, exponent=exponent, tolerance=tolerance, window=window)
+    phase = phase_of(independent[0], facts_of(independent[0]), prediction)
+    notes = list(verdict.notes) + [f"phase: {phase['text']}"]
+    if replicates.get("note"):
+        notes.append(replicates["note"])
+    unknown = gate_result.unknown()
+    if unknown:
+        notes.append("hypotheses not checked (unknown): " + "; ".join(f"{h.name} ({f.detail})" for h, f in unknown))
+    verdict = replace(verdict, notes=notes, context={**context, "phase": phase})
+    return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
+
+
+def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
+                     window: Optional[tuple[float, float]], context: dict[str, Any]) -> Verdict:
+    """``no-theorem`` / ``not-applicable`` (or the per-sample limit-direction note) with the measured slope."""
+    from rates.theorems.registry import COVERED, NO_THEOREM
+
+    win = judged_window(runs, window)
+    caveat = ""
+    if win.problem is not None and window is None:
+        # No asymptotic window; the slope over the run's last two decades still tells the reader what happened.
+        caveat = f" (not an asymptotic window: {win.problem})"
+        win = _last_decades_window(runs) or win
+    fitted = fit_slope(runs, win) if win.problem is None else None
+    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}{caveat}"
+                if fitted is not None else f"no measured slope ({win.problem})")
+    if gate_result.outcome == COVERED:  # a covered family without a rate: the per-sample limit direction
+        label = NO_THEOREM
+        family = gate_result.family
+        reason = (f"no rate theorem: the run meets the hypotheses of the {family.name} family "
+                  f"({family.source.seed} {family.source.theorem}), which states {family.statement}"
+                  + _limit_direction_text(runs) + f"; {measured}")
+    else:
+        label = gate_result.outcome
+        reason = f"{gate_result.reason}; {measured}"
+    notes = [context["replicates"]["note"]] if context["replicates"].get("note") else []
+    return Verdict(label, reason, tolerance, win, fitted, notes=notes, context=context)
+
+
+def _last_decades_window(runs: Sequence[Run], decades: float = 2.0):
+    """The last ``decades`` decades of every run as a user window (None when too few checkpoints remain)."""
+    from rates.compare import choose_window, common_window
+
+    end = min(float(np.asarray(run.t)[-1]) for run in runs)
+    try:
+        windows = [choose_window(run, (max(1.0, end / 10.0 ** decades), end)) for run in runs]
+    except InputError:
+        return None
+    win = windows[0] if len(windows) == 1 else common_window(windows)
+    return win if win.problem is None else None
+
+
+def _limit_direction_text(runs: Sequence[Run]) -> str:
+    """Margin of ``W_T`` against the margin of ``M/||M||`` (MINIBATCH Thm 4.9), from the recorded data facts."""
+    from rates.theorems import per_sample
+
+    facts = facts_of(runs[0])
+    algorithm = {"max": "signsgd", "frobenius": "nsgd", "spectral": "spectral-sgd"}.get(facts.config.norm)
+    if algorithm is None or not facts.class_counts or not facts.hardest_scales:
+        return ""
+    M = per_sample.bias_matrix(facts.class_counts, algorithm)
+    scales = np.asarray(facts.hardest_scales, dtype=float)
+    own = np.diag(M)
+    rival = np.where(np.eye(len(own), dtype=bool), -np.inf, M).max(axis=0)
+    limit_margin = float(np.min(scales * (own - rival)) / per_sample.algorithm_norm(M, algorithm))
+    final = [float(np.asarray(run.margin)[-1]) for run in runs]
+    return (f"; margin of W_T = {min(final):.4g} at t = {int(np.asarray(runs[0].t)[-1])} against {limit_margin:.4g} "
+            f"for the predicted limit M/||M|| (max margin gamma = {float(runs[0].gamma['value']):.4g})")
 
 
 def fit_trajectory(trajectory: Trajectory, tolerance: float = DEFAULT_TOLERANCE,
@@ -158,60 +414,87 @@ def _sci(x: float) -> str:
 
 def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fitted margin-gap rates",
                   label: str = "tab:fits", seeds_note: str = "", columns: Sequence[str] = ()) -> Table:
-    """One row per configuration: prediction (with source), bound's local slope, fit, window, verdict.
+    """One row per configuration: prediction (with source), bound's slope envelope, fit, window, verdict.
 
     ``columns`` names further config keys shown after ``a`` (``rates sweep``: the options its grid varies).
     """
-    table = Table(["algorithm", "a", *columns, "predicted rate", "source", "bound local slope",
-                   "fitted slope ± s.e.", "window t", "seeds", "log power k", "verdict"], caption=caption, label=label)
+    table = Table(["algorithm", "a", *columns, "predicted rate", "source", "bound slope envelope",
+                   "fitted slope ± s.e.", "window t", "replicates", "log power k", "verdict"], caption=caption,
+                  label=label)
     tolerances = set()
     for rec in records:
         v = rec.verdict
         tolerances.add(v.tolerance)
-        rate = rec.prediction.rate
         fit_text, fit_latex = _pm(v.fit.slope if v.fit else None, v.fit.stderr if v.fit else None)
         k_text, k_latex = _pm(v.log_power.slope if v.log_power else None,
                               v.log_power.stderr if v.log_power else None, 2)
-        local = v.predicted_local_slope
+        env = v.envelope
+        replicates = rec.replicates or {"runs": len(rec.seeds), "independent": len(rec.seeds)}
         table.add(
             Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
             Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
-            Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": int(rate.log_power),
-                                                     "text": rate.text}),
+            _rate_cell(rec.prediction),
             # a wrapped cell: the seed file name and theorem list would widen the table past the page
-            Cell(source_text(rec.prediction),
+            Cell(_source_cell_text(rec),
                  r"\parbox[t]{3.1cm}{\raggedright\footnotesize "
-                 + latex_escape(source_text(rec.prediction)).replace(r"\_", r"\_\allowbreak{}") + "}"),
-            Cell("-" if local is None else f"{local:+.3f}", "--" if local is None else f"${local:+.3f}$", value=local),
+                 + latex_escape(_source_cell_text(rec)).replace(r"\_", r"\_\allowbreak{}") + "}"),
+            Cell("-" if env is None else env.text(),
+                 "--" if env is None else f"$[{env.fastest:+.3f}, {env.slowest:+.3f}]$",
+                 value=None if env is None else env.to_json()),
             Cell(fit_text, fit_latex, value=None if v.fit is None else
                  {"slope": v.fit.slope, "stderr": v.fit.stderr, "ci95": [v.fit.ci_low, v.fit.ci_high]}),
             _window_cells(v),
-            Cell(str(len(rec.seeds)), value=list(rec.seeds)),
+            Cell(f"{replicates['independent']} of {replicates['runs']}",
+                 value={**replicates, "seeds": list(rec.seeds)}),
             Cell(k_text, k_latex, value=None if v.log_power is None else
                  {"k": v.log_power.slope, "stderr": v.log_power.stderr}),
             Cell(v.label, value={"verdict": v.label, "reason": v.reason}),
         )
     table.notes.append(
-        "Fitted slope: least squares of log gap on log t over the window, mean over seeds; ± is the bootstrap "
-        "standard error (resampling seeds and checkpoints, seeded). Window: after the empirical entry into the "
-        "separable, monotone-loss phase (full-batch NSD: loss falling at least at the descent lemma's rate "
-        "(gamma/4) sum eta), the last two decades of the run, t >= 1e3, above 100x the margin solver's "
-        "accuracy; several seeds share the intersection of their windows.")
+        "Fitted slope: least squares of log gap on log t over the window, mean over the independent replicates; "
+        "± is the bootstrap standard error (resampling replicates and checkpoints, seeded). Replicates: "
+        "independent runs of all given (full-batch runs on one data draw, or byte-identical runs, count once). "
+        "Window: after the observable entry into the separable, monotone-loss phase (full-batch NSD: loss falling "
+        "at least at the descent lemma's rate (gamma/4) sum eta), the last two decades of the run, t >= 1e3, "
+        "above 100x the margin solver's accuracy; several replicates share the intersection of their windows.")
     table.notes.append(
-        "Bound local slope: least-squares slope of the bound's shape (exact partial sums, unit constants) over "
-        "the same checkpoints. Verdicts are one-sided (THEORY.md sec. 4): tight = within tolerance "
-        f"{', '.join(f'{t:g}' for t in sorted(tolerances)) or DEFAULT_TOLERANCE}; loose = faster than the bound; "
-        "violated = slower with the 95% interval excluding the bound; inconclusive = too short, at the floor, "
-        "not separated, too uncertain, or a slope that still bends across the window.")
+        "Bound slope envelope: the bound is C1/S1 + C2 S2/S1 (+ C3 S_{3/2}/S1 for Adam), S_p = sum eta^p, with "
+        "unknown constants C >= 0; the envelope is the range of its least-squares log-log slope over the window "
+        "for every ratio of the constants (exact partial sums). Verdicts are one-sided (THEORY.md sec. 4): "
+        "tight = inside the envelope widened by the tolerance "
+        f"{', '.join(f'{t:g}' for t in sorted(tolerances)) or DEFAULT_TOLERANCE}; loose = faster than the fastest "
+        "member; violated = slower than the slowest member with the 95% interval excluding it; inconclusive = "
+        "too short, at the floor, not separated, a gap that has not moved (pre-asymptotic), too uncertain, or a "
+        "slope that still bends; no-theorem = no family's hypotheses cover the run; not-applicable = a hypothesis "
+        "fails on the data's constants (e.g. gamma_eff <= 0).")
     table.notes.append("Log power k: slope of log(gap t^r) on log log t with r the predicted exponent.")
     for rec in records:
-        if rec.verdict.label in ("inconclusive", "violated"):
+        if rec.verdict.label not in ("tight", "loose"):
             table.notes.append(f"{rec.config.get('algo')} a = {rec.config.get('a')}, {rec.verdict.label}: "
                                f"{rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
     return table
+
+
+def bound_label(rec: FitRecord) -> str:
+    return "no rate theorem" if rec.prediction is None else f"bound {rec.prediction.rate.text}"
+
+
+def _rate_cell(prediction: Any) -> Cell:
+    if prediction is None:
+        return Cell("none (no rate theorem)", "--", value=None)
+    rate = prediction.rate
+    return Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent),
+                                                     "log_power": int(rate.log_power), "text": rate.text})
+
+
+def _source_cell_text(rec: FitRecord) -> str:
+    if rec.prediction is not None:
+        return source_text(rec.prediction)
+    family = getattr(rec.gate, "family", None)
+    return "-" if family is None else f"{family.source.seed} {family.source.theorem}"
 
 
 def load_fit_inputs(paths: Sequence[str | os.PathLike], tolerance: float = DEFAULT_TOLERANCE,
@@ -275,7 +558,7 @@ def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, 
         if figures:
             paths = [out_dir / "figures" / f"{name}{ext}" for ext in (".png", ".pdf")]
             plot_fit(rec.runs, rec.verdict, rec.prediction, paths, title=rec.title,
-                     bound_label=f"bound {rec.prediction.rate.text}")
+                     bound_label=bound_label(rec))
             written += paths
     table = verdict_table(records, caption=caption, seeds_note=seeds_note, columns=columns)
     written.append(write_text_atomic(out_dir / "table.md", table.to_markdown()))
@@ -328,43 +611,56 @@ def simulate_study_seeds(seeds: Sequence[int], steps: int, device: str, progress
 
 
 def run_default_study(out_dir: Path, options) -> list[Path]:
-    """``rates report default``: the configurations of :data:`DEFAULT_STUDY_CONFIGS`, several data seeds.
+    """``rates report default``: the configurations of :data:`DEFAULT_STUDY_CONFIGS`, several data draws.
 
-    Each (seed, algorithm) is one batched ``simulate`` call (the algorithm's values of a on one runs axis)
-    on a fresh data draw of the ``default`` preset, in parallel processes; the runs are then regrouped per
-    configuration, judged and written. ``options.quick`` shrinks steps and seeds for tests: a quick run
-    never reaches the asymptotic window, so its verdicts are ``inconclusive`` and the table says why.
+    Each (data draw, algorithm) is one batched ``simulate`` call (the algorithm's values of a on one runs
+    axis) on a fresh draw of the ``default`` preset, in parallel processes; the runs are then regrouped per
+    configuration, judged and written. ``options.data_seeds`` are the draws (``--data-seeds``); every run is
+    full batch, so more than one reshuffling stream (``--seeds``) is refused: it would copy each run.
+    ``options.quick`` shrinks steps and draws for tests: a quick run never reaches the asymptotic window, so its
+    verdicts are ``inconclusive`` and the table says why.
     """
-    n_seeds = options.seeds if options.seeds is not None else (QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS)
+    if options.shuffle_seeds is not None and len(options.shuffle_seeds) > 1:
+        raise InputError("--seeds", f"the default study is full batch, deterministic given the data: "
+                                    f"{len(options.shuffle_seeds)} reshuffling streams would be identical runs; "
+                                    "vary the data with --data-seeds")
+    default = QUICK_STUDY_SEEDS if options.quick else DEFAULT_STUDY_SEEDS
+    draws = list(options.data_seeds) if options.data_seeds is not None else list(range(default))
     steps = QUICK_STUDY_STEPS if options.quick else DEFAULT_STUDY_STEPS
-    return run_study_plan(Path(out_dir), n_seeds, steps, DEFAULT_STUDY_ETA0, options)
+    return run_study_plan(Path(out_dir), draws, steps, DEFAULT_STUDY_ETA0, options)
 
 
-def run_study_plan(out_dir: Path, n_seeds: int, steps: int, eta0: float, options) -> list[Path]:
-    """The default study's configurations with the given size (``run_default_study`` fixes the size)."""
-    if n_seeds < 1:
-        raise InputError("--seeds", f"must be a positive number of seeds, got {n_seeds}")
+def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: int, eta0: float, options) -> list[Path]:
+    """The default study's configurations on the given data draws (``run_default_study`` fixes the size)."""
+    if not data_seeds:
+        raise InputError("--data-seeds", "needs at least one data draw")
     started = time.perf_counter()
     # quick runs stay in-process: starting worker processes would cost more than the runs
-    runs = simulate_study_seeds(list(range(n_seeds)), steps, options.device, options.progress, eta0,
+    runs = simulate_study_seeds(list(data_seeds), steps, options.device, options.progress, eta0,
                                 parallel=not options.quick, scheduler=getattr(options, "scheduler", None))
     simulated = time.perf_counter() - started
     records = [fit_group(group) for group in group_runs(runs)]
-    seeds_note = (f"Seeds 0..{n_seeds - 1}: independent data draws of the '{DEFAULT_STUDY_DATA}' preset "
-                  f"(full-batch runs from W_0 = 0 are deterministic given the data); {steps} steps, eta_0 = {eta0:g}, "
-                  f"W_0 = 0, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s of simulation "
-                  f"on {runs[0].config.get('device', options.device)}.")
-    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "seeds": list(range(n_seeds)), "steps": steps, "eta0": eta0,
-            "seed_meaning": "data draw of the preset (and reshuffling seed, unused by full-batch runs)",
+    draws = ", ".join(str(s) for s in data_seeds)
+    seeds_note = (f"Replicates: data draws {draws} of the '{DEFAULT_STUDY_DATA}' preset (--data-seeds); every run "
+                  f"is full batch from W_0 = 0, deterministic given the data, so each draw is one independent "
+                  f"replicate; "
+                  f"{steps} steps, eta_0 = {eta0:g}, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; {simulated:.0f} s "
+                  f"of simulation on {runs[0].config.get('device', options.device)}.")
+    meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "data_seeds": list(data_seeds), "steps": steps,
+            "eta0": eta0, "seed_meaning": "data draws of the preset; the runs are full batch (no reshuffling)",
             "simulation_wall_s": simulated}
     return write_outputs(records, out_dir, seeds_note, caption="Default study: predicted vs fitted margin-gap rates",
                          meta=meta)
 
 
-def fits_table_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> Table:
+def fits_records_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> list[FitRecord]:
     """``rates table --fits FILES...``: the flag and its files are checked here, in one place."""
     if not files:
         raise InputError("--fits", "give one or more Trajectory files after --fits (rates run --out / rates report)")
     if not fits:
         raise InputError("--fits", f"file arguments need --fits (got {files[0]})")
-    return fits_table(files)
+    return load_fit_inputs(files)
+
+
+def fits_table_for_cli(fits: bool, files: Optional[Sequence[Path]]) -> Table:
+    return verdict_table(fits_records_for_cli(fits, files))

@@ -18,7 +18,9 @@ from rates.errors import InputError
 
 @dataclass(frozen=True)
 class StudyOptions:
-    seeds: Optional[int] = None  # None: the study's own default
+    seeds: Optional[int] = None  # number of seeds of a study without data draws (flavors); None: its default
+    data_seeds: Optional[list[int]] = None  # draws of the study's generated data (--data-seeds); None: its default
+    shuffle_seeds: Optional[list[int]] = None  # reshuffling streams (--seeds); None: one
     device: str = "auto"
     quick: bool = False  # a reduced size for tests and smoke runs
     progress: bool = True

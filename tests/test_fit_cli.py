@@ -37,9 +37,12 @@ def test_fit_from_file_prints_slope_window_prediction_and_verdict(quarter_file, 
     first = checkpoints()[checkpoints() >= 1e4][0]  # the last two decades start at the first checkpoint >= 1e4
     assert "3 seeds" in out and f"t in [{first:.3g}, 1e+06]" in out
     assert "003_35ca27fd72435096.txt" in out  # the prediction's source
-    local = float(re.search(r"bound local slope over the window : ([+-][0-9.]+)", out).group(1))
-    expected = "tight" if abs(-0.25 - local) <= 0.05 else ("loose" if -0.25 < local else "violated")
+    fastest, slowest = (float(v) for v in re.search(
+        r"bound slope envelope over the window : \[([+-][0-9.]+), ([+-][0-9.]+)\]", out).groups())
+    assert fastest <= slowest
+    expected = "tight" if fastest - 0.05 <= -0.25 <= slowest + 0.05 else ("loose" if -0.25 < fastest else "violated")
     assert f"verdict        : {expected}" in out
+    assert "3 independent of 3 run(s)" in out  # the seeds' gaps differ: nothing is collapsed
 
 
 def test_fit_json_and_seed_selection(quarter_file, capsys):
@@ -104,7 +107,7 @@ def test_parse_seeds_forms():
 
 def test_fit_runs_when_given_run_options(tmp_path, capsys):
     out_file = tmp_path / "run.json"
-    code, out, err = run_cli(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "300", "--seeds", "0..1",
+    code, out, err = run_cli(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "300", "--data-seeds", "0..1",
                               "--device", "cpu", "--out", str(out_file)], capsys)
     assert code == 0, err
     saved = json.loads(out_file.read_text())["runs"]

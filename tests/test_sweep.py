@@ -137,7 +137,7 @@ def test_resume_after_a_task_limit_runs_every_configuration_once(tmp_path, capsy
     table = (out / "table.md").read_text()
     # one row per (algorithm, a), both seeds pooled
     rows = [line for line in table.splitlines() if line.startswith("| signgd") or line.startswith("| ngd")]
-    assert len(rows) == 4 and all("| 2 |" in row for row in rows)
+    assert len(rows) == 4 and all("| 2 of 2 |" in row for row in rows)  # replicates: 2 independent of 2
     fits = json.loads((out / "fits.json").read_text())
     assert sorted(rec["seeds"] for rec in fits) == [[0, 1]] * 4
     # a third run finds nothing to do

@@ -1,8 +1,9 @@
 """Theorem families (THEORY.md section 3) and the one entry point :func:`predict`.
 
-Registry: family name (``rates.algorithms.AlgorithmConfig.family``) -> template builder. Each family module
-holds its bound template, thresholds' ingredients, assumptions, source and derivation (docstrings in the
-PEPit style). The per-sample theorem predicts a limit direction, not a rate: see
+Registry: built from each family module's own declaration (:mod:`rates.theorems.registry`): family name
+(``rates.algorithms.AlgorithmConfig.family``) -> template builder, for the families that predict a rate.
+Each family module holds its bound template, hypotheses, assumptions, source and derivation (docstrings in
+the PEPit style). The per-sample theorem predicts a limit direction, not a rate: see
 :mod:`rates.theorems.per_sample`.
 """
 
@@ -14,28 +15,19 @@ import sympy as sp
 
 from rates.algorithms import AlgorithmConfig
 from rates.errors import InputError
-from rates.theorems import adam, minibatch, momentum, nsd, variance_reduction
 from rates.theorems.base import BoundTemplate, Prediction, Source, make_prediction
+from rates.theorems.registry import DECLARATIONS, REGISTRY
 
 FAMILIES: dict[str, Callable[[AlgorithmConfig], BoundTemplate]] = {
-    "nsd": lambda config: nsd.template(config.norm),
-    "adam": lambda config: adam.template(config.norm),
-    "minibatch": lambda config: minibatch.template(config.norm),
-    "momentum": lambda config: momentum.template(config.norm),
-    "vr": lambda config: variance_reduction.template(config.norm, with_momentum=config.momentum > 0),
-}
-
-# One representative configuration per family (for tables); the rate does not depend on the norm.
-FAMILY_EXAMPLES = {
-    "nsd": ("signgd, ngd, spectral-gd, cd, nsd (any entry-wise / Schatten-p norm)", "signgd"),
-    "adam": ("adam", "adam"),
-    "minibatch": ("signsgd, nsgd, spectral-sgd", "signsgd"),
-    "momentum": ("signum, momentum-ngd, muon (+ mini-batch)", "signum"),
-    "vr": ("vr-signsgd, vr-nsgd, vr-spectral-sgd, vr-signum, vr-muon, vr-momentum-ngd", "vr-signsgd"),
-}
+    family.name: family.template for family in DECLARATIONS if family.template is not None}
 
 
 def template_for(config: AlgorithmConfig) -> BoundTemplate:
+    if config.family in REGISTRY and config.family not in FAMILIES:
+        family = REGISTRY[config.family]
+        raise InputError("--batch", f"{config.name} with b = 1 is covered by the {family.name} family "
+                                    f"({family.source.seed} {family.source.theorem}), which predicts a limit "
+                                    "direction, not a rate")
     if config.family not in FAMILIES:
         raise InputError("--algo", f"no theorem family {config.family!r}; known: {', '.join(FAMILIES)}")
     return FAMILIES[config.family](config)
@@ -53,9 +45,9 @@ def predict(config: AlgorithmConfig, a: sp.Rational, constants: dict[str, float]
     values = dict(constants or {})
     if values:
         values.setdefault("n", config.n)
-        values.setdefault("b", config.batch if config.batch is not None else (config.n if config.family in ("nsd", "adam") else None))
+        values.setdefault("b", config.batch if config.batch is not None else (None if config.stochastic else config.n))
         values.setdefault("beta", config.momentum)
     return make_prediction(template_for(config), config.name, config.norm, a, values or None)
 
 
-__all__ = ["FAMILIES", "FAMILY_EXAMPLES", "Prediction", "Source", "predict", "template_for"]
+__all__ = ["DECLARATIONS", "FAMILIES", "Prediction", "REGISTRY", "Source", "predict", "template_for"]

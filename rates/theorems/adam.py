@@ -25,6 +25,8 @@ from __future__ import annotations
 import sympy as sp
 
 from rates.theorems.base import SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha, gamma
+from rates.theorems.hypotheses import (FAILS, HOLDS, STRUCTURE, UNKNOWN, FamilyDeclaration, Finding, Hypothesis, Facts,
+                                       a_in_unit_interval, full_batch, separable)
 
 c_adam = sp.Symbol("c_adam", positive=True)
 SOURCE = Source(SEED_SIGNADAM, "Thm 6.3, Cor. 6.4, Rem. 6.5")
@@ -48,3 +50,44 @@ def template(norm: str = "max") -> BoundTemplate:
                    "c_adam": "moment-mismatch constant, grows with d and log(1/rho) [rebuilt, order only]"},
         definitions={alpha: curvature_alpha()},
     )
+
+
+def covers(config) -> bool:
+    return bool(config.adam)
+
+
+def _eps_zero(facts: Facts) -> Finding:
+    if facts.adam_eps is None:
+        return Finding(UNKNOWN, "eps not recorded")
+    if facts.adam_eps == 0:
+        return Finding(HOLDS, "eps = 0")
+    return Finding(FAILS, f"eps = {facts.adam_eps:g} > 0; Thm 6.3 assumes eps = 0 and no seed theorem covers eps > 0")
+
+
+def _betas_ordered(facts: Facts) -> Finding:
+    b1, b2 = facts.adam_beta1, facts.adam_beta2
+    if b1 is None or b2 is None:
+        return Finding(UNKNOWN, "beta1/beta2 not recorded")
+    ok = b1 <= b2
+    return Finding(HOLDS if ok else FAILS, f"beta1 = {b1:g} {'<=' if ok else '>'} beta2 = {b2:g}")
+
+
+_CITE = f"{SEED_SIGNADAM} Thm 6.3 [rebuilt]"
+FAMILY = FamilyDeclaration(
+    name="adam",
+    algorithms="adam",
+    example={"name": "adam"},
+    covers=covers,
+    hypotheses=(
+        Hypothesis("eps = 0", "Adam without the stability constant (SIGNADAM eq. 3, eps = 0)", _CITE, STRUCTURE,
+                   _eps_zero),
+        full_batch(_CITE, "no seed theorem covers mini-batch Adam"),
+        Hypothesis("beta1 <= beta2", "beta1 <= beta2, as in the binary-class Adam analysis Thm 6.3 extends "
+                   "[rebuilt, THEORY.md section 3]", _CITE, STRUCTURE, _betas_ordered),
+        separable(_CITE),
+        a_in_unit_interval(_CITE),
+    ),
+    source=SOURCE,
+    template=lambda config: template(config.norm),
+    statement="gamma - gamma(W_t) <= [c_adam S_{3/2} + alpha S_2 + gamma S_1(0, t_1) + log n] / S_1 for t > t_1",
+)

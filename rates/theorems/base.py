@@ -248,6 +248,23 @@ class Prediction:
         numerator = 1.0 + sum(schedule.partial_sums_array(term.p, t) for term in self.template.numerator)
         return numerator / schedule.partial_sums_array(1, t)
 
+    def bound_members(self, t: np.ndarray) -> tuple[list[np.ndarray], list[str]]:
+        """The bound's terms with their unknown non-negative constants dropped: ``1/S_1`` and ``S_p/S_1`` per term.
+
+        The margin bound is ``C_1/S_1 + sum_j C_j S_{p_j}/S_1`` with ``C_1 = gamma_ref S_1(0, t_1) + log n (+ D_beta)``
+        and ``C_j`` the rebuilt (worst-case) coefficients; only their signs are firm, so the comparator judges
+        against every ratio (:func:`rates.compare.slope_envelope`). Sums start at 0: starting them at ``t_0``
+        only changes ``C_1`` by a constant, and the model takes every ``C >= 0`` (issue #9's bound model).
+        """
+        t = np.asarray(t, dtype=np.int64)
+        if np.any(t < 1):
+            raise ValueError("bound_members needs t >= 1")
+        schedule = Schedule(self.a, 1)
+        s1 = schedule.partial_sums_array(1, t)
+        members = [1.0 / s1] + [schedule.partial_sums_array(term.p, t) / s1 for term in self.template.numerator]
+        labels = ["1/S_1"] + [f"S_{term.p}/S_1" for term in self.template.numerator]
+        return members, labels
+
 
 def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict | None) -> dict[str, dict[str, Any]]:
     """``t0``/``t1``: symbolic always, numeric when the constants they need were given."""

@@ -18,6 +18,8 @@ import sympy as sp
 
 from rates.theorems.base import (SEED_MINIBATCH, B, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, b,
                                  curvature_alpha, gamma, n)
+from rates.theorems.hypotheses import (PER_SAMPLE_NORMS, FamilyDeclaration, a_in_unit_interval, effective_margin,
+                                       separable)
 
 SOURCE = Source(SEED_MINIBATCH, "Thm 4.1/D.4, Cor. 4.2/D.5, Lemma C.11")
 gamma_eff = sp.Symbol("gamma_eff")
@@ -80,3 +82,33 @@ def template(norm: str = "max") -> BoundTemplate:
         constants={"alpha": "2 B^2 exp(2 B eta_0) [rebuilt]", "gamma_eff": "gamma - 4 B (n/b - 1) [rebuilt, Lemma C.11]"},
         definitions={alpha: curvature_alpha(), gamma_eff: gamma_eff_minibatch(gamma, B, n, b)},
     )
+
+
+def is_per_sample(config) -> bool:
+    """b = 1 without momentum or VR in a norm MINIBATCH Thm 4.9 treats: the per-sample family's setting."""
+    return (config.batch == 1 and not (config.adam or config.vr or config.momentum > 0)
+            and config.norm in PER_SAMPLE_NORMS)
+
+
+def covers(config) -> bool:
+    """Mini-batch steepest descent without momentum or VR (b = 1 in a per-sample norm belongs to Thm 4.9)."""
+    return bool(config.stochastic and not (config.adam or config.vr or config.momentum > 0)
+                and not is_per_sample(config))
+
+
+_CITE = f"{SEED_MINIBATCH} Thm 4.1 [given], gamma_eff [rebuilt]"
+FAMILY = FamilyDeclaration(
+    name="minibatch",
+    algorithms="signsgd, nsgd, spectral-sgd",
+    example={"name": "signsgd"},
+    covers=covers,
+    hypotheses=(
+        effective_margin(_CITE, "gamma - 4 B c(n, b)",
+                         lambda f: gamma_eff_minibatch(f.gamma, f.B, f.samples, f.batch)),
+        separable(_CITE),
+        a_in_unit_interval(_CITE),
+    ),
+    source=SOURCE,
+    template=lambda config: template(config.norm),
+    statement="gamma_eff - gamma(W_t) <= [alpha S_2 + gamma_eff S_1(0, t_1) + log n] / S_1 for t > t_1",
+)

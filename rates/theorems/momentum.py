@@ -25,6 +25,7 @@ import sympy as sp
 
 from rates.theorems.base import (SEED_MINIBATCH, B, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, b, beta,
                                  curvature_alpha, gamma, n)
+from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, effective_margin, momentum_range, separable
 from rates.theorems.minibatch import minibatch_gradient_error_bound
 
 SOURCE = Source(SEED_MINIBATCH, "Thm 4.3/E.4, Cor. 4.5/E.5, Lemma C.12")
@@ -98,3 +99,27 @@ def template(norm: str = "max") -> BoundTemplate:
                      gamma_eff: gamma_eff_momentum(gamma, B, n, b, beta)},
     )
 
+
+
+def covers(config) -> bool:
+    """Heavy-ball momentum (any batch size) without VR, not Adam."""
+    return bool(config.momentum > 0 and not (config.adam or config.vr))
+
+
+_CITE = f"{SEED_MINIBATCH} Thm 4.3 [given], gamma_eff [rebuilt]"
+FAMILY = FamilyDeclaration(
+    name="momentum",
+    algorithms="signum, momentum-ngd, muon (+ mini-batch)",
+    example={"name": "signum"},
+    covers=covers,
+    hypotheses=(
+        momentum_range(_CITE, low_open=True),
+        effective_margin(_CITE, "gamma - 4 B c(n, b) [(1 - beta^(m-1)) + (1 - beta^m)]",
+                         lambda f: gamma_eff_momentum(f.gamma, f.B, f.samples, f.batch, f.config.momentum)),
+        separable(_CITE),
+        a_in_unit_interval(_CITE),
+    ),
+    source=SOURCE,
+    template=lambda config: template(config.norm),
+    statement="gamma_eff - gamma(W_t) <= [alpha_beta S_2 + gamma_eff S_1(0, t_1) + log n + D_beta] / S_1",
+)

@@ -24,6 +24,7 @@ import sympy as sp
 
 from rates.theorems.base import (SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha,
                                  gamma)
+from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, full_batch, separable
 
 SOURCE = Source(SEED_SIGNADAM, "Thm 5.3, Cor. 5.4/C.5, Rem. 5.5")
 
@@ -42,3 +43,21 @@ def template(norm: str = "max") -> BoundTemplate:
         assumptions=("data separable: gamma > 0 in the " + norm + " norm", "||h_i||_1 <= B", "a in (0, 1]"),
         constants={"alpha": f"2 B^2 exp(2 B eta_0) [rebuilt] = {curvature_alpha()}"},
     )
+
+
+def covers(config) -> bool:
+    """Full-batch normalised steepest descent in any norm: no momentum, no VR, not Adam, not stochastic."""
+    return not (config.adam or config.vr or config.momentum > 0 or config.stochastic)
+
+
+_CITE = f"{SEED_SIGNADAM} Thm 5.3 [given]"
+FAMILY = FamilyDeclaration(
+    name="nsd",
+    algorithms="signgd, ngd, spectral-gd, cd, nsd (any entry-wise / Schatten-p norm)",
+    example={"name": "signgd"},
+    covers=covers,
+    hypotheses=(full_batch(_CITE, "Thm 5.3 is a full-batch theorem"), separable(_CITE), a_in_unit_interval(_CITE)),
+    source=SOURCE,
+    template=lambda config: template(config.norm),
+    statement="gamma - gamma(W_t) <= [alpha S_2 + gamma S_1(0, t_1) + log n] / S_1 for t > t_1",
+)

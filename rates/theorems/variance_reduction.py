@@ -27,6 +27,7 @@ import sympy as sp
 from rates.theorems.base import (SEED_MINIBATCH, B, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, b,
                                  curvature_alpha, gamma, n)
 from rates.theorems.base import eta0_symbol
+from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, momentum_range, separable
 from rates.theorems.minibatch import batch_error_factor
 from rates.theorems.momentum import momentum_drift_alpha
 
@@ -74,3 +75,20 @@ def template(norm: str = "max", with_momentum: bool = False) -> BoundTemplate:
                                + (" + 4 B^2 (n/b) beta/(1-beta)" if with_momentum else "") + " [rebuilt]"},
         definitions={alpha: curvature_alpha(), alpha_vr: alpha + vr_noise_alpha() + extra},
     )
+
+
+def covers(config) -> bool:
+    return bool(config.vr and not config.adam)
+
+
+_CITE = f"{SEED_MINIBATCH} Thm 4.6 [given]"
+FAMILY = FamilyDeclaration(
+    name="vr",
+    algorithms="vr-signsgd, vr-nsgd, vr-spectral-sgd, vr-signum, vr-muon, vr-momentum-ngd",
+    example={"name": "vr-signsgd"},
+    covers=covers,
+    hypotheses=(momentum_range(_CITE, low_open=False), separable(_CITE), a_in_unit_interval(_CITE)),
+    source=SOURCE,
+    template=lambda config: template(config.norm, with_momentum=config.momentum > 0),
+    statement="gamma - gamma(W_t) <= [alpha_vr S_2 + gamma S_1(0, t_1) + log n (+ D_beta)] / S_1, no condition on b",
+)

@@ -48,7 +48,7 @@ from rates.claims import (NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsT
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.study_figures import DPI, QUICK_DPI
-from rates.study_run import StudyTask, TaskResult, describe, print_plan, run_tasks
+from rates.study_run import StudyTask, TaskResult, describe, fit_runs, print_plan, run_tasks
 from rates.trajectory import Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -516,7 +516,7 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         for algo in ALGORITHMS:
             runs = [r for s in seeds for r in results[f"rates/{family}/{algo}/seed{s}"].runs]
             for a in RATE_AS:
-                records[(family, algo, a)] = fit_group([r for r in runs if r.config["a"] == a])
+                records[(family, algo, a)] = fit_runs([r for r in runs if r.config["a"] == a])
     ps = persample_measures(results, seeds)
 
     table = ClaimsTable(f"MINIBATCH claims ({len(seeds)} seed(s); {'quick' if options.quick else 'full'} mode)",

@@ -41,7 +41,7 @@ from rates.claims import (NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsT
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.study_figures import DPI, QUICK_DPI
-from rates.study_run import StudyTask, print_plan, result_data, run_tasks
+from rates.study_run import StudyTask, fit_runs, print_plan, result_data, run_tasks
 from rates.trajectory import Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -321,8 +321,8 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
                  for r in results[f"{key}/seed{s}"].runs]
-    records = {_key(group[0]): fit_group(group) for group in group_runs(rate_runs)}
-    class_records = {k: fit_group([r for s in seeds for r in results[f"classes/k{k}/seed{s}"].runs]) for k in CLASSES}
+    records = {_key(group[0]): fit_runs(group) for group in group_runs(rate_runs)}
+    class_records = {k: fit_runs([r for s in seeds for r in results[f"classes/k{k}/seed{s}"].runs]) for k in CLASSES}
     margin = margin_measures(results[f"margins/seed{seeds[0]}"])
 
     table = ClaimsTable(f"SIGNADAM claims ({len(seeds)} data draw(s); {'quick' if options.quick else 'full'} mode)",

@@ -24,12 +24,11 @@ def test_quick_minibatch_study_lists_every_claim(tmp_path):
     assert len(rows) == EXPECTED_CLAIMS
     assert all(row["verdict"] in CLAIM_VERDICTS for row in rows)
     assert all(row["verdict"] == REPRODUCED or row["reason / what would decide it"] != "-" for row in rows)
-    # 1000 steps is far too short for a rate window (t >= 1e3 and two decades): no rate claim is decided,
-    # and each says why (the comparator's reason).
+    # 1000 steps is far too short for a rate window (t >= 1e3 and two decades), and at b < n the large-batch
+    # and momentum hypotheses fail on these constants: no rate claim is decided, each says why.
     rate_rows = [row for row in rows if row["claim"].startswith("Margin gap O(")]
     assert len(rate_rows) == 12
-    assert all(row["verdict"] == NO_VERDICT and "inconclusive" in row["reason / what would decide it"]
-               for row in rate_rows)
+    assert all(row["verdict"] == NO_VERDICT and len(row["reason / what would decide it"]) > 20 for row in rate_rows)
     # Thm 4.9 (MINIBATCH App. J): the cosine to M/||M|| is already above 0.999 after 1000 per-sample steps.
     direction = next(row for row in rows if "converge in direction to M" in row["claim"])
     assert direction["verdict"] == REPRODUCED

@@ -85,7 +85,7 @@ def prediction_text(algo: str, a: str, data: Any = None) -> str:
         lines.append(f"data        {data.name}: {info['structure']}")
         lines.append(f"M/||M||     (unit {info['norm']} norm; rows = classes, columns = features)   [rebuilt]")
         lines += _matrix_lines(np.array(limit["direction"]), " " * 12)
-        lines.append(f"margins     computed from M/||M|| and the certified max margins (rates.margins)   [computed]")
+        lines.append("margins     computed from M/||M|| and the certified max margins (rates.margins)   [computed]")
         lines.append(f"  {'norm':<10} {'margin(M)':>10} {'gamma':>10} {'gap limit':>10} {'rel. error':>10} "
                      f"{'cos(M,W*)':>10}  W* unique")
         for row in limit["margins"]:

@@ -36,7 +36,7 @@ from typing import Callable, Optional
 import mpmath
 import sympy as sp
 
-from proofs.claims import Claim, CheckResult, VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, VERDICT_PROVEN
+from proofs.claims import CheckResult, VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, VERDICT_PROVEN
 from rates.schedules import Schedule, eta0_symbol
 from rates.theorems.base import B, BoundTemplate, b, beta, gamma, k, n
 
@@ -156,7 +156,6 @@ def _vr(claims: dict) -> Derived:
 
 
 def _adam(claims: dict) -> Derived:
-    from proofs.adam import beta1, beta2
 
     C = _const(claims, "adam-moment-ratio", "C_D1")
     first = 2 * B * K1  # adam-first-moment + Ass. 3.4: ||m_t - (1-beta1^{t+1}) g_t||_sum <= 2 B K_1 eta_t G

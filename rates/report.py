@@ -239,7 +239,13 @@ def phase_of(run: Run, facts, prediction) -> dict[str, Any]:
     if not {"gamma", "B", "n", "k"} <= set(constants):
         info["text"] = "t0/t1 need gamma, B, n and k (the data's constants are not recorded in this trajectory)"
         return info
-    thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
+    try:
+        thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
+    except ArithmeticError as err:
+        # sympy's evalf can exhaust its precision on the worst-case constants (momentum runs reach ~1e259); the
+        # phase note is context beside the verdict, never an input to it, so it says so instead of aborting
+        info["text"] = f"t0/t1 not evaluated ({type(err).__name__} on constants of this size)"
+        return info
     for name in ("t0", "t1"):
         entry = thresholds[name]
         info[name] = entry.get("numeric")

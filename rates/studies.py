@@ -24,12 +24,15 @@ class StudyOptions:
     device: str = "auto"
     quick: bool = False  # a reduced size for tests and smoke runs
     progress: bool = True
+    figures: bool = True  # False: claims, tables and trajectories only (tests of the claims logic)
     scheduler: Optional[str] = None  # None: the study's default executor; "serial", "local" or a Dask address
 
 
 STUDIES: dict[str, str] = {
     "default": "rates.report:run_default_study",
     "flavors": "rates.homogeneous.study:run_flavors_study",
+    "minibatch": "rates.study_minibatch:run_minibatch_study",
+    "signadam": "rates.study_signadam:run_signadam_study",
 }
 
 

@@ -128,3 +128,36 @@ def test_bad_optimizer_options():
     with pytest.raises(InputError) as err:
         geometry_of("newton")
     assert err.value.option == "--algo"
+
+
+def test_shampoo_without_accumulation_is_the_polar_factor_at_any_gradient_scale():
+    """FLAVORS sec. 4.3 / App. C.2 (Bernstein and Newhouse 2024): L^{-1/4} G R^{-1/4} with L = G G^T,
+    R = G^T G equals U V^T for G = U S V^T; with accumulation two equal gradients give U V^T / sqrt(2)."""
+    from rates.homogeneous.steepest import shampoo
+
+    G = torch.randn(3, 4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
+    U, _, Vh = torch.linalg.svd(G, full_matrices=False)
+    polar = U @ Vh
+    plain = shampoo(accumulate=False)
+    for scale in (1e-9, 1.0, 1e6):
+        update, _ = plain.update([scale * G], plain.init([G]))
+        torch.testing.assert_close(update[0], -polar, rtol=0, atol=1e-10)
+    accumulating = shampoo(accumulate=True)
+    state = accumulating.init([G])
+    _, state = accumulating.update([G], state)
+    update, _ = accumulating.update([G], state)
+    torch.testing.assert_close(update[0], -polar / 2 ** 0.5, rtol=0, atol=1e-10)
+
+
+def test_kkt_residual_is_zero_when_theta_is_the_steepest_direction_of_minus_the_gradient():
+    from rates.homogeneous.steepest import geometry_of
+    from rates.homogeneous.train import kkt_residual
+
+    theta = [torch.tensor([[[1.0, -2.0]]], dtype=torch.float64), torch.tensor([[[3.0]]], dtype=torch.float64)]
+    gd = geometry_of("gd")
+    assert float(kkt_residual(theta, [-2.0 * p for p in theta], gd)[0]) == pytest.approx(0.0, abs=1e-15)
+    assert float(kkt_residual(theta, theta, gd)[0]) == pytest.approx(2.0)
+    # l_inf geometry (sign descent): theta = (1, -1, 1) is aligned with -g for any g of the same signs
+    flat = [torch.tensor([[[1.0, -1.0, 1.0]]], dtype=torch.float64)]
+    g = [torch.tensor([[[-0.5, 2.0, -3.0]]], dtype=torch.float64)]
+    assert float(kkt_residual(flat, g, geometry_of("sd"))[0]) == pytest.approx(0.0, abs=1e-15)

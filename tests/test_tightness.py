@@ -24,7 +24,6 @@ def _run(argv, capsys):
 @pytest.mark.parametrize("argv,option", [(["--budget", "0"], "--budget"), (["--steps", "500"], "--steps"),
                                          (["--a", "1.5"], "--a")])
 def test_bad_input_is_one_line_exit_2(capsys, argv, option):
-    base = {"--algo": "signgd", "--a": "1/2"}
     args = ["tightness", "--algo", "signgd"] + (["--a", "1/2"] if "--a" not in argv else []) + argv
     code, out, err = _run(args, capsys)
     assert code == 2 and out == "" and err.strip().startswith(f"rates: error: {option}")

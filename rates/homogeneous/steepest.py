@@ -105,7 +105,8 @@ class LayerwiseMaxGeometry:
 Geometry = FlatGeometry | LayerwiseMaxGeometry
 
 STEEPEST_ALGORITHMS = ("gd", "sd", "cd", "spectral")
-ALGORITHMS = (*STEEPEST_ALGORITHMS, "adam")
+SHAMPOO_ALGORITHMS = ("shampoo", "shampoo-no-acc")
+ALGORITHMS = (*STEEPEST_ALGORITHMS, "adam", *SHAMPOO_ALGORITHMS)
 
 
 def geometry_of(algorithm: str) -> Geometry:
@@ -117,7 +118,7 @@ def geometry_of(algorithm: str) -> Geometry:
         return FlatGeometry(parse_norm("max"))
     if algorithm == "cd":
         return FlatGeometry(parse_norm("sum"))
-    if algorithm == "spectral":
+    if algorithm == "spectral" or algorithm in SHAMPOO_ALGORITHMS:
         return LayerwiseMaxGeometry(parse_norm("spectral"))
     raise InputError("algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algorithm!r}")
 
@@ -184,6 +185,52 @@ def two_point_subgradient() -> Transform:
     return Transform(lambda params: None, update)
 
 
+SHAMPOO_EPS = 1e-12
+
+
+def shampoo(accumulate: bool, eps: float = SHAMPOO_EPS) -> Transform:
+    """Shampoo (Gupta et al. 2018) for matrix parameters G (R, a, b): ``-L_t^{-1/4} G R_t^{-1/4}`` with
+    ``L_t = [L_{t-1} +] G G^T`` and ``R_t = [R_{t-1} +] G^T G``; without accumulation (``L = G G^T``,
+    ``R = G^T G``) the update is the polar factor ``-U V^T`` of ``G = U S V^T`` (Bernstein and Newhouse 2024;
+    FLAVORS sec. 4.3, App. C.2): spectral steepest descent without the eq. 1 factor ``||g||_*``.
+
+    Inverse fourth roots by an eigendecomposition; eigenvalues below ``eps`` times the largest are raised
+    to it. Why relative: the gradient falls with the loss (to ~1e-7 here), so an absolute regulariser such as
+    the 1e-4 of off-the-shelf implementations would swamp ``G G^T`` and turn the late phase into scaled GD,
+    which is not the algorithm FLAVORS discusses.
+    """
+
+    def root(M: torch.Tensor) -> torch.Tensor:
+        values, vectors = torch.linalg.eigh(M)
+        floor = eps * values.amax(dim=-1, keepdim=True).clamp_min(torch.finfo(M.dtype).tiny)
+        return (vectors * values.clamp_min(floor).pow(-0.25)[..., None, :]) @ vectors.transpose(-2, -1)
+
+    def init(params: Params) -> Any:
+        return [(torch.zeros(p.shape[:-1] + (p.shape[-2],), dtype=p.dtype, device=p.device),
+                 torch.zeros(p.shape[:-2] + (p.shape[-1], p.shape[-1]), dtype=p.dtype, device=p.device))
+                for p in params]
+
+    def update(grads: Params, state: Any) -> tuple[Params, Any]:
+        new_state, updates = [], []
+        for G, (left, right) in zip(grads, state):
+            # rescale so the largest entry is 1: the preconditioned update is invariant to a common scale
+            # of G when nothing is accumulated, and the products stay far from float64 underflow
+            scale = G.abs().flatten(1).amax(dim=1).clamp_min(torch.finfo(G.dtype).tiny)[:, None, None]
+            Gs = G / scale
+            left_now, right_now = Gs @ Gs.transpose(-2, -1), Gs.transpose(-2, -1) @ Gs
+            if accumulate:
+                # accumulate the true G G^T (scale^2 restored) so that early, large gradients weigh as in Shampoo
+                left_now, right_now = left + left_now * scale ** 2, right + right_now * scale ** 2
+                new_state.append((left_now, right_now))
+                updates.append(-(root(left_now) @ G @ root(right_now)))
+            else:
+                new_state.append((left, right))
+                updates.append(-(root(left_now) @ Gs @ root(right_now)))
+        return updates, new_state
+
+    return Transform(init, update)
+
+
 SUBGRADIENTS = ("gradient", "two-point")
 
 
@@ -205,4 +252,6 @@ def make_optimizer(algorithm: str, lr: float, eps: float = 1e-8, beta1: float = 
     signal = [two_point_subgradient()] if subgradient == "two-point" else []
     if algorithm == "adam":
         return chain(*signal, adam_moments(beta1, beta2, eps), scale(lr))
+    if algorithm in SHAMPOO_ALGORITHMS:
+        return chain(*signal, shampoo(accumulate=algorithm == "shampoo"), scale(lr))
     return chain(*signal, steepest_direction(geometry_of(algorithm)), scale(lr))

@@ -38,7 +38,7 @@ from rates.homogeneous.models import Network, forward
 from rates.homogeneous.steepest import geometry_of, make_optimizer
 
 METRICS = ("log_loss", "soft_margin", "norm", "gamma_1", "gamma_2", "gamma_inf", "gamma_spectral",
-           "train_acc", "test_acc")
+           "train_acc", "test_acc", "kkt_residual")
 
 
 def pick_device(device: str = "auto") -> torch.device:
@@ -112,6 +112,18 @@ def checkpoint_steps(steps: int, count: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], grid, [steps]]))
 
 
+def kkt_residual(params, grads, geometry) -> torch.Tensor:
+    """``1 - <theta, -g> / (||theta|| ||g||_*)`` in the algorithm's own norm, per run.
+
+    FLAVORS Thm 3.4 (proof, App. A, eq. 46 and 62): the normalised iterate is an (eps(t), delta(t))-approximate
+    KKT point of (MM) whose stationarity residual eps(t) vanishes when theta_t aligns with the steepest
+    direction of -grad L, i.e. when this quantity goes to 0 (it lies in [0, 2]; 0 is exact alignment).
+    """
+    inner = sum((p * -g).flatten(1).sum(dim=1) for p, g in zip(params, grads))
+    scale = geometry.value(params) * geometry.dual_value(list(grads))
+    return 1.0 - inner / scale
+
+
 def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> History:
     """Train ``net`` on ``data`` (same runs axis) with ``config``; return the measured history.
 
@@ -146,6 +158,9 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
         f = forward(current, X)
         q = y * f
         logL = log_loss(q, config.loss)
+        # the gradient of log L: a positive multiple of grad L, so steps and alignments see the same direction
+        raw_grads = None if step == config.steps and step != t_grid[next_checkpoint] else \
+            torch.autograd.grad(logL.sum(), params)
         with torch.no_grad():
             bad = ~torch.isfinite(logL)
             diverged |= bad
@@ -162,7 +177,8 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
                 margins = geometric_margins(q, params, degree)
                 f_test = forward(current, X_test)
                 values = {"log_loss": logL, "soft_margin": gamma_soft, "norm": theta_norm,
-                          "train_acc": accuracy(f, y), "test_acc": accuracy(f_test, y_test), **margins}
+                          "train_acc": accuracy(f, y), "test_acc": accuracy(f_test, y_test),
+                          "kkt_residual": kkt_residual(params, raw_grads, geometry), **margins}
                 for name in METRICS:
                     records[name].append(values[name].detach().clone())
                 next_checkpoint += 1
@@ -171,8 +187,8 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
             break
         if advance is not None:
             advance(1)
-        grads = torch.autograd.grad(torch.where(frozen, 0.0, logL).sum(), params)
         with torch.no_grad():
+            grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in raw_grads]
             loss_value = torch.exp(logL)[:, None, None]
             grads = [loss_value * g for g in grads]
             overflow = ~torch.stack([torch.isfinite(g).flatten(1).all(dim=1) for g in grads]).all(dim=0)

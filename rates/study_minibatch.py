@@ -1,0 +1,558 @@
+"""``rates report minibatch``: MINIBATCH's experiments (sec. 5 Fig. 1, App. J Fig. 2, App. K) and theorems.
+
+Setting (MINIBATCH)
+    * Sec. 5 / Fig. 1 / App. K [given in words]: k classes with equal samples per class, i.i.d. Gaussian
+      features, separable; SignSGD (max norm), N-SGD (l2) and Spectral-SGD (spectral) from W_0 = 0 with
+      eta_t = eta_0 (t+2)^(-a); a sweep of batch sizes and momentum beta, with and without variance
+      reduction; measures: relative error to the max margin and cosine similarity to the max-margin
+      solution in the max, l2 and spectral norms. The seed's numbers (n, d, k, sigma, steps, a, eta_0) were
+      lost in the text extraction: here the ``minibatch`` preset (k = 4, d = 8, 16 per class, n = 64,
+      sigma = 0.5; small so that the 84-configuration grid runs on 2 CPU cores), batch sizes
+      {1, 4, 16, 64 = n}, beta in {0, 0.5, 0.9, 0.99}, a = 1/2, eta_0 = 1 (l2, spectral) and 0.2 (max norm:
+      a sign step has Frobenius length sqrt(kd) = 5.7 times eta, the seed lowers it "to ensure stability").
+    * App. J / Fig. 2 / Thm 4.9 [given in words]: orthogonal scale-skewed data (multinomial class counts,
+      class-specific uniform scale ranges), per-sample (b = 1) SignSGD and N-SGD (and Spectral-SGD, which
+      equals N-SGD at b = 1); measures: relative margin error in three norms, cosine to the bias direction
+      M (Def. 4.8) and to the max-margin solution. Here the ``orthogonal-random`` preset (k = 4, n = 40) and
+      the ``orthogonal-imbalanced`` preset (counts 6/3/1, scales 1/0.5/2), plus a twin of the first with the
+      same class counts and new per-sample scales (Thm 4.9: the limit does not depend on the scales).
+
+Algorithm
+    All simulation goes through :func:`rates.study_run.run_tasks`. Rate claims (Thm 4.1 / Cor. 4.2 at
+    b = n, Thm 4.3 / Cor. 4.5 with momentum, Thm 4.6 / Cor. 4.7 with VR, each at a in {3/10, 1/2, 3/4, 1})
+    are judged by :func:`rates.report.fit_group`; qualitative claims of Fig. 1 and Fig. 2 by explicit
+    criteria on the final relative errors and cosines (mean over seeds), printed next to each verdict.
+
+Guarantee
+    ``claims.{md,tex,json}`` lists every claim of the paper with ``reproduced`` / ``not reproduced`` /
+    ``no verdict``; figures mirror Fig. 1 (per algorithm: error and cosine against t for each b, each beta,
+    VR against no VR), Fig. 2 (per-sample panels) and the rate fits; trajectories are saved.
+
+Reference
+    MINIBATCH Thm 4.1, 4.3, 4.6, 4.9, Cor. 4.2, 4.5, 4.7, Def. 4.8, sec. 5, App. J, App. K.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rates.claims import (Claim, ClaimsTable, claim_verdict_from_fit,
+                          combine, decide)
+from rates.errors import InputError
+from rates.io import write_text_atomic
+from rates.study_figures import DPI, QUICK_DPI
+from rates.study_run import StudyTask, TaskResult, describe, fit_runs, print_plan, run_tasks
+from rates.trajectory import Trajectory
+from rates.trajectory import save as save_trajectory
+
+SEED = "MINIBATCH"
+MEASURED_NORMS = ("max", "frobenius", "spectral")
+ALGORITHMS = ("signsgd", "nsgd", "spectral-sgd")
+NORM = {"signsgd": "max", "nsgd": "frobenius", "spectral-sgd": "spectral"}
+MOMENTUM_NAME = {"signsgd": "Signum", "nsgd": "N-MSGD", "spectral-sgd": "Muon"}
+DISPLAY = {"signsgd": "SignSGD", "nsgd": "N-SGD", "spectral-sgd": "Spectral-SGD"}
+ETA0 = {"signsgd": 0.2, "nsgd": 1.0, "spectral-sgd": 1.0}
+BETAS = (0.0, 0.5, 0.9, 0.99)
+RATE_AS = ("3/10", "1/2", "3/4", "1")
+FIG1_A = "1/2"
+PERSAMPLE_A = "1/2"
+# Criteria of the qualitative claims (relative errors are fractions of gamma).
+CONVERGED = 0.05  # "converges": final relative error below 5% of gamma and still falling
+FAILED = 0.05  # "fails": final relative error at least 5% of gamma
+COSINE_M = 0.999  # Thm 4.9: cosine to M/||M|| at the end
+# measured: 5% of each task kind of the full grid, torch engine, one process, 2-core machine at load ~7 (README)
+SECONDS_PER_CONFIG_STEP = 6e-4
+
+
+@dataclass(frozen=True)
+class Size:
+    data: str
+    batches: tuple
+    seeds: int
+    fig1_steps: int
+    rate_steps: int
+    persample_steps: int
+    rate_batch: int
+    rate_momentum: float
+    checkpoints: int = 60
+
+
+# Steps [ours]: Fig. 1 claims are read at 3e4 steps, rates need two decades after t = 1e3 (1e5 steps), the
+# per-sample cosine is read at 1e5 steps (issue #9's acceptance horizon).
+FULL = Size("minibatch", (1, 4, 16, 64), seeds=1, fig1_steps=30_000, rate_steps=100_000, persample_steps=100_000,
+            rate_batch=16, rate_momentum=0.9)
+QUICK = replace(FULL, seeds=1, fig1_steps=300, rate_steps=1000, persample_steps=1000, checkpoints=16)
+
+
+def _spec(algo: str, a: str, seed: int, batch: int, beta: float, vr: bool):
+    from rates.engine import RunSpec
+
+    return RunSpec(algo, a, eta0=ETA0[algo], seed=seed, batch=batch, momentum=beta, vr=vr)
+
+
+def fig1_tasks(size: Size, seed: int, n: int) -> list[StudyTask]:
+    """Per algorithm and seed: every (b, beta) without VR and every (b < n, beta) with VR, at a = 1/2."""
+    tasks = []
+    for algo in ALGORITHMS:
+        specs = [_spec(algo, FIG1_A, seed, b, beta, False) for b in size.batches for beta in BETAS]
+        specs += [_spec(algo, FIG1_A, seed, b, beta, True) for b in size.batches if b < n for beta in BETAS]
+        tasks.append(StudyTask(f"fig1/{algo}/seed{seed}", size.data, seed, tuple(specs), size.fig1_steps,
+                               size.checkpoints, cost=len(specs) * size.fig1_steps))
+    return tasks
+
+
+RATE_FAMILIES = ("Thm 4.1", "Thm 4.3", "Thm 4.6")
+
+
+def rate_setting(family: str, size: Size, n: int) -> tuple[int, float, bool]:
+    """(b, beta, vr) of a theorem's rate runs: 4.1 at b = n (large batch), 4.3 and 4.6 at a small b."""
+    return {"Thm 4.1": (n, 0.0, False), "Thm 4.3": (size.rate_batch, size.rate_momentum, False),
+            "Thm 4.6": (size.rate_batch, 0.0, True)}[family]
+
+
+def rate_tasks(size: Size, seed: int, n: int) -> list[StudyTask]:
+    tasks = []
+    for family in RATE_FAMILIES:
+        b, beta, vr = rate_setting(family, size, n)
+        for algo in ALGORITHMS:
+            specs = tuple(_spec(algo, a, seed, b, beta, vr) for a in RATE_AS)
+            tasks.append(StudyTask(f"rates/{family}/{algo}/seed{seed}", size.data, seed, specs, size.rate_steps,
+                                   size.checkpoints, cost=len(specs) * size.rate_steps))
+    return tasks
+
+
+def persample_datasets(seed: int) -> dict[str, str]:
+    """The per-sample datasets: App. J-like random data, a fixed imbalanced one, and the random data's
+    scale twin (same class counts, new per-sample scales drawn uniformly from [0.1, 5])."""
+    from rates.data import parse_data
+
+    base = parse_data("orthogonal-random", seed=seed)
+    rng = np.random.default_rng(10_000 + seed)
+    scales = rng.uniform(0.1, 5.0, size=base.n)
+    counts = "/".join(str(int(c)) for c in base.class_counts())
+    twin = f"orthogonal:counts={counts},scales=" + "/".join(f"{s:.6g}" for s in scales)
+    return {"orthogonal-random": "orthogonal-random", "scale-twin": twin,
+            "orthogonal-imbalanced": "orthogonal-imbalanced"}
+
+
+def persample_tasks(size: Size, seed: int) -> list[StudyTask]:
+    tasks = []
+    for name, spec in persample_datasets(seed).items():
+        specs = tuple(_spec(algo, PERSAMPLE_A, seed, 1, 0.0, False) for algo in ALGORITHMS)
+        tasks.append(StudyTask(f"persample/{name}/seed{seed}", spec, seed, specs, size.persample_steps,
+                               size.checkpoints, cost=len(specs) * size.persample_steps))
+    return tasks
+
+
+# ------------------------------------------------------------------------------------------- measures
+
+@dataclass
+class Fig1Config:
+    algo: str
+    batch: int
+    beta: float
+    vr: bool
+    t: np.ndarray
+    rel: dict  # norm -> (seeds, T) relative error
+    cos: dict  # norm -> (seeds, T) cosine to that norm's W*
+
+    @property
+    def own(self) -> str:
+        return NORM[self.algo]
+
+    def final_rel(self) -> float:
+        return float(np.mean(self.rel[self.own][:, -1]))
+
+    def trend(self) -> float:
+        """Ratio of the own-norm relative error at the end to its value a decade earlier (mean over seeds)."""
+        t = self.t
+        i = int(np.searchsorted(t, t[-1] / 10))
+        return float(np.mean(self.rel[self.own][:, -1]) / np.mean(self.rel[self.own][:, i]))
+
+    def final_cos(self) -> float:
+        return float(np.mean(self.cos[self.own][:, -1]))
+
+
+def fig1_measures(results: dict[str, TaskResult], seeds: list[int]) -> dict[tuple, Fig1Config]:
+    """Relative error and cosine to W* in the max, l2 and spectral norms per (algo, b, beta, vr), as the
+    engine records them (:mod:`rates.measures`)."""
+    out: dict[tuple, Fig1Config] = {}
+    for algo in ALGORITHMS:
+        for seed in seeds:
+            res = results[f"fig1/{algo}/seed{seed}"]
+            for run in res.runs:
+                key = (algo, int(run.config["batch"]), float(run.config["momentum"]), bool(run.config["vr"]))
+                rel = {norm: np.asarray(run.margin_errors[norm], float) for norm in MEASURED_NORMS}
+                cos = {norm: np.asarray(run.cosines[norm], float) for norm in MEASURED_NORMS}
+                if key not in out:
+                    out[key] = Fig1Config(algo, key[1], key[2], key[3], np.asarray(run.t, float),
+                                          {k: [] for k in rel}, {k: [] for k in cos})
+                for norm in rel:
+                    out[key].rel[norm].append(rel[norm])
+                    out[key].cos[norm].append(cos[norm])
+    for cfg in out.values():
+        cfg.rel = {k: np.array(v) for k, v in cfg.rel.items()}
+        cfg.cos = {k: np.array(v) for k, v in cfg.cos.items()}
+    return out
+
+
+def persample_measures(results: dict[str, TaskResult], seeds: list[int]) -> dict[tuple, dict[str, Any]]:
+    """Per (dataset, algorithm, seed): relative errors in three norms, cosines to M/||M|| and to each W*
+    (as the engine records them, :mod:`rates.measures`), the margins and the log loss."""
+    from rates.measures import BIAS_KEY
+
+    out = {}
+    for seed in seeds:
+        for name in persample_datasets(seed):
+            res = results[f"persample/{name}/seed{seed}"]
+            for run in res.runs:
+                out[(name, run.config["algo"], seed)] = {
+                    "t": np.asarray(run.t, float),
+                    "rel": {norm: np.asarray(run.margin_errors[norm], float) for norm in MEASURED_NORMS},
+                    "cos_M": np.asarray(run.cosines[BIAS_KEY], float),
+                    "cos_W": {norm: np.asarray(run.cosines[norm], float) for norm in MEASURED_NORMS},
+                    "series": np.concatenate([np.asarray(run.log_loss, float)]
+                                             + [np.asarray(run.margins[norm], float) for norm in MEASURED_NORMS]),
+                    "log_loss": np.asarray(run.log_loss, float),
+                }
+    return out
+
+
+# --------------------------------------------------------------------------------------------- claims
+
+def _fmt_algos(values: dict[str, Any]) -> str:
+    return "; ".join(f"{DISPLAY[a]} {v}" for a, v in values.items())
+
+
+def fig1_claims(table: ClaimsTable, cfgs: dict[tuple, Fig1Config], size: Size, n: int, steps: int) -> None:
+    small = [b for b in size.batches if b < n]
+    horizon = f"at t = {steps:g}"
+    src = f"{SEED} sec. 5, Fig. 1"
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        c = cfgs[(algo, n, 0.0, False)]
+        measured[algo] = (f"rel. err {c.final_rel():.3g} (x{c.trend():.2g} over the last decade), "
+                          f"cos {c.final_cos():.4f}")
+        ok = c.final_rel() < CONVERGED and c.trend() < 1
+        parts.append(decide(ok, f"{DISPLAY[algo]}: relative error {c.final_rel():.3g} or trend x{c.trend():.2g}"))
+    table.add(Claim("Full batch (b = n), no momentum: converges to the max-margin solution", src + "(a)-(b)",
+                    _fmt_algos(measured) + f" {horizon}",
+                    f"own-norm relative error < {CONVERGED:g} and still falling", *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        rels = {b: cfgs[(algo, b, 0.0, False)].final_rel() for b in small}
+        measured[algo] = ", ".join(f"b={b}: {v:.3g}" for b, v in rels.items())
+        bad = [b for b, v in rels.items() if v < FAILED]
+        parts.append(decide(not bad, f"{DISPLAY[algo]} converged to within {FAILED:g} at b = {bad}"))
+    table.add(Claim("Mini-batch (b < n), no momentum: fails to reach the max margin", src + "(a)-(b)",
+                    "final own-norm relative error: " + _fmt_algos(measured),
+                    f"relative error >= {FAILED:g} at every b < n", *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        rows = []
+        for b in small:
+            c0, c5 = cfgs[(algo, b, 0.0, False)], cfgs[(algo, b, 0.5, False)]
+            rows.append((b, c0.final_rel(), c5.final_rel(), c0.final_cos(), c5.final_cos()))
+        measured[algo] = ", ".join(f"b={b}: err {e0:.3g}->{e5:.3g}, cos {k0:.3f}->{k5:.3f}"
+                                   for b, e0, e5, k0, k5 in rows)
+        worse = [b for b, e0, e5, k0, k5 in rows if not (e5 < e0 and k5 > k0)]
+        remains = any(e5 >= CONVERGED for _, _, e5, _, _ in rows)
+        parts.append(decide(not worse and remains,
+                            f"{DISPLAY[algo]}: " + (f"no improvement at b = {worse}" if worse else
+                                                    f"beta = 0.5 already converged (< {CONVERGED:g}) at every b")))
+    table.add(Claim("Moderate momentum (beta = 0.5) partially improves: smaller error, higher cosine than beta = 0, "
+                    "discrepancies remain", src + "(c)-(d)", _fmt_algos(measured),
+                    f"at every b < n error and cosine improve on beta = 0; some b still >= {CONVERGED:g}",
+                    *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        rows = {b: cfgs[(algo, b, 0.99, False)] for b in small}
+        measured[algo] = ", ".join(f"b={b}: {c.final_rel():.3g} (x{c.trend():.2g})" for b, c in rows.items())
+        bad = [b for b, c in rows.items() if not (c.final_rel() < CONVERGED and c.trend() < 1)]
+        parts.append(decide(not bad, f"{DISPLAY[algo]} with beta = 0.99 not converged at b = {bad}"))
+    table.add(Claim("Large momentum (beta = 0.99) converges even with small batches", src + "(e)-(f)",
+                    "final own-norm relative error (trend over the last decade): " + _fmt_algos(measured),
+                    f"relative error < {CONVERGED:g} and falling at every b < n", *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        rels = {(b, beta): cfgs[(algo, b, beta, True)].final_rel() for b in small for beta in BETAS}
+        trends = {(b, beta): cfgs[(algo, b, beta, True)].trend() for b in small for beta in BETAS}
+        measured[algo] = f"max {max(rels.values()):.3g}, min {min(rels.values()):.3g} over (b, beta)"
+        bad = [key for key in rels if not (rels[key] < CONVERGED and trends[key] < 1)]
+        parts.append(decide(not bad, f"{DISPLAY[algo]} VR not converged at (b, beta) = {bad}"))
+    table.add(Claim("Variance reduction converges to the full-batch max margin for every b and beta",
+                    src + "(g)-(i); Thm 4.6", "final own-norm relative error with VR: " + _fmt_algos(measured),
+                    f"relative error < {CONVERGED:g} and falling at every b < n and beta", *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        rels = [cfgs[(algo, b, 0.0, False)].final_rel() for b in size.batches]
+        measured[algo] = " >= ".join(f"{v:.3g}" for v in rels)
+        ok = all(x >= y for x, y in zip(rels, rels[1:]))
+        parts.append(decide(ok, f"{DISPLAY[algo]}: errors over b = {list(size.batches)} are {measured[algo]}"))
+    table.add(Claim("Without momentum the margin gap shrinks as the batch size grows (gamma_eff(b) -> gamma)",
+                    f"{SEED} Thm 4.1 (text)", "final relative error over b = "
+                    + "/".join(map(str, size.batches)) + ": " + _fmt_algos(measured),
+                    "non-increasing in b", *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        rows = {b: [cfgs[(algo, b, beta, False)].final_rel() for beta in BETAS] for b in small}
+        measured[algo] = ", ".join(f"b={b}: " + "/".join(f"{v:.2g}" for v in vals) for b, vals in rows.items())
+        bad = [b for b, vals in rows.items() if not all(x >= y for x, y in zip(vals, vals[1:]))]
+        parts.append(decide(not bad, f"{DISPLAY[algo]}: not monotone in beta at b = {bad}"))
+    table.add(Claim("Larger momentum reduces the gap between gamma_eff(beta, b) and gamma", f"{SEED} Thm 4.3 (text)",
+                    "final relative error over beta = 0/0.5/0.9/0.99: " + _fmt_algos(measured),
+                    "non-increasing in beta at every b < n", *combine(parts)))
+
+
+_RATE_SOURCE = {"Thm 4.1": "Thm 4.1, Cor. 4.2", "Thm 4.3": "Thm 4.3, Cor. 4.5", "Thm 4.6": "Thm 4.6, Cor. 4.7"}
+
+
+def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: int) -> None:
+    for family in RATE_FAMILIES:
+        b, beta, vr = rate_setting(family, size, n)
+        setting = f"b = {b}" + (f", beta = {beta:g}" if beta else "") + (", VR" if vr else "")
+        for a in RATE_AS:
+            parts, measured = [], {}
+            rate_text = ""
+            for algo in ALGORITHMS:
+                rec = records[(family, algo, a)]
+                v = rec.verdict
+                rate_text = rec.prediction.rate.text
+                fit = f"{v.fit.slope:+.3f} ± {v.fit.stderr:.3f}" if v.fit else "no fit"
+                local = f"{v.predicted_local_slope:+.3f}" if v.predicted_local_slope is not None else "-"
+                measured[algo] = f"slope {fit} vs bound {local}: {v.label}"
+                verdict, reason = claim_verdict_from_fit(v.label, v.reason)
+                parts.append((verdict, f"{DISPLAY[algo]} {reason}" if reason else ""))
+            table.add(Claim(f"Margin gap O({rate_text}) at a = {a} ({setting})", f"{SEED} {_RATE_SOURCE[family]}",
+                            _fmt_algos(measured), "comparator verdict tight or loose for every algorithm "
+                            "(one-sided, docs/theory.md sec. 4)", *combine(parts),
+                            values={algo: records[(family, algo, a)].verdict.to_json() for algo in ALGORITHMS}))
+
+
+def persample_claims(table: ClaimsTable, ps: dict[tuple, dict], seeds: list[int], steps: int) -> None:
+    src = f"{SEED} Thm 4.9, Def. 4.8, App. J Fig. 2"
+    names = list(persample_datasets(seeds[0]))
+    finals = {key: float(v["cos_M"][-1]) for key, v in ps.items()}
+    low = {key: c for key, c in finals.items() if not c > COSINE_M}
+    by_algo = {algo: describe([c for (name, al, s), c in finals.items() if al == algo], 6) for algo in ALGORITHMS}
+    table.add(Claim("Per-sample (b = 1) iterates converge in direction to M/||M|| (bias matrix)", src,
+                    f"cosine to M at t = {steps:g}, over {len(names)} datasets x {len(seeds)} seeds: "
+                    + _fmt_algos(by_algo),
+                    f"cosine to M/||M|| > {COSINE_M} for every algorithm, dataset and seed",
+                    *decide(not low, f"below {COSINE_M} for {sorted(low)}"),
+                    values={"/".join(map(str, k)): c for k, c in finals.items()}))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        v = [ps[("orthogonal-imbalanced", algo, s)] for s in seeds]
+        own = NORM[algo]
+        end = np.mean([x["cos_W"][own][-1] for x in v])
+        t = v[0]["t"]
+        i = int(np.searchsorted(t, t[-1] / 10))
+        change = abs(end - np.mean([x["cos_W"][own][i] for x in v]))
+        measured[algo] = f"cos to W*_{own} {end:.4f} (changed {change:.1e} over the last decade)"
+        parts.append(decide(end < 0.99 and change < 0.01, f"{DISPLAY[algo]}: cosine {end:.4f}, change {change:.1e}"))
+    table.add(Claim("Cosine to the max-margin solution stagnates well below 1 (imbalanced data)", src,
+                    "orthogonal-imbalanced: " + _fmt_algos(measured),
+                    "final cosine < 0.99 and moving < 0.01 per decade",
+                    *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        errs = {norm: np.mean([ps[(name, algo, s)]["rel"][norm][-1] for name in names for s in seeds])
+                for norm in ("max", "frobenius", "spectral")}
+        mins = {norm: min(ps[(name, algo, s)]["rel"][norm][-1] for name in names for s in seeds) for norm in errs}
+        measured[algo] = ", ".join(f"{norm} {errs[norm]:.3g} (min {mins[norm]:.3g})" for norm in errs)
+        bad = [norm for norm in mins if not mins[norm] >= FAILED]
+        parts.append(decide(not bad, f"{DISPLAY[algo]}: relative error below {FAILED:g} in {bad} on some dataset"))
+    table.add(Claim("Per-sample relative margin error stays high in the max, l2 and spectral norms", src,
+                    "final relative error (mean, min over datasets and seeds): " + _fmt_algos(measured),
+                    f"relative error >= {FAILED:g} in all three norms on every dataset", *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        # both final directions within angle theta_i of the same M: their cosine is >= cos(theta_1 + theta_2)
+        bounds = []
+        for s in seeds:
+            angles = [math.acos(min(1.0, float(ps[(name, algo, s)]["cos_M"][-1])))
+                      for name in ("orthogonal-random", "scale-twin")]
+            bounds.append(math.cos(sum(angles)))
+        measured[algo] = describe(bounds, 7)
+        parts.append(decide(min(bounds) > COSINE_M, f"{DISPLAY[algo]}: cosine bound {describe(bounds, 7)}"))
+    table.add(Claim("The limit direction does not depend on the sample scales", f"{SEED} Thm 4.9 (text after it)",
+                    "lower bound cos(angle_1 + angle_2) on the cosine between the final directions on "
+                    "orthogonal-random and its scale twin (same counts, so the same M; scales redrawn from "
+                    "U[0.1, 5]), from their cosines to M: " + _fmt_algos(measured), f"> {COSINE_M}",
+                    *combine(parts)))
+
+    parts, measured = [], {}
+    for algo in ALGORITHMS:
+        ends = [ps[(name, algo, s)]["log_loss"] for name in names for s in seeds]
+        last = max(e[-1] for e in ends)
+        falling = all(e[-1] < e[int(np.searchsorted(ps[(names[0], algo, seeds[0])]["t"],
+                                                    ps[(names[0], algo, seeds[0])]["t"][-1] / 10))] for e in ends)
+        measured[algo] = f"max log L {last:.3g}"
+        parts.append(decide(falling and last < np.log(1e-2),
+                            f"{DISPLAY[algo]}: log L {last:.3g}, falling over the last decade: {falling}"))
+    table.add(Claim("Per-sample training loss converges to zero", f"{SEED} Thm 4.9",
+                    f"final log L at t = {steps:g}: " + _fmt_algos(measured),
+                    "L < 1e-2 at the end and falling over the last decade in every run", *combine(parts)))
+
+    diffs = []
+    for name in names:
+        for s in seeds:
+            a, b = ps[(name, "nsgd", s)]["series"], ps[(name, "spectral-sgd", s)]["series"]
+            diffs.append(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300)))
+    table.add(Claim("Spectral-SGD with b = 1 equals N-SGD (rank-one gradients)", f"{SEED} Lemma H.1",
+                    "max relative difference of log L and of the max, l2 and spectral margins over all "
+                    f"checkpoints: {max(diffs):.2e}", "<= 1e-9 (float64 rounding of the polar factor)",
+                    *decide(max(diffs) <= 1e-9, f"difference {max(diffs):.2e}")))
+
+
+# -------------------------------------------------------------------------------------------- figures
+
+_BATCH_STYLE = ("tab:red", "tab:orange", "tab:green", "tab:blue", "tab:purple", "tab:brown")
+
+
+def fig1_figure(out_dir: Path, cfgs: dict[tuple, Fig1Config], algo: str, size: Size, dpi: int = 300) -> list[Path]:
+    from rates import study_figures as sf
+
+    fig, axes = sf.new_figure(2, len(BETAS))
+    own = NORM[algo]
+    for col, beta in enumerate(BETAS):
+        for j, b in enumerate(size.batches):
+            for vr in (False, True):
+                c = cfgs.get((algo, b, beta, vr))
+                if c is None:
+                    continue
+                style = dict(color=_BATCH_STYLE[j % len(_BATCH_STYLE)], ls="--" if vr else "-", lw=1.1)
+                label = f"b={b}" + (" VR" if vr else "")
+                sf.curve(axes[0, col], c.t, c.rel[own], label, log_y=True, **style)
+                sf.curve(axes[1, col], c.t, c.cos[own], label, log_y=False, **style)
+        name = DISPLAY[algo] if beta == 0 else f"{MOMENTUM_NAME[algo]} beta={beta:g}"
+        sf.finish(axes[0, col], "iteration t", f"relative error ({own} norm)", f"{name}: (γ-γ(W_t))/γ",
+                  legend=col == 0)
+        sf.finish(axes[1, col], "iteration t", f"cos(W_t, W*_{own})", f"{name}: cosine to max-margin W*",
+                  legend=False)
+    fig.suptitle(f"MINIBATCH Fig. 1 / App. K analogue: {DISPLAY[algo]} ({own} norm), a = {FIG1_A}, "
+                 "solid: no VR, dashed: VR", fontsize=10)
+    return sf.save(fig, out_dir, f"fig1_{algo}", dpi)
+
+
+def persample_figure(out_dir: Path, ps: dict[tuple, dict], name: str, seeds: list[int], dpi: int = 300) -> list[Path]:
+    from rates import study_figures as sf
+
+    fig, axes = sf.new_figure(len(ALGORITHMS), 2)
+    for row, algo in enumerate(ALGORITHMS):
+        runs = [ps[(name, algo, s)] for s in seeds]
+        t = runs[0]["t"]
+        for norm, color in zip(("max", "frobenius", "spectral"), ("tab:red", "tab:blue", "tab:orange")):
+            sf.curve(axes[row, 0], t, [r["rel"][norm] for r in runs], f"{norm} norm", color=color)
+            sf.curve(axes[row, 1], t, [r["cos_W"][norm] for r in runs], f"cos to W*_{norm}", log_y=False,
+                     color=color, ls=":")
+        sf.curve(axes[row, 1], t, [r["cos_M"] for r in runs], "cos to M/||M|| (Def. 4.8)", log_y=False,
+                 color="tab:green", lw=2)
+        sf.finish(axes[row, 0], "iteration t", "relative margin error", f"per-sample {DISPLAY[algo]}: (γ-γ(W_t))/γ")
+        sf.finish(axes[row, 1], "iteration t", "cosine similarity", f"per-sample {DISPLAY[algo]}: direction")
+    fig.suptitle(f"MINIBATCH App. J Fig. 2 analogue: b = 1 on {name}, a = {PERSAMPLE_A}", fontsize=10)
+    return sf.save(fig, out_dir, f"fig2_persample_{name}", dpi)
+
+
+def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, dpi: int = 300) -> list[Path]:
+    from rates import study_figures as sf
+
+    fig, axes = sf.new_figure(1, len(ALGORITHMS))
+    for col, algo in enumerate(ALGORITHMS):
+        for a in RATE_AS:
+            rec = records[(family, algo, a)]
+            t = np.asarray(rec.runs[0].t, float)
+            gaps = [np.asarray(r.gap, float) for r in rec.runs]
+            slope = f"{rec.verdict.fit.slope:+.2f}" if rec.verdict.fit else "n/a"
+            sf.curve(axes[0, col], t, gaps, f"a={a}: slope {slope}, {rec.verdict.label}")
+        sf.finish(axes[0, col], "iteration t", "margin gap γ - γ(W_t)", f"{DISPLAY[algo]}: {family}")
+    return sf.save(fig, out_dir, f"rates_{family.replace(' ', '').replace('.', '_')}", dpi)
+
+
+# ---------------------------------------------------------------------------------------------- study
+
+def run_minibatch_study(out_dir: Path, options) -> list[Path]:
+    """``rates report minibatch``: simulate, judge, write claims, figures and trajectories into ``out_dir``."""
+    from rates.data import parse_data
+
+    out_dir = Path(out_dir)
+    size = QUICK if options.quick else FULL
+    n_seeds = options.seeds if options.seeds is not None else size.seeds
+    if n_seeds < 1:
+        raise InputError("seeds", f"must be a positive number of seeds, got {n_seeds}")
+    seeds = list(range(n_seeds))
+    n = parse_data(size.data, seed=0).n
+    tasks = [t for s in seeds for t in fig1_tasks(size, s, n) + rate_tasks(size, s, n) + persample_tasks(size, s)]
+    if options.progress:
+        print_plan("minibatch", tasks, SECONDS_PER_CONFIG_STEP, parallel=not options.quick)
+    started = time.perf_counter()
+    results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick,
+                        scheduler=getattr(options, "scheduler", None))
+    simulated = time.perf_counter() - started
+
+    cfgs = fig1_measures(results, seeds)
+    records = {}
+    for family in RATE_FAMILIES:
+        for algo in ALGORITHMS:
+            runs = [r for s in seeds for r in results[f"rates/{family}/{algo}/seed{s}"].runs]
+            for a in RATE_AS:
+                records[(family, algo, a)] = fit_runs([r for r in runs if r.config["a"] == a])
+    ps = persample_measures(results, seeds)
+
+    table = ClaimsTable(f"MINIBATCH claims ({len(seeds)} seed(s); {'quick' if options.quick else 'full'} mode)",
+                        "tab:minibatch-claims",
+                        short_run=(f"quick mode ({size.fig1_steps}-{size.persample_steps} steps)"
+                                   if options.quick else ""))
+    fig1_claims(table, cfgs, size, n, size.fig1_steps)
+    rate_claims(table, records, size, n)
+    persample_claims(table, ps, seeds, size.persample_steps)
+    table.notes += [
+        f"Source: {SEED} (MINIBATCH); its numbers were lost in the text extraction, so sizes are ours: data "
+        f"'{size.data}' (k = 4, d = 8, n = {n}, sigma = 0.5), a = {FIG1_A}, eta_0 = 0.2 (max norm) / 1 (l2, "
+        f"spectral), {size.fig1_steps} steps for Fig. 1, {size.rate_steps} for rates, {size.persample_steps} "
+        f"per-sample; seeds 0..{n_seeds - 1} are data draws and reshuffling streams together.",
+        "Relative error (gamma - gamma(W_t))/gamma and cosine <W_t, W*>/(||W_t||_F ||W*||_F) in the algorithm's own "
+        "norm, as rates.measures records them; all three norms are in the trajectories. The max-norm and "
+        "spectral max-margin solutions W* need not be unique; the cosine uses the solver's W* (each trajectory's "
+        "'references' says which), the relative error does not depend on it.",
+        "Rate claims are one-sided (upper bounds): tight or loose reproduce them; comparator reasons are quoted "
+        "verbatim for the others.",
+        f"Simulation took {simulated:.0f} s on {options.device}.",
+    ]
+    written = table.write(out_dir)
+    written.append(write_text_atomic(out_dir / "table.md", table.table().to_markdown()))
+    written.append(write_text_atomic(out_dir / "fits.json", json.dumps(
+        [{"family": f, "algo": al, "a": a, **rec.to_json()} for (f, al, a), rec in records.items()],
+        indent=1, default=str) + "\n"))
+    if options.figures:
+        dpi = QUICK_DPI if options.quick else DPI
+        for algo in ALGORITHMS:
+            written += fig1_figure(out_dir, cfgs, algo, size, dpi)
+        for name in persample_datasets(seeds[0]):
+            written += persample_figure(out_dir, ps, name, seeds, dpi)
+        for family in RATE_FAMILIES:
+            written += rates_figure(out_dir, records, family, dpi)
+    meta = {"study": "minibatch", "quick": bool(options.quick), "seeds": seeds, "simulation_wall_s": simulated}
+    for key, res in results.items():
+        stem = key.replace("/", "_").replace(" ", "").replace(".", "_")
+        written.append(save_trajectory(Trajectory(res.runs, {**meta, "task": key, **res.meta}),
+                                       out_dir / "trajectories" / f"{stem}.json"))
+    return written

@@ -1,0 +1,63 @@
+"""The claims table of the seed studies: verdict vocabulary, mapping of comparator labels, rendering."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rates.claims import (NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit,
+                          combine, decide)
+from rates.tables import latex_document
+
+
+@pytest.mark.parametrize("label, expected", [("tight", REPRODUCED), ("loose", REPRODUCED),
+                                             ("violated", NOT_REPRODUCED), ("inconclusive", NO_VERDICT),
+                                             ("no-theorem", NO_VERDICT), ("not-applicable", NO_VERDICT),
+                                             ("a-label-added-later", NO_VERDICT)])
+def test_comparator_labels_map_to_claim_verdicts_with_their_reason(label, expected):
+    """Upper-bound claims (docs/theory.md sec. 4): only 'violated' refutes; unknown labels never confirm."""
+    verdict, reason = claim_verdict_from_fit(label, "gamma_eff(16) = -3.1")
+    assert verdict == expected
+    assert (reason == "") == (expected == REPRODUCED)
+    if expected != REPRODUCED:
+        assert label in reason and "gamma_eff(16) = -3.1" in reason
+
+
+def test_a_claim_that_is_not_reproduced_needs_a_reason():
+    with pytest.raises(ValueError, match="reason"):
+        Claim("c", "s", "m", "k", NOT_REPRODUCED)
+    with pytest.raises(ValueError, match="verdict"):
+        Claim("c", "s", "m", "k", "partly")
+
+
+def test_combine_refuted_beats_undecided_beats_reproduced():
+    assert combine([(REPRODUCED, ""), (REPRODUCED, "")]) == (REPRODUCED, "")
+    assert combine([(REPRODUCED, ""), (NO_VERDICT, "short")]) == (NO_VERDICT, "short")
+    assert combine([(NO_VERDICT, "short"), (NOT_REPRODUCED, "fails at b=4")]) == (NOT_REPRODUCED, "fails at b=4")
+    assert decide(None, "x", "needs 1e6 steps") == (NO_VERDICT, "needs 1e6 steps")
+    assert decide(False, "x") == (NOT_REPRODUCED, "x")
+
+
+def test_quick_mode_turns_a_failed_criterion_into_no_verdict_keeping_the_reason():
+    table = ClaimsTable("t", "tab:t", short_run="quick mode (400 steps)")
+    table.add(Claim("converges", "MINIBATCH Fig. 1", "err 0.3", "err < 0.05", NOT_REPRODUCED, "err 0.3"))
+    table.add(Claim("bounded", "MINIBATCH Thm 4.1", "ok", "ok", REPRODUCED))
+    assert [c.verdict for c in table.claims] == [NO_VERDICT, REPRODUCED]
+    assert "quick mode (400 steps)" in table.claims[0].reason and "err 0.3" in table.claims[0].reason
+
+
+def test_claims_table_renders_every_claim_in_three_formats(tmp_path, compile_latex):
+    table = ClaimsTable("Claims of a paper", "tab:claims")
+    table.add(Claim("rate O(t^-1/2) holds", "SIGNADAM 003_x.txt Cor. 5.4", "slope -0.51 ± 0.01", "tight or loose",
+                    REPRODUCED, values={"slope": -0.51}))
+    table.add(Claim("gap_eff > 0 & 100% of x", "MINIBATCH 002_x.txt Thm 4.1", "-", "-", NO_VERDICT,
+                    "not-applicable: gamma_eff = -3.1"))
+    written = table.write(tmp_path)
+    assert sorted(p.name for p in written) == ["claims.json", "claims.md", "claims.tex"]
+    markdown = (tmp_path / "claims.md").read_text()
+    assert "1 reproduced, 0 not reproduced, 1 no verdict of 2 claims." in markdown
+    rows = json.loads((tmp_path / "claims.json").read_text())["rows"]
+    assert [r["verdict"] for r in rows] == [REPRODUCED, NO_VERDICT]
+    assert rows[0]["measured"] == {"slope": -0.51}
+    compile_latex(latex_document(table.table().to_latex()), "claims")

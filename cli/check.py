@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -20,7 +20,7 @@ from rates.errors import InputError
 
 
 def check(
-    names: Optional[List[str]] = typer.Argument(None, help="claims to check (default: all)", metavar="NAME"),
+    names: Optional[list[str]] = typer.Argument(None, help="claims to check (default: all)", metavar="NAME"),
     thorough: bool = typer.Option(False, "--thorough", help="10x random starts, 4x local searches, finer boxes, longer runs"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object per run instead of the table"),
     save_dir: Optional[Path] = typer.Option(None, "--save-dir", help="write the worst instance of every claim/method as JSON here"),
@@ -30,10 +30,9 @@ def check(
                                              "(nsd, adam, minibatch, momentum, vr, per-sample, all)"),
 ) -> None:
     """Check the lemmas the rates rest on: symbolically, by interval arithmetic, or by adversarial search."""
+    from proofs.chains import CHAINS, chain_claim_names
     from proofs.registry import select_claims
     from proofs.runner import result_json, results_table, run_checks, save_instances, short_source
-
-    from proofs.chains import CHAINS, chain_claim_names
 
     families = _families(chain, list(CHAINS))
     if families is not None:

@@ -22,8 +22,8 @@ import typer
 
 from cli.run import parse_seeds, seed_plan, simulate_plan
 from cli.run import run as run_command
-from rates.data import CSV_LAYOUT
 from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
+from rates.data import CSV_LAYOUT
 from rates.errors import InputError
 
 if typing.TYPE_CHECKING:

@@ -15,8 +15,15 @@ import numpy as np
 # the fit record and its text live in the library, so tables and reports can use them too
 from rates.limit_direction import STATUS, THEOREM, PerSampleRecord, fit_record, handles_runs  # noqa: F401
 from rates.measures import SOLUTION_NOTES
-from rates.theorems.per_sample import (NOT_PREDICTED, OTHER_DATA, PER_SAMPLE_ALGORITHMS, SOURCE, covers,
-                                       orthogonal_structure, predict_on)
+from rates.theorems.per_sample import (
+    NOT_PREDICTED,
+    OTHER_DATA,
+    PER_SAMPLE_ALGORITHMS,
+    SOURCE,
+    covers,
+    orthogonal_structure,
+    predict_on,
+)
 
 DIRECTIONS = {"signsgd": "D_c = 2 e_c - 1 (SignSGD: -sign(grad l_i) = (2 e_{y_i} - 1) e_{y_i}^T for every W)",
               "nsgd": "D_c = u_c = (e_c - 1/k)/||e_c - 1/k||_2 (N-SGD: -grad l_i/||grad l_i||_F = u_{y_i} e_{y_i}^T)",

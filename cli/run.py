@@ -138,8 +138,8 @@ def run(
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
     from rates.engine import RunSpec
-    from rates.schedules import parse_exponent
     from rates.progress import wanted
+    from rates.schedules import parse_exponent
     from rates.trajectory import save
 
     exponent = parse_exponent(a, "--a")

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize
 
-from proofs.claims import (VERDICT_COUNTEREXAMPLE, MethodResult, SearchProblem, verdict_no_counterexample)
+from proofs.claims import VERDICT_COUNTEREXAMPLE, MethodResult, SearchProblem, verdict_no_counterexample
 
 
 def _safe_ratio(problem: SearchProblem, x: np.ndarray, context) -> float:

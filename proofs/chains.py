@@ -36,7 +36,7 @@ from typing import Callable, Optional
 import mpmath
 import sympy as sp
 
-from proofs.claims import CheckResult, VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, VERDICT_PROVEN
+from proofs.claims import VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, VERDICT_PROVEN, CheckResult
 from rates.schedules import Schedule, eta0_symbol
 from rates.theorems.base import B, BoundTemplate, b, beta, gamma, k, n
 

@@ -106,7 +106,7 @@ class Claim:
     scalar: Optional[ScalarProblem] = None
     search: Optional[SearchProblem] = None
     simulation: Optional[SimulationProblem] = None
-    symbolic_proof: Optional[Callable[[], "MethodResult"]] = None  # a claim-specific sympy reduction
+    symbolic_proof: Optional[Callable[[], MethodResult]] = None  # a claim-specific sympy reduction
     notes: str = ""
     # the lemma's constants as sympy expressions (name -> value): the chains of proofs.chains read them here,
     # so a changed constant changes the derived bound template

@@ -13,10 +13,18 @@ import math
 import numpy as np
 import sympy as sp
 
-from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem, SimulationOutcome, \
-    SimulationProblem
-from proofs.crossentropy import (NORM_NAMES, data_bound, log_uniform, loss, norm_value, proxy, random_problem,
-                                 sample_gradients, split)
+from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem, SimulationOutcome, SimulationProblem
+from proofs.crossentropy import (
+    NORM_NAMES,
+    data_bound,
+    log_uniform,
+    loss,
+    norm_value,
+    proxy,
+    random_problem,
+    sample_gradients,
+    split,
+)
 from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
 from proofs.gradient import gradient_dual_lower, gradient_dual_upper
 from proofs.proxy import low_loss_separability, proxy_below_loss

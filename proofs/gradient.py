@@ -11,9 +11,18 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem
+from proofs.crossentropy import (
+    NORM_NAMES,
+    autograd_gradient,
+    data_bound,
+    log_uniform,
+    logits,
+    norm_value,
+    proxy,
+    random_problem,
+    split,
+)
 from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
-from proofs.crossentropy import (NORM_NAMES, autograd_gradient, data_bound, logits, log_uniform, norm_value,
-                                 proxy, random_problem, split)
 
 
 def norm_ordering() -> Claim:

@@ -15,7 +15,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from proofs.claims import (FLAVORS, Claim, MethodResult, SearchProblem, SimulationOutcome, SimulationProblem)
+from proofs.claims import FLAVORS, Claim, MethodResult, SearchProblem, SimulationOutcome, SimulationProblem
 from proofs.crossentropy import log_uniform
 from proofs.derivation import cited, derivation, identity, lazy, lemma
 

@@ -14,8 +14,8 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, ScalarProblem, SearchProblem
+from proofs.crossentropy import log_uniform, logits, loss, proxy, random_problem, split
 from proofs.derivation import cited, derivation, identity, lazy
-from proofs.crossentropy import logits, log_uniform, loss, proxy, random_problem, split
 
 s = sp.Symbol("s")
 u = sp.Symbol("u")

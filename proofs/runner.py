@@ -9,8 +9,17 @@ import time
 from pathlib import Path
 
 from proofs.adversarial import search
-from proofs.claims import (FLAVORS, MINIBATCH, SIGNADAM, VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, CheckResult, Claim,
-                           MethodResult, verdict_no_counterexample)
+from proofs.claims import (
+    FLAVORS,
+    MINIBATCH,
+    SIGNADAM,
+    VERDICT_COUNTEREXAMPLE,
+    VERDICT_ERROR,
+    CheckResult,
+    Claim,
+    MethodResult,
+    verdict_no_counterexample,
+)
 from proofs.interval import interval_method
 from proofs.symbolic import symbolic_method
 from rates.io import write_text_atomic

@@ -12,9 +12,21 @@ import sympy as sp
 from scipy.special import logsumexp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, ScalarProblem, SearchProblem
+from proofs.crossentropy import (
+    NORM_NAMES,
+    autograd_curvature,
+    complements,
+    data_bound,
+    log_complement,
+    log_uniform,
+    logits,
+    norm_value,
+    proxy,
+    random_problem,
+    softmax,
+    split,
+)
 from proofs.derivation import cited, derivation, identity, lazy, lemma, scalar
-from proofs.crossentropy import (NORM_NAMES, autograd_curvature, complements, data_bound, log_complement, logits,
-                                 log_uniform, norm_value, proxy, random_problem, softmax, split)
 
 x = sp.Symbol("x")
 

@@ -16,11 +16,14 @@ import numpy as np
 import sympy as sp
 
 from proofs.claims import MINIBATCH, Claim, ScalarProblem, SearchProblem
+from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients, split
 from proofs.derivation import cited, derivation, finite, identity, lazy, lemma, scalar
 from proofs.gradient import gradient_dual_upper
 from proofs.softmax import softmax_perturbation
-from rates.theorems.base import B as B_sym, b as b_sym, beta as beta_sym, n as n_sym
-from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients, split
+from rates.theorems.base import B as B_sym
+from rates.theorems.base import b as b_sym
+from rates.theorems.base import beta as beta_sym
+from rates.theorems.base import n as n_sym
 from rates.theorems.minibatch import minibatch_gradient_error_bound
 from rates.theorems.momentum import momentum_accumulated_error_bound
 from rates.theorems.variance_reduction import vr_deviation_bound

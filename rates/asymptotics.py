@@ -111,7 +111,7 @@ def regimes(powers: Sequence) -> list[Regime]:
     return out
 
 
-def regime_rates(powers: Sequence, has_constant: bool = True) -> list[tuple[Regime, "Rate"]]:
+def regime_rates(powers: Sequence, has_constant: bool = True) -> list[tuple[Regime, Rate]]:
     """Regimes with their rates; a cut that changes nothing (same rate on both sides and at the point,
     e.g. ``a = 1/2`` for Adam, where the ``sum eta^2`` term stops growing but ``sum eta^{3/2}`` still
     dominates) is merged away so that each listed regime has one rate formula."""

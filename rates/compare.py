@@ -60,8 +60,8 @@ Reference
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np

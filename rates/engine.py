@@ -47,8 +47,8 @@ from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong
 from rates.margins import max_margin
 from rates.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.norms import parse_norm
-from rates.schedules import parse_exponent
 from rates.optim.compose import Hyper, Recipe, build
+from rates.schedules import parse_exponent
 from rates.theorems.per_sample import bias_reference
 from rates.trajectory import Run, Trajectory
 

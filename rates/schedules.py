@@ -73,7 +73,7 @@ class Order:
     def key(self) -> tuple:
         return (sp.Rational(self.exponent), int(self.log_power))
 
-    def __truediv__(self, other: "Order") -> "Order":
+    def __truediv__(self, other: Order) -> Order:
         return Order(self.exponent - other.exponent, self.log_power - other.log_power)
 
 

@@ -68,7 +68,7 @@ def dataset(spec: str, data_seed: Optional[int]):
     return parse_data(spec, seed=data_seed)
 
 
-def result_data(result: "TaskResult"):
+def result_data(result: TaskResult):
     return dataset(result.meta["spec"], result.meta["data_seed"])
 
 

@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from rates.claims import (NO_VERDICT, NOT_REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit,
-                          combine, decide)
+from rates.claims import NO_VERDICT, NOT_REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit, combine, decide
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.study_figures import DPI, QUICK_DPI

@@ -35,7 +35,6 @@ from rates.data import Dataset
 from rates.engine import RunSpec, simulate
 from rates.errors import InputError, RatesError
 
-
 CHECKPOINTS = 120
 
 

@@ -6,8 +6,16 @@ import json
 
 import pytest
 
-from rates.claims import (NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit,
-                          combine, decide)
+from rates.claims import (
+    NO_VERDICT,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Claim,
+    ClaimsTable,
+    claim_verdict_from_fit,
+    combine,
+    decide,
+)
 from rates.tables import latex_document
 
 

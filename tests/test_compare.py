@@ -12,8 +12,16 @@ import math
 import numpy as np
 import pytest
 
-from rates.compare import (choose_window, classify, entry_index, fit_log_power, fit_slope, judge,
-                           parse_window, solver_floor)
+from rates.compare import (
+    choose_window,
+    classify,
+    entry_index,
+    fit_log_power,
+    fit_slope,
+    judge,
+    parse_window,
+    solver_floor,
+)
 from rates.errors import InputError
 from rates.trajectory import Run
 

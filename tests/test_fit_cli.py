@@ -6,12 +6,12 @@ import json
 import re
 
 import pytest
+from test_compare import checkpoints, synthetic_run
 
 from cli.app import main
 from cli.run import parse_seeds
 from rates.errors import InputError
 from rates.trajectory import Trajectory, save
-from test_compare import checkpoints, synthetic_run
 
 
 def run_cli(args, capsys):

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_compare import synthetic_run
 
 from cli.app import main
 from rates import budget
@@ -30,7 +31,6 @@ from rates.data import load_file
 from rates.errors import InputError
 from rates.tables import latex_escape
 from rates.trajectory import Trajectory, parse, save
-from test_compare import synthetic_run
 
 CONTRACT = {0, 1, 2}  # what generated input may produce: 3 (internal error) would be a bug
 

@@ -133,9 +133,10 @@ def test_schedule_sum_matches_a_direct_double_loop_and_holds_at_t_star():
 
 
 def test_exact_power_sums_agree_with_brute_force_and_the_schedule_module():
+    import sympy as sp
+
     from proofs.schedule import _exact_power_sum
     from rates.schedules import Schedule
-    import sympy as sp
 
     for q, t0, t in ((0.5, 0, 50), (1, 3, 40), (2.0, 0, 30)):
         with mpmath.workdps(40):

@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 
 from proofs.adam import moment_ratio, moment_ratio_constant
-from proofs.derivation import derivation, identity, proof_of, scalar
 from proofs.claims import ScalarProblem
+from proofs.derivation import derivation, identity, proof_of, scalar
 from proofs.registry import select_claims
 from proofs.softmax import hessian_loss_bound, hessian_quadratic
 from proofs.stochastic import minibatch_gradient_error, seed_literal_error_bound

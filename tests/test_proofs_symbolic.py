@@ -3,9 +3,9 @@
 import sympy as sp
 
 from proofs.claims import ScalarProblem
+from proofs.homogeneous import euler_identity
 from proofs.proxy import loss_below_twice_proxy, proxy_below_loss, proxy_lower_bound, separation_level_chord
 from proofs.schedule import schedule_decay
-from proofs.homogeneous import euler_identity
 from proofs.softmax import simplex_complement
 from proofs.symbolic import symbolic_method
 

@@ -19,7 +19,9 @@ import torch
 
 from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, single_thread_on_cpu
 from rates.losses import gradient as log_domain_gradient
-from rates.reference import ReferenceConfig, gradient as reference_gradient, run as reference_run, steepest, to_float
+from rates.reference import ReferenceConfig, steepest, to_float
+from rates.reference import gradient as reference_gradient
+from rates.reference import run as reference_run
 
 STEPS = 2000
 

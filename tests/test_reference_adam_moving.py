@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group
-from rates.reference import ReferenceConfig, run as reference_run, to_float
+from rates.reference import ReferenceConfig, to_float
+from rates.reference import run as reference_run
 
 BETA1, BETA2, STEPS = 0.2, 0.3, 2000
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from matplotlib.image import imread
+from test_compare import PowerLog, synthetic_run
 
 from cli.app import main
 from rates.compare import judge
@@ -14,7 +15,6 @@ from rates.plots import plot_fit
 from rates.report import DEFAULT_STUDY_CONFIGS, load_fit_inputs, verdict_table
 from rates.tables import latex_document
 from rates.trajectory import Trajectory, save
-from test_compare import PowerLog, synthetic_run
 
 
 @pytest.fixture

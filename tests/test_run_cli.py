@@ -9,9 +9,9 @@ import pytest
 
 from cli.app import main
 from cli.run import parse_seeds
+from rates.data import parse_data
 from rates.errors import InputError
 from rates.margins import max_margin
-from rates.data import parse_data
 from rates.trajectory import load
 
 

@@ -14,10 +14,10 @@ import signal
 
 import psutil
 import pytest
+from test_sweep import runs_by_configuration, write_grid
 
 from cli.app import main
 from rates.sweep.store import SweepStore
-from test_sweep import runs_by_configuration, write_grid
 
 GRID12 = """
 [grid]

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from cli.app import main
+from rates.algorithms import resolve_algorithm
 from rates.compare import judge
 from rates.data import Dataset
 from rates.engine import RunSpec, simulate
 from rates.theorems import predict
-from rates.algorithms import resolve_algorithm
 from rates.tightness import search_worst_rate
 
 

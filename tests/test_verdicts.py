@@ -11,17 +11,17 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from test_compare import checkpoints, synthetic_run
 
 from cli.app import main
 from rates.algorithms import ALGORITHMS, resolve_algorithm
-from rates.compare import (FROZEN_LOG_RANGE, SlopeFit, Window, classify, judge, secant_weights, slope_envelope)
+from rates.compare import FROZEN_LOG_RANGE, SlopeFit, Window, classify, judge, secant_weights, slope_envelope
 from rates.data import gaussian, orthogonal_skewed
 from rates.report import fit_group, independent_replicates
 from rates.theorems import predict
 from rates.theorems.hypotheses import Facts, data_facts, is_orthogonal_skewed
 from rates.theorems.registry import COVERED, NO_THEOREM, NOT_APPLICABLE, family_of, gate
 from rates.trajectory import Trajectory, save
-from test_compare import checkpoints, synthetic_run
 
 
 def run_cli(args, capsys):

@@ -42,7 +42,7 @@ class Dataset:
     def input_dim(self) -> int:
         return self.X_train.shape[-1]
 
-    def to(self, device: str | torch.device) -> "Dataset":
+    def to(self, device: str | torch.device) -> Dataset:
         return Dataset(self.name, self.X_train.to(device), self.y_train.to(device), self.X_test.to(device),
                        self.y_test.to(device), dict(self.info))
 

@@ -47,17 +47,17 @@ class Network:
         """The trainable layers, in order (the theta of FLAVORS eq. 1)."""
         return [W for W, train in zip(self.layers, self.trainable) if train]
 
-    def with_parameters(self, params: Sequence[torch.Tensor]) -> "Network":
+    def with_parameters(self, params: Sequence[torch.Tensor]) -> Network:
         """The same architecture with the trainable layers replaced by ``params``."""
         it = iter(params)
         layers = [next(it) if train else W for W, train in zip(self.layers, self.trainable)]
         return Network(layers, self.trainable)
 
-    def scaled(self, c: float) -> "Network":
+    def scaled(self, c: float) -> Network:
         """theta -> c theta on the trainable layers (frozen layers unchanged)."""
         return self.with_parameters([c * W for W in self.parameters()])
 
-    def detached(self) -> "Network":
+    def detached(self) -> Network:
         return Network([W.detach().clone() for W in self.layers], self.trainable)
 
 

@@ -40,8 +40,8 @@ import torch
 
 from rates.errors import InputError
 from rates.norms import Norm, parse_norm
-from rates.optim.base import chain
 from rates.optim.base import GradientTransformation as Transform  # update(grads, state): no step index
+from rates.optim.base import chain
 
 Params = list[torch.Tensor]
 

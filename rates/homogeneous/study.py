@@ -42,16 +42,16 @@ from pathlib import Path
 
 import numpy as np
 
+from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable, combine, decide
 from rates.homogeneous.data import load_dataset
-from rates.homogeneous.models import relu_network
 from rates.homogeneous.measures import homogeneity_error, measured_degree
+from rates.homogeneous.models import relu_network
 from rates.homogeneous.steepest import SHAMPOO_ALGORITHMS
 from rates.homogeneous.summary import FLAVORS_REFERENCE, spread
 from rates.homogeneous.train import History, TrainConfig, pick_device, train
 from rates.io import write_text_atomic
 from rates.studies import StudyOptions
 from rates.study_figures import DPI, QUICK_DPI
-from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable, combine, decide
 
 DEFAULT_SEEDS = 5
 SECONDS_PER_SEED_STEP = 1.5e-4  # measured: full study, CPU (README, study list)

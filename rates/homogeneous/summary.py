@@ -8,7 +8,6 @@ from rates.homogeneous.train import History
 from rates.references import FLAVORS as FLAVORS_REFERENCE
 from rates.tables import Cell, Table
 
-
 METRIC_SOURCES = {
     "log_loss": ("log L (summed loss)", "FLAVORS section 2"),
     "soft_margin": ("soft margin gamma~ (own norm)", "FLAVORS eq. 5 / App. A.3"),

@@ -32,8 +32,15 @@ import torch
 
 from rates.errors import InputError
 from rates.homogeneous.data import Dataset
-from rates.homogeneous.measures import (accuracy, check_loss, geometric_margins, homogeneity_error, log_loss,
-                                        log_separation_level, soft_margin)
+from rates.homogeneous.measures import (
+    accuracy,
+    check_loss,
+    geometric_margins,
+    homogeneity_error,
+    log_loss,
+    log_separation_level,
+    soft_margin,
+)
 from rates.homogeneous.models import Network, forward
 from rates.homogeneous.steepest import geometry_of, make_optimizer
 

@@ -22,8 +22,17 @@ from typing import Iterator, Optional, Sequence
 
 import torch
 
-from rates.losses import (coefficients, direction_plan, folded_direction, folds_label_row, labels, logits_of,
-                          over_samples, sample_views, scaled_gradient)
+from rates.losses import (
+    coefficients,
+    direction_plan,
+    folded_direction,
+    folds_label_row,
+    labels,
+    logits_of,
+    over_samples,
+    sample_views,
+    scaled_gradient,
+)
 from rates.optim.base import Signal, renormalise
 
 

@@ -27,8 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
-from rates.sweep.grid import (GRID_KEYS, Configuration, Converter, expand, grid_digest, load_grid, normalise_grid,
-                              plan_tasks)
+from rates.sweep.grid import (
+    GRID_KEYS,
+    Configuration,
+    Converter,
+    expand,
+    grid_digest,
+    load_grid,
+    normalise_grid,
+    plan_tasks,
+)
 from rates.sweep.store import SweepStore
 from rates.sweep.tasks import run_tasks
 

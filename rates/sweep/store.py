@@ -41,7 +41,7 @@ class SweepStore:
         self._lock_file = None
 
     # ------------------------------------------------------------------------------------ lock
-    def __enter__(self) -> "SweepStore":
+    def __enter__(self) -> SweepStore:
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock_file = open(self.root / LOCK, "a+")
         try:

@@ -24,9 +24,29 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rates.theorems.base import SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha, gamma
-from rates.theorems.hypotheses import (FAILS, HOLDS, STRUCTURE, UNKNOWN, FamilyDeclaration, Finding, Hypothesis, Facts,
-                                       a_in_unit_interval, full_batch, separable)
+from rates.theorems.base import (
+    SEED_SIGNADAM,
+    BoundTemplate,
+    NoiseTerm,
+    PowerSumTerm,
+    Source,
+    alpha,
+    curvature_alpha,
+    gamma,
+)
+from rates.theorems.hypotheses import (
+    FAILS,
+    HOLDS,
+    STRUCTURE,
+    UNKNOWN,
+    Facts,
+    FamilyDeclaration,
+    Finding,
+    Hypothesis,
+    a_in_unit_interval,
+    full_batch,
+    separable,
+)
 
 c_adam = sp.Symbol("c_adam", positive=True)
 SOURCE = Source(SEED_SIGNADAM, "Thm 6.3, Cor. 6.4, Rem. 6.5")

@@ -16,10 +16,26 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rates.theorems.base import (SEED_MINIBATCH, B, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, b,
-                                 curvature_alpha, gamma, n)
-from rates.theorems.hypotheses import (PER_SAMPLE_NORMS, FamilyDeclaration, a_in_unit_interval, effective_margin,
-                                       separable)
+from rates.theorems.base import (
+    SEED_MINIBATCH,
+    B,
+    BoundTemplate,
+    NoiseTerm,
+    PowerSumTerm,
+    Source,
+    alpha,
+    b,
+    curvature_alpha,
+    gamma,
+    n,
+)
+from rates.theorems.hypotheses import (
+    PER_SAMPLE_NORMS,
+    FamilyDeclaration,
+    a_in_unit_interval,
+    effective_margin,
+    separable,
+)
 
 SOURCE = Source(SEED_MINIBATCH, "Thm 4.1/D.4, Cor. 4.2/D.5, Lemma C.11")
 gamma_eff = sp.Symbol("gamma_eff")

@@ -23,8 +23,20 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rates.theorems.base import (SEED_MINIBATCH, B, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, b, beta,
-                                 curvature_alpha, gamma, n)
+from rates.theorems.base import (
+    SEED_MINIBATCH,
+    B,
+    BoundTemplate,
+    NoiseTerm,
+    PowerSumTerm,
+    Source,
+    alpha,
+    b,
+    beta,
+    curvature_alpha,
+    gamma,
+    n,
+)
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, effective_margin, momentum_range, separable
 from rates.theorems.minibatch import minibatch_gradient_error_bound
 

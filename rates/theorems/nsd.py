@@ -24,8 +24,17 @@ from __future__ import annotations
 import sympy as sp
 
 from rates.norms import parse_norm
-from rates.theorems.base import (SEED_MINIBATCH, SEED_SIGNADAM, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, curvature_alpha,
-                                 gamma)
+from rates.theorems.base import (
+    SEED_MINIBATCH,
+    SEED_SIGNADAM,
+    BoundTemplate,
+    NoiseTerm,
+    PowerSumTerm,
+    Source,
+    alpha,
+    curvature_alpha,
+    gamma,
+)
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, full_batch, separable
 
 SOURCE = Source(SEED_SIGNADAM, "Thm 5.3, Cor. 5.4/C.5, Rem. 5.5")

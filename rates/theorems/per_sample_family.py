@@ -13,8 +13,17 @@ every ``n >= 2`` (``gamma <= 2B``, README Finding F2).
 
 from __future__ import annotations
 
-from rates.theorems.hypotheses import (FAILS, HOLDS, STRUCTURE, UNKNOWN, Facts, FamilyDeclaration, Finding,
-                                       Hypothesis, a_in_unit_interval)
+from rates.theorems.hypotheses import (
+    FAILS,
+    HOLDS,
+    STRUCTURE,
+    UNKNOWN,
+    Facts,
+    FamilyDeclaration,
+    Finding,
+    Hypothesis,
+    a_in_unit_interval,
+)
 from rates.theorems.minibatch import gamma_eff_minibatch, is_per_sample
 from rates.theorems.per_sample import SOURCE
 

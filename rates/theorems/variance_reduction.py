@@ -24,9 +24,20 @@ import math
 
 import sympy as sp
 
-from rates.theorems.base import (SEED_MINIBATCH, B, BoundTemplate, NoiseTerm, PowerSumTerm, Source, alpha, b,
-                                 curvature_alpha, gamma, n)
-from rates.theorems.base import eta0_symbol
+from rates.theorems.base import (
+    SEED_MINIBATCH,
+    B,
+    BoundTemplate,
+    NoiseTerm,
+    PowerSumTerm,
+    Source,
+    alpha,
+    b,
+    curvature_alpha,
+    eta0_symbol,
+    gamma,
+    n,
+)
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, momentum_range, separable
 from rates.theorems.minibatch import batch_error_factor
 from rates.theorems.momentum import momentum_drift_alpha

@@ -83,7 +83,7 @@ def mp_gradient_direction(logits, y, H):
     with mp.workdps(60):
         z = [[mp.mpf(v) for v in row] for row in logits.T.tolist()]  # per sample
         G = [[mp.mpf(0)] * H.shape[1] for _ in range(k)]
-        for i, (zi, label, h) in enumerate(zip(z, y.tolist(), H.tolist())):
+        for _i, (zi, label, h) in enumerate(zip(z, y.tolist(), H.tolist())):
             total = mp.fsum(mp.exp(v) for v in zi)
             for c in range(k):
                 coeff = mp.exp(zi[c]) / total - (1 if c == label else 0)

@@ -145,7 +145,7 @@ def test_lemma_c12_momentum_accumulated_error_holds_under_reshuffling():
         full = grads.mean(axis=0)
         bound = momentum_accumulated_error_bound(B, n, b, beta, G)
         accumulated = np.zeros_like(full)
-        for epoch in range(30):
+        for _epoch in range(30):
             for batch in rng.permutation(n).reshape(n // b, b):
                 accumulated = beta * accumulated + (1 - beta) * (grads[batch].mean(axis=0) - full)
                 assert np.abs(accumulated).sum() <= bound * (1 + 1e-12)
@@ -179,7 +179,7 @@ def test_per_sample_limit_direction_matches_simulation(algorithm):
     H = scales[:, None] * np.eye(k)[y]
     W = np.zeros((k, k))
     t = 0
-    for epoch in range(400):
+    for _epoch in range(400):
         for i in rng.permutation(len(y)):
             grad, _ = per_sample_grads(W, H[i:i + 1], y[i:i + 1])
             grad = grad[0]

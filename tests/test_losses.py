@@ -25,7 +25,8 @@ def test_gradient_matches_autograd(moderate):
     for r in range(W.shape[0]):
         Wr = W[r].clone().requires_grad_(True)
         torch.nn.functional.cross_entropy(H @ Wr.T, y).backward()
-        np.testing.assert_allclose((G[r] * math.exp(float(log_scale[r]))).numpy(), Wr.grad.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose((G[r] * math.exp(float(log_scale[r]))).numpy(), Wr.grad.numpy(),
+                                   rtol=1e-12, atol=1e-15)
 
 
 def test_loss_and_proxy_match_direct_formulas(moderate):

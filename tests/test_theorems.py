@@ -205,6 +205,7 @@ def test_t1_uses_gamma_eff_and_reports_failed_assumption():
     prediction = predict(config, R(1, 2), {"gamma": 0.5, "B": 1.0, "k": 3})
     assert prediction.thresholds["t0"]["assumption_fails"].startswith("gamma_eff = -3.5")
     full = predict(resolve_algorithm("ngd"), R(1, 2), {"gamma": 0.5, "B": 0.5, "k": 3, "n": 8, "eta_0": 0.1})
-    assert full.thresholds["t0"]["numeric"] is not None and full.thresholds["t1"]["numeric"] > full.thresholds["t0"]["numeric"]
+    assert (full.thresholds["t0"]["numeric"] is not None
+            and full.thresholds["t1"]["numeric"] > full.thresholds["t0"]["numeric"])
 
 

@@ -148,7 +148,8 @@ def measure(data, steps_of: dict, plain_steps: int, sizes: list[int], repeats: i
             steps = steps_of[R]
             times = checkpoint_times(steps, 60)
             runs = [resolve_spec(spec, data.n) for spec in configurations(R)]
-            (W_torch, _), seconds = timed(lambda: run_group(runs, H, y, data.k, steps, times, engine="torch"),
+            (W_torch, _), seconds = timed(
+                lambda runs=runs, steps=steps, times=times: run_group(runs, H, y, data.k, steps, times, engine="torch"),
                                           time.process_time)
             add(f"torch:{R}", R * steps / seconds)
             wall_start, cpu_start = time.perf_counter(), time.process_time()

@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                              if device.type == "cuda" else "CPU seconds of this process"),
                   notes=[f"torch {torch.__version__}, numpy {np.__version__}; measured side by side in one process"])
     for r in results:
-        table.add(str(r["R"]), f"{r['engine']:.0f}", f"{r['numpy']:.0f}", f"{r['ratio']:.1f}x", f"{r['difference']:.1e}")
+        table.add(str(r["R"]), f"{r['engine']:.0f}", f"{r['numpy']:.0f}", f"{r['ratio']:.1f}x",
+                  f"{r['difference']:.1e}")
     print(table.to_markdown())
     return results
 

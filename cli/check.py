@@ -1,4 +1,5 @@
-"""``rates check [NAME...] [--chain FAMILY] [--thorough] [--json] [--save-dir DIR]``: run the proof checks of :mod:`proofs`.
+"""``rates check [NAME...] [--chain FAMILY] [--thorough] [--json] [--save-dir DIR]``: run the proof checks of
+:mod:`proofs`.
 
 Prints one row per claim (claim, source, status, methods, trials, worst LHS/RHS, verdict) and, when every
 claim was checked, each theorem family's chain verdict (:mod:`proofs.chains`); ``--chain nsd`` prints that
@@ -21,9 +22,11 @@ from rates.errors import InputError
 
 def check(
     names: Optional[list[str]] = typer.Argument(None, help="claims to check (default: all)", metavar="NAME"),
-    thorough: bool = typer.Option(False, "--thorough", help="10x random starts, 4x local searches, finer boxes, longer runs"),
+    thorough: bool = typer.Option(False, "--thorough",
+                                  help="10x random starts, 4x local searches, finer boxes, longer runs"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object per run instead of the table"),
-    save_dir: Optional[Path] = typer.Option(None, "--save-dir", help="write the worst instance of every claim/method as JSON here"),
+    save_dir: Optional[Path] = typer.Option(None, "--save-dir",
+                                            help="write the worst instance of every claim/method as JSON here"),
     list_only: bool = typer.Option(False, "--list", help="list the claim names with their sources and exit"),
     chain: Optional[str] = typer.Option(None, "--chain", metavar="FAMILY",
                                         help="print the derivation from lemmas to the bound template of FAMILY "

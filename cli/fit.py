@@ -109,7 +109,8 @@ def _fit_parameters() -> list[inspect.Parameter]:
     own = {
         "from_file": (Optional[Path], typer.Option(None, "--from", help="fit a Trajectory JSON instead of running")),
         "window": (Optional[str], typer.Option(None, "--window", help="fit window T0:T1 (default: automatic)")),
-        "tolerance": (float, typer.Option(DEFAULT_TOLERANCE, "--tolerance", help="slope tolerance of 'tight', in (0, 1)")),
+        "tolerance": (float, typer.Option(DEFAULT_TOLERANCE, "--tolerance",
+                                          help="slope tolerance of 'tight', in (0, 1)")),
         "plot": (Optional[Path], typer.Option(None, "--plot", help="draw the fit to FILE.png or FILE.pdf")),
         "as_json": (bool, typer.Option(False, "--json", help="print the fit records as JSON")),
     }
@@ -133,7 +134,8 @@ def _fit_parameters() -> list[inspect.Parameter]:
 
 def fit(**options) -> None:
     """Fit the empirical rate of the margin gap (of a run or a file) and judge it against the predicted bound."""
-    from_file, window, tolerance, plot, as_json = (options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
+    from_file, window, tolerance, plot, as_json = (
+        options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
@@ -152,7 +154,8 @@ def fit(**options) -> None:
     if plot is not None:
         check_figure_path(plot)
     if from_file is not None:
-        given = [name for name, value in (("--algo", algo), ("--a", a), ("--steps", steps), ("--out", out)) if value is not None]
+        given = [name for name, value in (("--algo", algo), ("--a", a), ("--steps", steps), ("--out", out))
+                 if value is not None]
         if given:
             raise InputError("--from", f"fits a saved Trajectory; drop the run options {', '.join(given)}")
         runs = load(from_file).runs

@@ -28,7 +28,8 @@ def render_text(prediction) -> str:
     lines = [
         f"algorithm   {prediction.algorithm} (norm {prediction.norm}, family {prediction.family})",
         f"a           {prediction.a}   regime {prediction.regime}",
-        f"rate        O({prediction.rate.text})   r = {prediction.rate.exponent}, log power k = {prediction.rate.log_power}"
+        f"rate        O({prediction.rate.text})   r = {prediction.rate.exponent}, "
+        f"log power k = {prediction.rate.log_power}"
         "   [derived from the template's numerator terms]",
         f"latex       O({prediction.rate.latex})",
         f"best a      {prediction.best_a}",
@@ -78,7 +79,8 @@ def render_gate(result: GateResult) -> str:
 
 
 def predict(
-    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, signsgd, nsgd, spectral-sgd, vr-*"),
+    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, "
+                                                 "signsgd, nsgd, spectral-sgd, vr-*"),
     norm: Optional[str] = typer.Option(None, "--norm", help="max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a); 1/2, 0.5, 2/3"),
     n: Optional[int] = typer.Option(None, "--n", help="number of samples"),

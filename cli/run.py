@@ -100,8 +100,10 @@ def summary(trajectory) -> str:
     for run in trajectory.runs:
         c, g = run.config, run.gamma
         lines.append(
-            f"{c['algo']} (norm {c['norm']}, family {c['family']}) a={c['a']} eta0={c['eta0']} seed={c['seed']} data_seed={c.get('data_seed')}"
-            f"  gamma={g['value']:.12g} [{g['norm']}-norm max margin, computed by {g['solver']}, accuracy {g['accuracy']:.1e}]"
+            f"{c['algo']} (norm {c['norm']}, family {c['family']}) a={c['a']} eta0={c['eta0']} seed={c['seed']} "
+            f"data_seed={c.get('data_seed')}"
+            f"  gamma={g['value']:.12g} [{g['norm']}-norm max margin, computed by {g['solver']}, "
+            f"accuracy {g['accuracy']:.1e}]"
             f"  t={int(run.t[-1])}  gap={run.gap[-1]:.6g}  margin={run.margin[-1]:.12g}  log L={run.log_loss[-1]:.6g}")
     meta = trajectory.meta
     lines.append(f"{len(trajectory.runs)} run(s) x {meta['steps']} steps on {meta['device']} in {meta['wall_s']:.2f} s "
@@ -110,13 +112,18 @@ def summary(trajectory) -> str:
 
 
 def run(
-    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, signsgd, nsgd, spectral-sgd, vr-*"),
-    norm: Optional[str] = typer.Option(None, "--norm", help="for --algo nsd: max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
+    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, "
+                                                 "signsgd, nsgd, spectral-sgd, vr-*"),
+    norm: Optional[str] = typer.Option(None, "--norm",
+                                       help="for --algo nsd: max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
-    data: str = typer.Option("default", "--data", help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below)"),
-    batch: Optional[int] = typer.Option(None, "--batch", help="batch size b dividing n (random reshuffling); omit for full batch"),
+    data: str = typer.Option("default", "--data",
+                             help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | "
+                                  "FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below)"),
+    batch: Optional[int] = typer.Option(None, "--batch",
+                                        help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
     vr: bool = typer.Option(False, "--vr", help="SVRG-style variance reduction (needs --batch b < n)"),
     seed: int = typer.Option(0, "--seed", help="seed of the reshuffling, and of the data draw unless --data-seeds"),

@@ -120,7 +120,8 @@ def gradient_dual_upper() -> Claim:
         statement="||grad L(W)||_* <= 2 B G(W) for every entry-wise/Schatten norm, B = max_i ||h_i||_1",
         latex=r"\|\nabla L(W)\|_* \le 2B\,G(W)",
         status="rebuilt",
-        domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10 (autograd accuracy); norms {', '.join(NORM_NAMES)}",
+        domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10 (autograd accuracy); "
+               f"norms {', '.join(NORM_NAMES)}",
         search=_gradient_search(ratio, with_reference=False),
         notes="gradient by autograd; tolerance 1e-7 for its round-off where 1 - S_y is tiny",
         symbolic_proof=lazy(lambda: _dual_upper_proof()),
@@ -168,7 +169,8 @@ def gradient_dual_lower() -> Claim:
         statement="gamma G(W) <= ||grad L(W)||_* for every entry-wise/Schatten norm (gamma = max margin in it)",
         latex=r"\gamma\,G(W) \le \|\nabla L(W)\|_*",
         status="rebuilt",
-        domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10, any reference W*; norms {', '.join(NORM_NAMES)}",
+        domain=f"n = 1..6, k = 2..5, d = 1..4, any W with G(W) >= 1e-10, any reference W*; "
+               f"norms {', '.join(NORM_NAMES)}",
         search=_gradient_search(ratio, with_reference=True),
         symbolic_proof=lazy(lambda: _dual_lower_proof()),
     )

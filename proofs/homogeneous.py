@@ -129,7 +129,8 @@ def soft_margin_key_inequality() -> Claim:
         name="soft-margin-key-inequality",
         source=f"{FLAVORS} eq. (10) in the proof of Thm 3.1",
         statement="Loss(theta) < 1 implies <theta, -grad Loss(theta)> >= L Loss(theta) log(1/Loss(theta))",
-        latex=r"\mathcal{L}<1 \implies \langle\theta,-\nabla\mathcal{L}(\theta)\rangle \ge L\,\mathcal{L}\log\tfrac{1}{\mathcal{L}}",
+        latex=r"\mathcal{L}<1 \implies \langle\theta,-\nabla\mathcal{L}(\theta)\rangle "
+              r"\ge L\,\mathcal{L}\log\tfrac{1}{\mathcal{L}}",
         status="given",
         domain="one hidden layer (width 1..5), d = 1..3, m = 1..6 samples, theta with Loss < 1",
         search=SearchProblem(sample, ratio, lambda p, c: {"widths": list(c[1]), "X": c[2].tolist(), "y": c[3].tolist(),
@@ -223,7 +224,8 @@ def soft_margin_monotone() -> Claim:
     return Claim(
         name="soft-margin-monotone",
         source=f"{FLAVORS} Thm 3.1 (soft margin increases)",
-        statement="soft margin -log Loss(theta_t)/||theta_t||^L is non-decreasing once Loss < 1 (small steps, l2/l_inf/l1)",
+        statement="soft margin -log Loss(theta_t)/||theta_t||^L is non-decreasing once Loss < 1 "
+                  "(small steps, l2/l_inf/l1)",
         latex=r"\tilde\gamma(\theta_t) = -\log\mathcal{L}(\theta_t)/\|\theta_t\|^L\ \text{non-decreasing for } t>t_0",
         status="given",
         domain="teacher-student data (d = 3, m = 10), width 4, 3 norms, start Loss in [0.3, 0.99], relative steps 1e-4",

@@ -127,7 +127,8 @@ class _Enclosure:
 def prove_on_box(problem: ScalarProblem, max_boxes: int = 20000, order: int = 3) -> IntervalProof:
     """Prove ``problem.lhs <= problem.rhs`` on the whole box or return a certified counterexample."""
     variables = list(problem.variables)
-    margin = problem.certified_margin() if problem.margin is not None else sp.factor(sp.simplify(problem.rhs - problem.lhs))
+    margin = (problem.certified_margin() if problem.margin is not None
+              else sp.factor(sp.simplify(problem.rhs - problem.lhs)))
     enclose = _Enclosure(margin, variables, order)
     f = _iv_function(margin, variables)
     lhs_f = _iv_function(problem.lhs, variables)

@@ -146,7 +146,8 @@ def _separability_proof():
     E = sp.symbols("E0:3", positive=True)  # e^{z_c}; label y = 0, m_c = z_0 - z_c
     return derivation(
         identity("-log S_y = log(1 + sum_{c != y} e^(-m_c)) with m_c = z_y - z_c (k = 3, E_c = e^(z_c))",
-                 sp.simplify(sp.expand_log(-sp.log(E[0] / sum(E)) - sp.log(1 + E[1] / E[0] + E[2] / E[0]), force=True))),
+                 sp.simplify(sp.expand_log(-sp.log(E[0] / sum(E)) - sp.log(1 + E[1] / E[0] + E[2] / E[0]),
+                                           force=True))),
         cited("log is increasing and every term is positive: log(1 + e^(-m_c)) <= -log S_{y_i} <= n L(W)",
               "monotonicity of log; L(W) is an average of non-negative terms"),
         cited("so e^(-m_c) <= e^(n L) - 1", "monotonicity of exp"),

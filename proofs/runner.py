@@ -78,7 +78,8 @@ def short_source(source: str) -> str:
 
 
 def _worst(result: CheckResult) -> float:
-    values = [r.worst_ratio for r in result.results if isinstance(r.worst_ratio, float) and not math.isnan(r.worst_ratio)]
+    values = [r.worst_ratio for r in result.results
+              if isinstance(r.worst_ratio, float) and not math.isnan(r.worst_ratio)]
     return max(values) if values else math.nan
 
 
@@ -133,7 +134,8 @@ def save_instances(results: list[CheckResult], directory: Path) -> list[Path]:
             if not method.instance:
                 continue
             payload = {"claim": result.claim.name, "source": result.claim.source, "statement": result.claim.statement,
-                       "method": method.method, "verdict": method.verdict, "worst_ratio": _json_number(method.worst_ratio),
+                       "method": method.method, "verdict": method.verdict,
+                       "worst_ratio": _json_number(method.worst_ratio),
                        "instance": method.instance}
             path = Path(directory) / f"{result.claim.name}.{method.method}.json"
             written.append(write_text_atomic(path, json.dumps(payload, indent=1, default=float) + "\n"))

@@ -144,9 +144,11 @@ def schedule_assumptions() -> Claim:
         statement="eta_t = eta0 (t+2)^-a satisfies, for t >= t_*: "
                   "sum_tau beta^tau (exp(c1 sum_{tau'=1}^{tau} eta_{t-tau'}) - 1) <= C eta_t, "
                   "C = c1 2^a sqrt(beta)/(1-sqrt(beta))^2 + 1",
-        latex=r"\sum_{\tau=0}^{t}\beta^\tau\big(e^{c_1\sum_{\tau'=1}^{\tau}\eta_{t-\tau'}}-1\big) \le C\eta_t\ (t\ge t_*)",
+        latex=r"\sum_{\tau=0}^{t}\beta^\tau\big(e^{c_1\sum_{\tau'=1}^{\tau}\eta_{t-\tau'}}-1\big) "
+              r"\le C\eta_t\ (t\ge t_*)",
         status="rebuilt",
-        domain="a in [0.05, 1], beta in [0.05, 0.95], c1 in [0.05, 5], eta0 in [0.018, 1.6]; t in {t_*, t_*+1, t_*+5, 2t_*+3}, t_* <= 5e4",
+        domain="a in [0.05, 1], beta in [0.05, 0.95], c1 in [0.05, 5], eta0 in [0.018, 1.6]; "
+               "t in {t_*, t_*+1, t_*+5, 2t_*+3}, t_* <= 5e4",
         search=SearchProblem(sample, ratio, describe, starts=80, polish=3, max_evaluations=60),
     )
 
@@ -167,7 +169,8 @@ def _integral(q, lo, hi) -> mpmath.mpf:
 
 
 def partial_sum_bounds() -> Claim:
-    """Integral bounds on ``S_q(t0, t) = sum_{s=t0}^{t-1} (s+2)^(-q)`` used by the corollaries (docs/theory.md section 4).
+    """Integral bounds on ``S_q(t0, t) = sum_{s=t0}^{t-1} (s+2)^(-q)`` used by the corollaries
+    (docs/theory.md section 4).
 
     Claim: ``int_{t0+2}^{t+2} x^-q dx <= S_q(t0, t) <= (t0+2)^-q + int_{t0+2}^{t+1} x^-q dx`` [given: integral
     comparison of a decreasing function], and the project's closed-form ``t_1``
@@ -206,10 +209,12 @@ def partial_sum_bounds() -> Claim:
 
     return Claim(
         name="partial-sum-integral-bounds",
-        source="docs/theory.md section 4; SIGNADAM Cor. C.5; MINIBATCH Cor. D.5/E.5/F.5 and Lemma C.15 (integral bound)",
+        source="docs/theory.md section 4; SIGNADAM Cor. C.5; MINIBATCH Cor. D.5/E.5/F.5 "
+               "and Lemma C.15 (integral bound)",
         statement="int_{t0+2}^{t+2} x^-q dx <= sum_{s=t0}^{t-1} (s+2)^-q <= (t0+2)^-q + int_{t0+2}^{t+1} x^-q dx; "
                   "t1_integral_bound reaches R",
-        latex=r"\int_{t_0+2}^{t+2}x^{-q}dx \le \sum_{s=t_0}^{t-1}(s+2)^{-q} \le (t_0+2)^{-q}+\int_{t_0+2}^{t+1}x^{-q}dx",
+        latex=r"\int_{t_0+2}^{t+2}x^{-q}dx \le \sum_{s=t_0}^{t-1}(s+2)^{-q} "
+              r"\le (t_0+2)^{-q}+\int_{t_0+2}^{t+1}x^{-q}dx",
         status="given",
         domain="q in [0.05, 3], 0 <= t0 < 1e4, 1 <= t - t0 <= 5e11, R in [0.05, 20]",
         search=SearchProblem(sample, ratio, describe, starts=80, polish=3, max_evaluations=80, tolerance=1e-12),

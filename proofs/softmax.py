@@ -49,7 +49,8 @@ def _simplex_reduction_then_scalar(constant, scalar: ScalarProblem):
             if sp.expand(gap - sum(sj**2 for sj in s[1:])) != 0:
                 return MethodResult("symbolic", "undecided", k, float("nan"), {}, f"reduction fails at k = {k}")
         scalar_result = symbolic_method(scalar)
-        scalar_result.detail = ("reduction: 1 - s_c^2 - sum_j s_j(1-s_j) = sum_{j!=c} s_j^2 >= 0 on the simplex (sympy, "
+        scalar_result.detail = ("reduction: 1 - s_c^2 - sum_j s_j(1-s_j) = sum_{j!=c} s_j^2 >= 0 on the simplex "
+                                "(sympy, "
                                 f"k = 2..6); scalar: {scalar_result.detail}")
         return scalar_result
 
@@ -83,7 +84,8 @@ def simplex_complement(constant=2) -> Claim:
         domain="s in the simplex of R^k (k = 2..6 searched; scalar reduction x = s_c in [0, 1])",
         scalar=ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)),
         search=SearchProblem(sample, ratio, lambda z, c: {"logits": z.tolist(), "s": softmax(z).tolist(), "c": c}),
-        symbolic_proof=lazy(lambda: _simplex_reduction_then_scalar(constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)))),
+        symbolic_proof=lazy(lambda: _simplex_reduction_then_scalar(
+            constant, ScalarProblem([x], [(0, 1)], 1 - x**2, constant * (1 - x)))),
     )
 
 
@@ -157,7 +159,8 @@ def hessian_loss_bound(constant=4) -> Claim:
             W = np.zeros((k, d))
             W[y[0], 0] = log_uniform(rng, 0.5, 8.0)
             y = np.full(n, y[0])
-        return np.concatenate([H.ravel(), W.ravel(), Delta.ravel()]), (n, k, d, y, NORM_NAMES[int(rng.integers(len(NORM_NAMES)))])
+        return (np.concatenate([H.ravel(), W.ravel(), Delta.ravel()]),
+                (n, k, d, y, NORM_NAMES[int(rng.integers(len(NORM_NAMES)))]))
 
     def unpack(params, context):
         n, k, d, y, norm = context
@@ -264,7 +267,8 @@ def _softmax_perturbation_proof():
                              / sum(sp.exp(x) for x in w))),
         identity("(1 - S_c(v'))/(1 - S_c(v)) = (sum_{l != c} e^(v'_l))/(sum_{l != c} e^(v_l)) * "
                  "(sum_l e^(v_l))/(sum_l e^(v'_l)) (k = 3 symbolic)",
-                 sp.simplify((1 - S(w, 0)) / (1 - S(z, 0)) - (sp.exp(w[1]) + sp.exp(w[2])) / (sp.exp(z[1]) + sp.exp(z[2]))
+                 sp.simplify((1 - S(w, 0)) / (1 - S(z, 0))
+                             - (sp.exp(w[1]) + sp.exp(w[2])) / (sp.exp(z[1]) + sp.exp(z[2]))
                              * sum(sp.exp(x) for x in z) / sum(sp.exp(x) for x in w))),
         scalar("r delta <= delta for r in [-1, 1], delta in [0, 40], so (exp increasing) each e^(v'_l - v_l), "
                "e^(v_l - v'_l) <= e^delta, delta = ||v - v'||_inf",
@@ -286,7 +290,9 @@ def proxy_ratio() -> Claim:
         n, k, d, y = random_problem(rng)
         scale = log_uniform(rng, 0.1, 10.0)
         W = scale * rng.standard_normal(k * d)
-        return np.concatenate([rng.standard_normal(n * d), W, W + log_uniform(rng, 1e-3, 2.0) * rng.standard_normal(k * d)]), (n, k, d, y)
+        return (np.concatenate([rng.standard_normal(n * d), W,
+                                W + log_uniform(rng, 1e-3, 2.0) * rng.standard_normal(k * d)]),
+                (n, k, d, y))
 
     def unpack(params, context):
         n, k, d, y = context

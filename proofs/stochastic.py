@@ -152,7 +152,8 @@ def momentum_accumulated_error() -> Claim:
         H, W = unpack(params, context)
         grads = sample_gradients(W, H, y)
         full = grads.mean(axis=0)
-        total = sum((1 - beta) * beta ** (t - tau) * (_batch_gradient(grads, batches[tau]) - full) for tau in range(t + 1))
+        total = sum((1 - beta) * beta ** (t - tau) * (_batch_gradient(grads, batches[tau]) - full)
+                    for tau in range(t + 1))
         rhs = momentum_accumulated_error_bound(data_bound(H), n, b, beta, proxy(W, H, y))
         lhs = _sum_norm(total)
         return lhs / rhs if rhs > 0 else (np.inf if lhs > 1e-15 else -np.inf)
@@ -166,7 +167,8 @@ def momentum_accumulated_error() -> Claim:
     return Claim(
         name="momentum-accumulated-error",
         source=f"{MINIBATCH} Lemma C.12 (constant: rates.theorems.momentum.momentum_accumulated_error_bound)",
-        statement="||sum_tau (1-beta) beta^(t-tau) E_tau||_sum <= [(1-beta^(m-1)) + (1-beta^m)] 2B c(n,b) G(W), random reshuffling",
+        statement="||sum_tau (1-beta) beta^(t-tau) E_tau||_sum <= [(1-beta^(m-1)) + (1-beta^m)] 2B c(n,b) G(W), "
+                  "random reshuffling",
         latex=r"\Big\|\sum_{\tau\le t}(1-\beta)\beta^{t-\tau}E_\tau\Big\|_{\mathrm{sum}} \le "
               r"\big[(1-\beta^{m-1})+(1-\beta^{m})\big]\,2B\,c(n,b)\,G(W)",
         status="rebuilt",
@@ -215,7 +217,8 @@ def vr_deviation() -> Claim:
     return Claim(
         name="vr-deviation",
         source=f"{MINIBATCH} Lemma C.13 (constant: rates.theorems.variance_reduction.vr_deviation_bound)",
-        statement="||(grad_S L(W) - grad_S L(W~)) - (grad L(W) - grad L(W~))||_sum <= 2B c(n,b)(exp(2B||W-W~||_max) - 1) G(W~)",
+        statement="||(grad_S L(W) - grad_S L(W~)) - (grad L(W) - grad L(W~))||_sum "
+                  "<= 2B c(n,b)(exp(2B||W-W~||_max) - 1) G(W~)",
         latex=r"\|\nabla_S L(W)-\nabla_S L(\tilde W)-\nabla L(W)+\nabla L(\tilde W)\|_{\mathrm{sum}} \le "
               r"2B\,c(n,b)\,(e^{2B\|W-\tilde W\|_{\max}}-1)\,G(\tilde W)",
         status="rebuilt",
@@ -278,7 +281,8 @@ def gradient_stability() -> Claim:
     return Claim(
         name="gradient-stability",
         source=f"{MINIBATCH} Lemma C.10 (batch form used by rates.theorems.momentum.momentum_drift_alpha)",
-        statement="||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2B (exp(2B||W'-W||_max) - 1) G(W), every batch S of size b",
+        statement="||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2B (exp(2B||W'-W||_max) - 1) G(W), "
+                  "every batch S of size b",
         latex=r"\|\nabla_S L(W')-\nabla_S L(W)\|_{\mathrm{sum}} \le \tfrac{n}{b}\,2B\,(e^{2B\|W'-W\|_{\max}}-1)\,G(W)",
         status="rebuilt",
         domain="any data, W, W', batch (search: n = 1..7, 1 <= b <= n, k = 2..4, d = 1..3)",

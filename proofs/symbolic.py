@@ -115,7 +115,8 @@ def derivative_sign_proof(problem: ScalarProblem, max_order: int = 4) -> tuple[b
         ends = [_end_value(f, x, lo, "+"), _end_value(f, x, hi, "-")]
         ends = [sp.simplify(e) for e in ends]
         if all(e.is_extended_nonnegative for e in ends):
-            return True, f"f = rhs - lhs is concave on {interval} (f'' <= 0) and f({lo}) = {ends[0]}, f({hi}) = {ends[1]} >= 0"
+            return True, (f"f = rhs - lhs is concave on {interval} (f'' <= 0) and f({lo}) = {ends[0]}, "
+                          f"f({hi}) = {ends[1]} >= 0")
     proven, chain = series_proof(problem)
     if proven:
         return True, chain

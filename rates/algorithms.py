@@ -99,12 +99,14 @@ def resolve_algorithm(
 
     if spec.norm is None:
         if norm is None:
-            raise InputError("norm", f"algorithm {key!r} needs --norm (e.g. max, sum, frobenius, spectral, nuclear, lp:3, schatten:3)")
+            raise InputError("norm", f"algorithm {key!r} needs --norm "
+                                     "(e.g. max, sum, frobenius, spectral, nuclear, lp:3, schatten:3)")
         resolved_norm = parse_norm(norm, option="norm").name
     else:
         resolved_norm = parse_norm(spec.norm).name
         if norm is not None and parse_norm(norm, option="norm").name != resolved_norm:
-            raise InputError("norm", f"algorithm {key!r} uses the {resolved_norm} norm, got --norm {norm}; use --algo nsd for another norm")
+            raise InputError("norm", f"algorithm {key!r} uses the {resolved_norm} norm, got --norm {norm}; "
+                                     "use --algo nsd for another norm")
     if spec.adam and resolved_norm != "max":
         raise InputError("norm", "adam is covered by SIGNADAM Thm 6.3 for the max-norm only")
 

@@ -197,7 +197,8 @@ def best_a(powers: Sequence, has_constant: bool = True) -> sp.Rational:
         else:
             for end in (regime.lo, regime.hi):
                 if end > 0:
-                    limit = sp.Rational(rate.exponent.subs(a_symbol, end)) if rate.exponent.free_symbols else rate.exponent
+                    limit = (sp.Rational(rate.exponent.subs(a_symbol, end)) if rate.exponent.free_symbols
+                             else rate.exponent)
                     candidates.append((limit, -10**9, -end, end))  # a limit, never preferred over an attained tie
     return max(candidates)[3]
 

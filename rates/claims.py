@@ -20,8 +20,8 @@ Algorithm
     the comparator's reason, so the vocabulary of the verdict rules flows through unchanged.
 
 Reference
-    The three seeds in ``the References section of README.md`` (001 FLAVORS, 002 MINIBATCH, 003 SIGNADAM); docs/theory.md section 4 for
-    the one-sided reading of rate bounds.
+    The three seeds in ``the References section of README.md`` (001 FLAVORS, 002 MINIBATCH, 003 SIGNADAM);
+    docs/theory.md section 4 for the one-sided reading of rate bounds.
 """
 
 from __future__ import annotations

@@ -126,7 +126,8 @@ class Window:
         return math.log10(self.t1 / self.t0) if self.t0 > 0 and self.t1 > self.t0 else 0.0
 
     def text(self) -> str:
-        return f"t in [{self.t0:.3g}, {self.t1:.3g}] ({self.decades:.2f} decades, {self.points} checkpoints, {self.source})"
+        return (f"t in [{self.t0:.3g}, {self.t1:.3g}] ({self.decades:.2f} decades, {self.points} checkpoints, "
+                f"{self.source})")
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -168,7 +169,8 @@ def _descent_shortfall(run: Run, log_loss: np.ndarray) -> np.ndarray:
     """Checkpoint intervals where log L fell by less than the descent lemma's guarantee (full-batch NSD only).
 
     For normalised steepest descent past ``t_0`` (noise ``alpha eta_t <= gamma/2``) and ``t_1`` (``L <= 2G``),
-    docs/theory.md section 3 steps 1-3 give ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
+    docs/theory.md section 3 steps 1-3 give
+    ``L(W_{s+1}) <= L(W_s) - eta_s (gamma/2) G(W_s) <= L(W_s)(1 - eta_s gamma/4)``,
     hence ``log L(t') - log L(t) <= -(gamma/4) sum_{s=t}^{t'-1} eta_s`` (SIGNADAM
     Thm 5.3). A run whose loss falls slower than that -- e.g. a plateau with margins barely positive and
     the gap still near gamma -- has not reached the phase the rate speaks about. Other families (Adam,

@@ -383,7 +383,8 @@ def load_file(path) -> Dataset:
     if H.ndim != 2:
         raise InputError(OPTION, f"{path.name}: features must be 2-D (n, d), got shape {H.shape}")
     if labels.ndim != 1 or labels.shape[0] != H.shape[0]:
-        raise InputError(OPTION, f"{path.name}: need one label per row, got {labels.shape} labels for {H.shape[0]} rows")
+        raise InputError(OPTION,
+                         f"{path.name}: need one label per row, got {labels.shape} labels for {H.shape[0]} rows")
     if not np.all(np.isfinite(H)):
         raise InputError(OPTION, f"{path.name}: features contain NaN or infinity")
     originals, y = _label_classes(labels, path.name)
@@ -460,13 +461,14 @@ def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(OPTION, f"{path.name}: need at least 2 data rows")
     widths = {len(row) for row in rows}
     if len(widths) != 1 or widths.pop() < 2:
-        raise InputError(OPTION, f"{path.name}: every row needs the same number (>= 2) of columns: features, then label")
+        raise InputError(OPTION,
+                         f"{path.name}: every row needs the same number (>= 2) of columns: features, then label")
     for number, row in enumerate(rows, start=1):
         if not _numeric_row(row):
             cell = next(c for c in row if not _is_real(c))
             if _is_complex(cell):
-                raise InputError(OPTION, f"{path.name}: data row {number} holds the complex number {cell.strip()[:30]!r}; "
-                                         f"features must be real")
+                raise InputError(OPTION, f"{path.name}: data row {number} holds the complex number "
+                                         f"{cell.strip()[:30]!r}; features must be real")
             raise InputError(OPTION, f"{path.name}: data row {number} is not numeric (cell {cell.strip()[:30]!r})")
     features = np.array([[float(cell) for cell in row[:-1]] for row in rows])
     labels = np.array([_label_value(row[-1], path.name, number) for number, row in enumerate(rows, start=1)])

@@ -42,7 +42,8 @@ def _draw_phase(ax, verdict: Verdict, t_last: float) -> None:
         if value is None:
             continue
         if 1 <= float(value) <= t_last:
-            ax.axvline(float(value), color="tab:green", lw=1.0, ls=style, label=f"{name} = {float(value):.3g} [rebuilt]")
+            ax.axvline(float(value), color="tab:green", lw=1.0, ls=style,
+                       label=f"{name} = {float(value):.3g} [rebuilt]")
         elif float(value) > t_last:
             ax.plot([], [], " ", label=f"{name} = {float(value):.3g} [rebuilt], beyond the run")
 
@@ -92,7 +93,8 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
             scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
             ax.loglog(ts, scale * shape, "--", color="tab:purple", lw=1.8, zorder=5,
                       label=f"shape of the {bound_label} (unit constants), scaled to the fit at the window start; "
-                            f"slope envelope {verdict.envelope.text() if verdict.envelope else verdict.predicted_local_slope}")
+                            "slope envelope "
+                            f"{verdict.envelope.text() if verdict.envelope else verdict.predicted_local_slope}")
     _draw_phase(ax, verdict, float(np.asarray(runs[0].t, dtype=float)[-1]) if runs else 1.0)
     ax.set_ylim(low / 2, high * 2)
     ax.set_xlabel("iteration t")
@@ -104,7 +106,8 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
     fig.subplots_adjust(left=0.15, right=0.97, bottom=0.12, top=0.92)
     for target in targets:
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=target.suffix.lower().lstrip("."), dpi=FIGURE_DPI, bbox_inches="tight", pad_inches=0.05)
+            fig.savefig(tmp, format=target.suffix.lower().lstrip("."), dpi=FIGURE_DPI, bbox_inches="tight",
+                        pad_inches=0.05)
     return targets[0]
 
 

@@ -52,7 +52,8 @@ def parse_exponent(a, option: str = "a") -> sp.Rational:
         raise InputError(option, f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
     if not (0 < value <= 1):
         raise InputError(option, f"must be in (0, 1], got {a}")
-    if isinstance(a, str) and value.q > MAX_EXPONENT_DENOMINATOR:  # 1e-400 is 0 in the engine's float64 and its exact powers never end
+    # 1e-400 is 0 in the engine's float64 and its exact powers never end
+    if isinstance(a, str) and value.q > MAX_EXPONENT_DENOMINATOR:
         raise InputError(option, f"must be a fraction with denominator <= 1e{len(str(MAX_EXPONENT_DENOMINATOR)) - 1} "
                                  f"(the engine steps in float64), got {str(a).strip()[:40]}")
     return value
@@ -171,7 +172,8 @@ class Schedule:
             return +value  # rounded to dps digits, not to the caller's (default 15-digit) context
 
     def partial_sums_array(self, p, t: np.ndarray, t0: int = 0) -> np.ndarray:
-        """Float64 ``sum_{s=t0}^{t-1} (s+2)^(-ap)`` (``eta_0 = 1``) for an array of ``t`` -- exact sums, not asymptotics."""
+        """Float64 ``sum_{s=t0}^{t-1} (s+2)^(-ap)`` (``eta_0 = 1``) for an array of ``t`` -- exact sums,
+        not asymptotics."""
         unit = Schedule(self.a, 1)
         return np.array([float(unit.partial_sum_numeric(p, t0, int(ti), dps=20)) for ti in np.asarray(t).ravel()],
                         dtype=np.float64).reshape(np.shape(t))

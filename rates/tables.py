@@ -41,7 +41,7 @@ _LATEX_PATTERN = re.compile(r"\|\|([A-Za-z0-9_]{1,12})\|\||[\\&%$#_{}~^|<>]|[^\x
 # Where a long unbreakable token (a seed file name) may break inside a narrow column.
 _BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z0-9])|\.(?=[A-Za-z]))")
 LONG_RUN = 6  # a run of letters and digits longer than this (a hash in a file name) may break every 6
-_LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{%d,}" % (LONG_RUN + 5))  # has a digit
+_LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{" + f"{LONG_RUN + 5:d}" + ",}")  # has a digit
 MATH_WIDTH = 0.85  # a formula typesets narrower than its plain-text spelling (t^(1/2) -> t^{1/2})
 
 
@@ -137,7 +137,8 @@ class Table:
         def row_text(cells) -> str:
             return " & ".join(_breakable(text) for text in cells) + r" \\"
 
-        lines = [r"\begin{table}[ht] % rates table: needs \usepackage{" + ",".join(LATEX_PACKAGES) + "}", r"\centering", "\\" + self._latex_size()[0],
+        lines = [r"\begin{table}[ht] % rates table: needs \usepackage{" + ",".join(LATEX_PACKAGES) + "}", r"\centering",
+                 "\\" + self._latex_size()[0],
                  r"\setlength{\tabcolsep}{2pt}",
                  (r"\resizebox{\linewidth}{!}{%" if widen > 1 else "%")
                  + "\n" + rf"\begin{{tabularx}}{{{widen:.3f}\linewidth}}{{" + spec + "}",

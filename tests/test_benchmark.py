@@ -18,7 +18,8 @@ def test_R_configurations_are_R_runs_on_both_sides(monkeypatch):
     assert len(bench.configurations(45)) == 45 and len(set(bench.configurations(40))) == 40
     engine_runs, numpy_calls = [], []
     real_run_group, real_numpy = bench.run_group, bench.numpy_signgd
-    monkeypatch.setattr(bench, "run_group", lambda runs, *args: engine_runs.append(len(runs)) or real_run_group(runs, *args))
+    monkeypatch.setattr(bench, "run_group",
+                        lambda runs, *args: engine_runs.append(len(runs)) or real_run_group(runs, *args))
     monkeypatch.setattr(bench, "numpy_signgd", lambda *args: numpy_calls.append(1) or real_numpy(*args))
     result = bench.measure(45, steps=3, repeats=1, device=torch.device("cpu"), data=parse_data("default"))
     assert engine_runs == [45] and len(numpy_calls) == 45 and result["R"] == 45

@@ -133,7 +133,7 @@ def test_late_entry_leaves_too_short_a_window():
 
 def test_seeds_are_averaged_and_their_spread_enters_the_uncertainty():
     slopes = [-0.22, -0.25, -0.28]
-    runs = [synthetic_run(lambda t, s=s: (1 + i) * t ** s, seed=i, noise=0.01) for i, s in enumerate(slopes)]
+    runs = [synthetic_run(lambda t, s=s, i=i: (1 + i) * t ** s, seed=i, noise=0.01) for i, s in enumerate(slopes)]
     window = choose_window(runs[0])
     pooled = fit_slope(runs, window)
     single = fit_slope(runs[:1], window)

@@ -47,7 +47,8 @@ def test_soft_margin_exponential_loss_survives_underflow():
         assert soft_margin(log_L, norm, 2, "exp").item() == pytest.approx(float(-mpmath.log(ref_L) / 49), rel=1e-15)
     # soft margin <= hard margin <= soft margin + log(m) / ||theta||^L (FLAVORS Lemma A.7)
     hard = 800.0 / 49
-    assert soft_margin(log_L, norm, 2, "exp").item() <= hard <= soft_margin(log_L, norm, 2, "exp").item() + math.log(3) / 49
+    assert (soft_margin(log_L, norm, 2, "exp").item() <= hard
+            <= soft_margin(log_L, norm, 2, "exp").item() + math.log(3) / 49)
 
 
 @pytest.mark.parametrize("qs", [(0.3, -0.2, 1.0), (40.0, 45.0), (700.0, 900.0)])

@@ -25,7 +25,8 @@ def test_gradient_matches_autograd(moderate):
     for r in range(W.shape[0]):
         Wr = W[r].clone().requires_grad_(True)
         torch.nn.functional.cross_entropy(H @ Wr.T, y).backward()
-        np.testing.assert_allclose((G[r] * math.exp(float(log_scale[r]))).numpy(), Wr.grad.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose((G[r] * math.exp(float(log_scale[r]))).numpy(), Wr.grad.numpy(),
+                                   rtol=1e-12, atol=1e-15)
 
 
 def test_loss_and_proxy_match_direct_formulas(moderate):
@@ -83,7 +84,7 @@ def mp_gradient_direction(logits, y, H):
     with mp.workdps(60):
         z = [[mp.mpf(v) for v in row] for row in logits.T.tolist()]  # per sample
         G = [[mp.mpf(0)] * H.shape[1] for _ in range(k)]
-        for i, (zi, label, h) in enumerate(zip(z, y.tolist(), H.tolist())):
+        for _i, (zi, label, h) in enumerate(zip(z, y.tolist(), H.tolist())):
             total = mp.fsum(mp.exp(v) for v in zi)
             for c in range(k):
                 coeff = mp.exp(zi[c]) / total - (1 if c == label else 0)

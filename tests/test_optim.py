@@ -90,7 +90,8 @@ def test_momentum_log_scale_is_exact_beyond_float64_range():
                    for i in range(2)]
             for i in range(2):
                 for j in range(3):
-                    assert abs(got[i][j] - expected[i][j]) <= mp.mpf(1e-14) * max(abs(x) for row in expected for x in row)
+                    assert (abs(got[i][j] - expected[i][j])
+                            <= mp.mpf(1e-14) * max(abs(x) for row in expected for x in row))
 
 
 def test_adam_eps0_is_invariant_to_a_common_scale():

@@ -203,7 +203,7 @@ def test_per_sample_cosine_to_M_above_0999_by_1e5_steps(case):
     (1 - cos <= 7.3e-4 for n = 12), so this also checks the engine against the bound over a long run."""
     ds = ORTHOGONAL_CASES[case]()
     assert _distance_bound(ds.n, 100_000) < 1e-3
-    for algo, runs in _per_sample_runs(ds, 100_000, seeds=(0, 1, 2)).items():
+    for _algo, runs in _per_sample_runs(ds, 100_000, seeds=(0, 1, 2)).items():
         assert all(1 - run.cosines[BIAS_KEY][-1] <= _distance_bound(ds.n, 100_000) for run in runs)
         assert all(run.cosines[BIAS_KEY][-1] > 0.999 for run in runs)
         verdict = judge_runs(runs)

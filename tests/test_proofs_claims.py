@@ -123,7 +123,8 @@ def test_schedule_sum_matches_a_direct_double_loop_and_holds_at_t_star():
     eta = lambda s: mpmath.mpf(eta0) * (s + 2) ** (-mpmath.mpf(a))  # noqa: E731
     for t in (0, 1, 5, 17):
         with mpmath.workdps(40):
-            direct = mpmath.fsum(mpmath.mpf(beta) ** tau * (mpmath.exp(c1 * mpmath.fsum(eta(t - j) for j in range(1, tau + 1))) - 1)
+            direct = mpmath.fsum(mpmath.mpf(beta) ** tau
+                                 * (mpmath.exp(c1 * mpmath.fsum(eta(t - j) for j in range(1, tau + 1))) - 1)
                                  for tau in range(t + 1))
         assert abs(assumption_34_sum(t, a, beta, c1, eta0) - float(direct)) <= 1e-12 * max(1.0, float(direct))
     t_star = assumption_34_time(a, beta, c1, eta0)

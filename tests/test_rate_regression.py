@@ -4,7 +4,8 @@ Expectations come from docs/theory.md section 4 (NSD row: ``t^{-a}`` for a < 1/2
 1/2 < a < 1; SIGNADAM Cor. 5.4 / C.5) and from the issue's acceptance:
 SignGD and NGD at a = 3/4 are ``tight`` with slope within 0.05 of -1/4; SignGD at a = 0.3 decays faster
 than t^-0.3 but, with the bound's constants unknown (``C1/S1 + C2 S2/S1``, slopes between about -0.7 and
--0.3, issue #9), it is not ``loose``: only faster than every ratio of the constants would be. Fast tests use SignGD only (its steps are the cheapest); the ``slow`` ones
+-0.3, issue #9), it is not ``loose``: only faster than every ratio of the constants would be.
+Fast tests use SignGD only (its steps are the cheapest); the ``slow`` ones
 run the default study's configurations with several data seeds.
 """
 

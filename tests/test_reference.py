@@ -35,7 +35,8 @@ def hard_problem():
 
 
 def engine_W(H, y, spec, steps):
-    W, _ = run_group([resolve_spec(spec, len(y))], torch.tensor(H), torch.tensor(y), 3, steps, checkpoint_times(steps, 2))
+    W, _ = run_group([resolve_spec(spec, len(y))], torch.tensor(H), torch.tensor(y), 3, steps,
+                     checkpoint_times(steps, 2))
     return W[0].numpy()
 
 
@@ -121,7 +122,8 @@ def test_log_domain_gradient_matches_mpmath_at_huge_logits(hard_problem):
     import mpmath as mp
 
     with mp.workdps(50):
-        exact = reference_gradient([[mp.mpf(v) for v in r] for r in W], [[mp.mpf(v) for v in r] for r in H], list(y), range(6))
+        exact = reference_gradient([[mp.mpf(v) for v in r] for r in W], [[mp.mpf(v) for v in r] for r in H], list(y),
+                                   range(6))
         scale = mp.exp(mp.mpf(float(log_scale[0])))
         expected = np.array([[float(v / scale) for v in row] for row in exact])
     assert np.abs(expected).max() > 0 and float(log_scale[0]) < -745  # the true gradient is below float64's range

@@ -47,7 +47,8 @@ def test_short_memory_adam_matches_mpmath_while_naive_float64_freezes():
     H, y = _problem()
     spec = resolve_spec(RunSpec("adam", "1/2", adam_beta1=BETA1, adam_beta2=BETA2), len(y))
     W_engine = run_group([spec], torch.tensor(H), torch.tensor(y), 3, STEPS, checkpoint_times(STEPS, 2))[0][0].numpy()
-    W_ref = np.array(to_float(reference_run(H, y, 3, ReferenceConfig(adam=True, a="1/2", beta1=BETA1, beta2=BETA2), STEPS)))
+    W_ref = np.array(to_float(reference_run(H, y, 3, ReferenceConfig(adam=True, a="1/2", beta1=BETA1, beta2=BETA2),
+                                            STEPS)))
 
     assert np.abs(H @ W_ref.T).max() > 1000  # logits far beyond exp's float64 range (~745)
     scale = np.abs(W_ref).max()

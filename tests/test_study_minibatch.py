@@ -47,7 +47,7 @@ def test_per_sample_iterates_converge_to_the_bias_direction_not_to_the_max_margi
     max-margin solution stays below 0.99."""
     results = run_tasks(persample_tasks(FULL, 0), parallel=True)
     ps = persample_measures(results, [0])
-    for (name, algo, seed), m in ps.items():
+    for (name, algo, _seed), m in ps.items():
         assert m["cos_M"][-1] > 0.999, (name, algo, m["cos_M"][-1])
     for algo in ALGORITHMS:
         assert ps[("orthogonal-imbalanced", algo, 0)]["cos_W"][NORM[algo]][-1] < 0.99

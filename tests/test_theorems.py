@@ -145,7 +145,7 @@ def test_lemma_c12_momentum_accumulated_error_holds_under_reshuffling():
         full = grads.mean(axis=0)
         bound = momentum_accumulated_error_bound(B, n, b, beta, G)
         accumulated = np.zeros_like(full)
-        for epoch in range(30):
+        for _epoch in range(30):
             for batch in rng.permutation(n).reshape(n // b, b):
                 accumulated = beta * accumulated + (1 - beta) * (grads[batch].mean(axis=0) - full)
                 assert np.abs(accumulated).sum() <= bound * (1 + 1e-12)
@@ -179,7 +179,7 @@ def test_per_sample_limit_direction_matches_simulation(algorithm):
     H = scales[:, None] * np.eye(k)[y]
     W = np.zeros((k, k))
     t = 0
-    for epoch in range(400):
+    for _epoch in range(400):
         for i in rng.permutation(len(y)):
             grad, _ = per_sample_grads(W, H[i:i + 1], y[i:i + 1])
             grad = grad[0]
@@ -205,6 +205,7 @@ def test_t1_uses_gamma_eff_and_reports_failed_assumption():
     prediction = predict(config, R(1, 2), {"gamma": 0.5, "B": 1.0, "k": 3})
     assert prediction.thresholds["t0"]["assumption_fails"].startswith("gamma_eff = -3.5")
     full = predict(resolve_algorithm("ngd"), R(1, 2), {"gamma": 0.5, "B": 0.5, "k": 3, "n": 8, "eta_0": 0.1})
-    assert full.thresholds["t0"]["numeric"] is not None and full.thresholds["t1"]["numeric"] > full.thresholds["t0"]["numeric"]
+    assert (full.thresholds["t0"]["numeric"] is not None
+            and full.thresholds["t1"]["numeric"] > full.thresholds["t0"]["numeric"])
 
 

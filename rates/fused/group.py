@@ -165,7 +165,8 @@ class FusedGroup:
                 self._kernel(slices[0], t1, perms, epoch0)
             else:
                 with ThreadPoolExecutor(len(slices)) as pool:
-                    list(pool.map(lambda part: self._kernel(part, t1, perms, epoch0), slices))
+                    list(pool.map(lambda part, t1=t1, perms=perms, epoch0=epoch0: self._kernel(part, t1, perms, epoch0),
+                                  slices))
             if progress is not None:
                 progress(t1 - self.t)
             self.t = t1

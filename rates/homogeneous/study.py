@@ -399,7 +399,8 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
                            if e["algorithm"] == "adam" else "")
                         for k, e in ((k, v.info["experiment"]) for k, v in h.items()))
     table.notes += [
-        f"Source: FLAVORS = {FLAVORS_REFERENCE.citation()}. Every number is measured by rates.homogeneous; the claims are [given] by "
+        f"Source: FLAVORS = {FLAVORS_REFERENCE.citation()}. Every number is measured by rates.homogeneous; "
+        "the claims are [given] by "
         "the seed, the sizes and learning rates are ours (CPU-sized). Fig. 1 uses the exponential loss of "
         "section 4.1 and the init scales 0.1, 0.01, 0.001 of App. D; its orderings are read at alpha = "
         f"{ORDERING_SCALE:g}. Fig. 2 uses the logistic loss of App. D.",
@@ -483,7 +484,8 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
             axes[3].scatter(run.final("gamma_inf")[ok], run.final("test_acc")[ok], color=_COLORS[algo],
                             marker=markers[scale], label=f"{algo.upper()} alpha={scale:g}")
     axes[3].set_xscale("symlog", linthresh=1e-6)
-    axes[3].set(xlabel=r"final $\gamma_\infty$", ylabel="final test accuracy", title=r"test accuracy vs $\gamma_\infty$")
+    axes[3].set(xlabel=r"final $\gamma_\infty$", ylabel="final test accuracy",
+                title=r"test accuracy vs $\gamma_\infty$")
     # one label every second decade, slanted: a label per decade overlapped its neighbours
     import matplotlib.ticker
 

@@ -84,7 +84,8 @@ class History:
     metrics: dict[str, np.ndarray]
     t_separated: np.ndarray  # first step with 100% train accuracy, -1 if never
     t_below_level: np.ndarray  # first step with L < l(0), -1 if never
-    max_soft_margin_drop: np.ndarray  # max drop of gamma_tilde below its running max after t_below_level / max gamma_tilde
+    # max drop of gamma_tilde below its running max after t_below_level / max gamma_tilde
+    max_soft_margin_drop: np.ndarray
     max_relative_step: np.ndarray  # max ||theta_{t+1} - theta_t|| / ||theta_t|| (own norm) after t_below_level
     diverged: np.ndarray
     homogeneity_error: float

@@ -150,7 +150,7 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
             value = None if isinstance(cell, str) and cell.strip().lower() == "none" and defaults.get(key, 0) is None \
                 else _convert(key, cell, converters, where)
             if key == "a":
-                value = str(_checked(lambda: parse_exponent(value, "a"), key, cell, where))
+                value = str(_checked(lambda value=value: parse_exponent(value, "a"), key, cell, where))
             if value in converted:
                 raise InputError(GRID_OPTION, f"{where}: key {key!r} repeats the value {json.dumps(cell)}")
             converted.append(value)
@@ -186,7 +186,7 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
     for values in itertools.product(*(columns[k] for k in keys)):
         options = dict(zip(keys, values))
 
-        def check(call: Callable[[], Any], option_key: Optional[str] = None) -> Any:
+        def check(call: Callable[[], Any], option_key: Optional[str] = None, options: dict = options) -> Any:
             try:
                 return call()
             except InputError as err:
@@ -198,18 +198,18 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
 
         steps, checkpoints = options["steps"], options["checkpoints"]
         if steps < 1:  # the messages of rates run (cli/run.py) and of rates.engine.simulate
-            check(lambda: _refuse("steps", f"must be a positive integer, got {steps}"))
+            check(lambda steps=steps: _refuse("steps", f"must be a positive integer, got {steps}"))
         if checkpoints < 2:
-            check(lambda: _refuse("checkpoints", f"must be an integer >= 2, got {checkpoints}"))
+            check(lambda checkpoints=checkpoints: _refuse("checkpoints", f"must be an integer >= 2, got {checkpoints}"))
         if check_device and options["device"] not in devices:
-            check(lambda: resolve_device(options["device"]))
+            check(lambda options=options: resolve_device(options["device"]))
             devices.add(options["device"])
         data_key = (options["data"], options["seed"])
         if data_key not in datasets:
-            datasets[data_key] = check(lambda: parse_data(options["data"], seed=options["seed"]),
+            datasets[data_key] = check(lambda options=options: parse_data(options["data"], seed=options["seed"]),
                                        "seed" if options["seed"] < 0 else "data")
         spec = RunSpec(**{field: options[key] for key, field in SPEC_FIELDS.items()})
-        resolved = check(lambda: resolve_spec(spec, datasets[data_key].n))
+        resolved = check(lambda spec=spec, data_key=data_key: resolve_spec(spec, datasets[data_key].n))
         configurations.append(Configuration(
             options=tuple(sorted(options.items())), spec=spec, data=options["data"], data_seed=options["seed"],
             steps=steps, checkpoints=checkpoints, device=options["device"], recipe=resolved.recipe))

@@ -13,7 +13,8 @@ which Lemma D.1-D.4 bound entry-wise by ``O(sqrt(eta_t))`` (first and second mom
 over a window of past iterates that moved by ``O(eta_t)``); so ``noise_t = alpha eta_t + c_adam eta_t^{1/2}``
 and the margin numerator gains ``c_adam sum_{s=t_0}^{t-1} eta_s^{3/2}``:
 
-    gamma - gamma(W_t) <= [ c_adam sum eta_s^{3/2} + alpha sum eta_s^2 + gamma sum_{s<t_1} eta_s + log n ] / sum_{s<t} eta_s.
+    gamma - gamma(W_t) <= [ c_adam sum eta_s^{3/2} + alpha sum eta_s^2 + gamma sum_{s<t_1} eta_s + log n ]
+                          / sum_{s<t} eta_s.
 
 ``c_adam`` grows with ``d`` and ``log(1/rho)`` and depends on ``beta1, beta2``; its exact value is not
 rebuilt here (it stays a symbol; numeric ``t_0`` needs ``--c-adam``). Remark 6.5 states the consequence

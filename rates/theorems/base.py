@@ -130,7 +130,8 @@ class BoundTemplate:
     def t0_expr(self) -> sp.Expr:
         """Closed form of ``t_0`` (see module docstring, step 2)."""
         J = len(self.noise)
-        parts = [sp.ceiling((2 * J * term.coefficient * eta0_symbol**term.q / self.gamma_ref) ** (1 / (a_symbol * term.q)) - 2)
+        parts = [sp.ceiling((2 * J * term.coefficient * eta0_symbol**term.q / self.gamma_ref)
+                            ** (1 / (a_symbol * term.q)) - 2)
                  for term in self.noise]
         return sp.Max(0, *parts)
 
@@ -156,7 +157,8 @@ def _subs(values: dict) -> dict:
             for key, val in values.items() if val is not None}
 
 
-def first_time_sum_reaches(schedule: Schedule, start: int, requirement, eta0: float, limit: int = 10**15) -> Optional[int]:
+def first_time_sum_reaches(schedule: Schedule, start: int, requirement, eta0: float,
+                           limit: int = 10**15) -> Optional[int]:
     """Smallest ``t > start`` with ``S_1(start, t) >= requirement`` by doubling + bisection on exact sums.
 
     Returns None when even ``t = limit`` does not reach it (e.g. ``a = 1``: ``t_1`` grows like ``exp(R)``).
@@ -180,7 +182,8 @@ def first_time_sum_reaches(schedule: Schedule, start: int, requirement, eta0: fl
 
 
 def t1_integral_bound(a: sp.Rational, t0: int, requirement, eta0: float) -> str:
-    """Closed-form sufficient ``t`` for ``S_1(t0, t) >= R``: ``sum_{s=t0}^{t-1} (s+2)^{-a} >= int_{t0+2}^{t+2} x^{-a} dx``.
+    """Closed-form sufficient ``t`` for ``S_1(t0, t) >= R``:
+    ``sum_{s=t0}^{t-1} (s+2)^{-a} >= int_{t0+2}^{t+2} x^{-a} dx``.
 
     ``t = ceil(((1-a) R/eta_0 + (t0+2)^{1-a})^{1/(1-a)} - 2)`` for ``a < 1``, ``ceil((t0+2) exp(R/eta_0) - 2)`` at
     ``a = 1``; returned as a string because it can exceed every float.

@@ -7,7 +7,8 @@ Algorithm: ``W_{t+1} = W_t - eta_t Delta_t``, ``Delta_t`` steepest for the batch
 
 Guarantee (MINIBATCH Thm 4.1 / D.4, Cor. 4.2 / D.5): if ``gamma_eff(b) > 0`` then for ``t > t_1``
 
-    gamma_eff - gamma(W_t) <= [ alpha sum_{s=t_0}^{t-1} eta_s^2 + gamma_eff sum_{s<t_1} eta_s + log n ] / sum_{s<t} eta_s,
+    gamma_eff - gamma(W_t) <= [ alpha sum_{s=t_0}^{t-1} eta_s^2 + gamma_eff sum_{s<t_1} eta_s + log n ]
+                              / sum_{s<t} eta_s,
 
 the same shape as full-batch NSD with ``gamma`` replaced by :func:`gamma_eff_minibatch` [rebuilt].
 """
@@ -95,7 +96,8 @@ def template(norm: str = "max") -> BoundTemplate:
         gamma_ref=gamma_eff,
         assumptions=("gamma_eff(b) = gamma - 4 B (n/b - 1) > 0 (large batch)", "b divides n (random reshuffling)",
                      "||h_i||_1 <= B"),
-        constants={"alpha": "2 B^2 exp(2 B eta_0) [rebuilt]", "gamma_eff": "gamma - 4 B (n/b - 1) [rebuilt, Lemma C.11]"},
+        constants={"alpha": "2 B^2 exp(2 B eta_0) [rebuilt]",
+                   "gamma_eff": "gamma - 4 B (n/b - 1) [rebuilt, Lemma C.11]"},
         definitions={alpha: curvature_alpha(), gamma_eff: gamma_eff_minibatch(gamma, B, n, b)},
     )
 

@@ -60,7 +60,8 @@ def momentum_error_factor(n_value, b_value, beta_value):
 
 def momentum_accumulated_error_bound(B_value, n_value, b_value, beta_value, G_value):
     """MINIBATCH Lemma C.12 [rebuilt]: at a fixed ``W``, with batches drawn by random reshuffling
-    (``m = n/b`` disjoint batches per epoch, epochs aligned at ``tau = 0``) and ``E_tau = grad_{S_tau} L(W) - grad L(W)``,
+    (``m = n/b`` disjoint batches per epoch, epochs aligned at ``tau = 0``) and
+    ``E_tau = grad_{S_tau} L(W) - grad L(W)``,
 
         || sum_{tau=0}^{t} (1 - beta) beta^{t-tau} E_tau ||_sum
             <= [ (1 - beta^(m-1)) + (1 - beta^m) ] * 2 B c(n, b) G(W)       for every t >= 0,
@@ -73,7 +74,8 @@ def momentum_accumulated_error_bound(B_value, n_value, b_value, beta_value, G_va
     all past epochs to at most ``1 - beta^{m-1}``; the current (possibly partial) epoch has coefficients summing
     to ``<= 1 - beta^m``. Each ``||E_tau||_sum <= 2B c(n,b) G(W)`` (Lemma C.11).
     """
-    return momentum_error_factor(n_value, b_value, beta_value) * minibatch_gradient_error_bound(B_value, n_value, b_value, G_value)
+    return (momentum_error_factor(n_value, b_value, beta_value)
+            * minibatch_gradient_error_bound(B_value, n_value, b_value, G_value))
 
 
 def gamma_eff_momentum(gamma_value, B_value, n_value, b_value, beta_value):

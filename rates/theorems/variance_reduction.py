@@ -9,7 +9,8 @@ section 3.1).
 Guarantee (MINIBATCH Thm 4.6 / F.4 without momentum, G.4 with; Cor. 4.7 / F.5 / G.5): with no condition
 on ``b`` or ``beta``, for ``t > t_1``
 
-    gamma - gamma(W_t) <= [ alpha_vr sum_{s=t_0}^{t-1} eta_s^2 + gamma sum_{s<t_1} eta_s + log n (+ D_beta) ] / sum_{s<t} eta_s.
+    gamma - gamma(W_t) <= [ alpha_vr sum_{s=t_0}^{t-1} eta_s^2 + gamma sum_{s<t_1} eta_s + log n (+ D_beta) ]
+                          / sum_{s<t} eta_s.
 
 The VR mismatch vanishes as the step shrinks (:func:`vr_deviation_bound`), so it enters the *noise*, not
 the margin: ``alpha_vr = alpha + 8 B^2 c(n,b) m (1 + m) exp(4 B m eta_0)`` with ``m = n/b`` [rebuilt]:
@@ -59,7 +60,8 @@ def vr_deviation_bound(B_value, n_value, b_value, distance_max, G_snapshot):
     Lemma C.11 gives ``<= (1/n) c(n, b) sum_i ||d_i||_sum``. Per sample ``||d_i||_sum = ||S(z_i) - S(z~_i)||_1
     ||h_i||_1`` with logits ``z_i = W h_i``; ``||z_i - z~_i||_inf <= B ||W - W~||_max =: delta``; every softmax
     ratio ``S_c(z)/S_c(z~)`` and ``(1 - S_y(z))/(1 - S_y(z~))`` lies in ``[e^{-2 delta}, e^{2 delta}]``, so
-    ``||S(z) - S(z~)||_1 <= 2 (e^{2 delta} - 1)(1 - S_y(z~))``; summing, ``(1/n) sum ||d_i|| <= 2B (e^{2 delta} - 1) G(W~)``.
+    ``||S(z) - S(z~)||_1 <= 2 (e^{2 delta} - 1)(1 - S_y(z~))``; summing,
+    ``(1/n) sum ||d_i|| <= 2B (e^{2 delta} - 1) G(W~)``.
     """
     return 2.0 * B_value * batch_error_factor(n_value, b_value) * math.expm1(2.0 * B_value * distance_max) * G_snapshot
 

@@ -48,6 +48,7 @@ from rates.margins import max_margin
 from rates.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.norms import parse_norm
 from rates.optim.compose import Hyper, Recipe, build
+from rates.progress import progress_bar
 from rates.schedules import parse_exponent
 from rates.theorems.per_sample import bias_reference
 from rates.trajectory import Run, Trajectory
@@ -329,7 +330,7 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     records: list[Optional[list[dict[str, np.ndarray]]]] = [None] * len(specs)
     positions: list[int] = [0] * len(specs)
     started = time.perf_counter()
-    with _progress_bar(progress, total=steps * len(groups)) as advance:
+    with progress_bar(steps * len(groups), "steps", progress) as advance:
         for members in groups.values():
             _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance,
                                           engine)
@@ -364,27 +365,3 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
             "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},
             "groups": len(groups), "wall_s": wall, "config_steps_per_s": len(specs) * steps / max(wall, 1e-12)}
     return Trajectory(runs=runs, meta=meta)
-
-
-class _progress_bar:
-    """A rich progress bar on stderr when asked for; yields ``advance(n)`` (a no-op when off)."""
-
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total, self.bar = enabled, total, None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.bar = Progress(TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        task = self.bar.add_task("run", total=self.total)
-        return lambda count: self.bar.advance(task, count)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-        return False

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,10 +43,9 @@ from typing import Any
 import numpy as np
 
 from rates.claims import Claim, ClaimsTable, claim_verdict_from_fit, combine, decide
-from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.study_figures import DPI, QUICK_DPI
-from rates.study_run import StudyTask, TaskResult, describe, fit_runs, print_plan, run_tasks
+from rates.study_run import StudyTask, TaskResult, describe, fit_runs, simulate_study, study_seeds
 from rates.trajectory import Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -494,18 +492,10 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
 
     out_dir = Path(out_dir)
     size = QUICK if options.quick else FULL
-    n_seeds = options.seeds if options.seeds is not None else size.seeds
-    if n_seeds < 1:
-        raise InputError("seeds", f"must be a positive number of seeds, got {n_seeds}")
-    seeds = list(range(n_seeds))
+    seeds = study_seeds(options, size.seeds)
     n = parse_data(size.data, seed=0).n
     tasks = [t for s in seeds for t in fig1_tasks(size, s, n) + rate_tasks(size, s, n) + persample_tasks(size, s)]
-    if options.progress:
-        print_plan("minibatch", tasks, SECONDS_PER_CONFIG_STEP, parallel=not options.quick)
-    started = time.perf_counter()
-    results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick,
-                        scheduler=getattr(options, "scheduler", None))
-    simulated = time.perf_counter() - started
+    results, simulated = simulate_study("minibatch", tasks, options, SECONDS_PER_CONFIG_STEP)
 
     cfgs = fig1_measures(results, seeds)
     records = {}
@@ -527,7 +517,7 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         f"Source: {SEED} (MINIBATCH); its numbers were lost in the text extraction, so sizes are ours: data "
         f"'{size.data}' (k = 4, d = 8, n = {n}, sigma = 0.5), a = {FIG1_A}, eta_0 = 0.2 (max norm) / 1 (l2, "
         f"spectral), {size.fig1_steps} steps for Fig. 1, {size.rate_steps} for rates, {size.persample_steps} "
-        f"per-sample; seeds 0..{n_seeds - 1} are data draws and reshuffling streams together.",
+        f"per-sample; seeds 0..{len(seeds) - 1} are data draws and reshuffling streams together.",
         "Relative error (gamma - gamma(W_t))/gamma and cosine <W_t, W*>/(||W_t||_F ||W*||_F) in the algorithm's own "
         "norm, as rates.measures records them; all three norms are in the trajectories. The max-norm and "
         "spectral max-margin solutions W* need not be unique; the cosine uses the solver's W* (each trajectory's "

@@ -133,3 +133,23 @@ def fit_runs(runs):
     from rates import report
 
     return report.fit_group(runs)
+
+
+def study_seeds(options, default: int) -> list[int]:
+    """Seeds ``0..N-1`` of a study: the count of ``--seeds`` (``options.seeds``) or the study's own default."""
+    from rates.errors import InputError
+
+    count = options.seeds if options.seeds is not None else default
+    if count < 1:
+        raise InputError("seeds", f"must be a positive number of seeds, got {count}")
+    return list(range(count))
+
+
+def simulate_study(name: str, tasks: Sequence[StudyTask], options, seconds_per_config_step: float):
+    """Announce the plan (with ``--progress``), run every task, and return ``(results, seconds taken)``."""
+    if options.progress:
+        print_plan(name, tasks, seconds_per_config_step, parallel=not options.quick)
+    started = time.perf_counter()
+    results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick,
+                        scheduler=getattr(options, "scheduler", None))
+    return results, time.perf_counter() - started

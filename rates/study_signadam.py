@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,10 +36,9 @@ from typing import Any
 import numpy as np
 
 from rates.claims import NO_VERDICT, NOT_REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit, combine, decide
-from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.study_figures import DPI, QUICK_DPI
-from rates.study_run import StudyTask, fit_runs, print_plan, result_data, run_tasks
+from rates.study_run import StudyTask, fit_runs, result_data, simulate_study, study_seeds
 from rates.trajectory import Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -306,17 +304,9 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
 
     out_dir = Path(out_dir)
     size = QUICK if options.quick else FULL
-    n_seeds = options.seeds if options.seeds is not None else size.seeds
-    if n_seeds < 1:
-        raise InputError("seeds", f"must be a positive number of seeds, got {n_seeds}")
-    seeds = list(range(n_seeds))
+    seeds = study_seeds(options, size.seeds)
     all_tasks = [t for s in seeds for t in tasks(size, s)]
-    if options.progress:
-        print_plan("signadam", all_tasks, SECONDS_PER_CONFIG_STEP, parallel=not options.quick)
-    started = time.perf_counter()
-    results = run_tasks(all_tasks, device=options.device, progress=options.progress, parallel=not options.quick,
-                        scheduler=getattr(options, "scheduler", None))
-    simulated = time.perf_counter() - started
+    results, simulated = simulate_study("signadam", all_tasks, options, SECONDS_PER_CONFIG_STEP)
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
                  for r in results[f"{key}/seed{s}"].runs]

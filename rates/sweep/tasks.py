@@ -36,7 +36,6 @@ import json
 import os
 import signal
 import socket
-import sys
 import threading
 import uuid
 from dataclasses import asdict, dataclass
@@ -44,6 +43,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from rates.engine import RunSpec
 from rates.errors import InputError, RatesError
+from rates.progress import progress_bar
+from rates.progress import wanted as progress_wanted
 from rates.trajectory import Trajectory
 
 EXECUTORS = ("serial", "local")
@@ -144,7 +145,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
             on_result(index, trajectory)
         advance()
 
-    with TaskProgress(progress and sys.stderr.isatty(), total=wanted) as advance:
+    with progress_bar(wanted, "tasks", progress_wanted(progress)) as advance:
         if isinstance(executor, str) and executor == "serial":
             for index in range(wanted):
                 deliver(index, execute_task(tasks[index]), advance)
@@ -223,37 +224,6 @@ def _workers_ignore_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-class TaskProgress:
-    """A rich bar over tasks with elapsed time and ETA on stderr; yields ``advance()`` (no-op when off)."""
-
-    def __init__(self, enabled: bool, total: int, description: str = "tasks"):
-        self.enabled, self.total, self.description, self.bar = enabled, total, description, None
-
-    def __enter__(self) -> Callable[[], None]:
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.bar = Progress(TextColumn(self.description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        task = self.bar.add_task(self.description, total=self.total)
-        return lambda: self.bar.advance(task, 1)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-        return False
 
 
 def executor_name(scheduler: Optional[str], parallel: bool = True) -> str:

@@ -44,6 +44,7 @@ import numpy as np
 
 from rates.claims import Claim, ClaimsTable, claim_verdict_from_fit, combine, decide
 from rates.io import write_text_atomic
+from rates.references import MINIBATCH as MINIBATCH_REFERENCE
 from rates.study_figures import DPI, QUICK_DPI
 from rates.study_run import StudyTask, TaskResult, describe, fit_runs, simulate_study, study_seeds
 from rates.trajectory import Trajectory
@@ -514,7 +515,8 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
     rate_claims(table, records, size, n)
     persample_claims(table, ps, seeds, size.persample_steps)
     table.notes += [
-        f"Source: {SEED} (MINIBATCH); its numbers were lost in the text extraction, so sizes are ours: data "
+        f"Source: MINIBATCH = {MINIBATCH_REFERENCE.citation()}; "
+        "its numbers were lost in the text extraction, so sizes are ours: data "
         f"'{size.data}' (k = 4, d = 8, n = {n}, sigma = 0.5), a = {FIG1_A}, eta_0 = 0.2 (max norm) / 1 (l2, "
         f"spectral), {size.fig1_steps} steps for Fig. 1, {size.rate_steps} for rates, {size.persample_steps} "
         f"per-sample; seeds 0..{len(seeds) - 1} are data draws and reshuffling streams together.",

@@ -37,6 +37,7 @@ import numpy as np
 
 from rates.claims import NO_VERDICT, NOT_REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit, combine, decide
 from rates.io import write_text_atomic
+from rates.references import SIGNADAM as SIGNADAM_REFERENCE
 from rates.study_figures import DPI, QUICK_DPI
 from rates.study_run import StudyTask, fit_runs, result_data, simulate_study, study_seeds
 from rates.trajectory import Trajectory
@@ -323,7 +324,8 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     margin_claims(table, margin, size.margin_steps)
     eps_claim(table, margin, records)
     table.notes += [
-        f"Source: {SEED} (SIGNADAM); its sizes were lost in the text extraction, so they are ours: data "
+        f"Source: SIGNADAM = {SIGNADAM_REFERENCE.citation()}; "
+        "its sizes were lost in the text extraction, so they are ours: data "
         f"'{size.data}' (k = 3, d = 5, 10 per class, sigma = 0.3), eta_0 = 1, W_0 = 0, Adam beta1 = 0.9, "
         f"beta2 = 0.999; {size.nsd_steps} steps (SignGD, NGD), {size.adam_steps} (Adam), {size.classes_steps} "
         f"(k sweep on {classes_data(0).replace('k=0,', '')}), {size.margin_steps} (sec. 7 margins); "

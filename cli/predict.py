@@ -119,8 +119,7 @@ def answer_key(options: dict) -> str | None:
 
     if options.get("data") is not None:
         return None
-    return cache.make_key(ANSWERS, sorted(options.items()), cache.source_fingerprint("rates", "cli"),
-                          cache.library_versions(*_DERIVING_LIBRARIES))
+    return cache.key_for(ANSWERS, sorted(options.items()), packages=("rates", "cli"), libraries=_DERIVING_LIBRARIES)
 
 
 def answer(**options) -> str:

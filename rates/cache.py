@@ -8,8 +8,9 @@ compiled kernels, the first use pays the full cost and is timed separately (``be
 Keys: an entry's key hashes everything that decides its value -- the inputs, the source text of every module
 of the packages that compute it (:func:`source_fingerprint`) and the versions of the libraries they call
 (:func:`library_versions`). Editing any file of those packages or upgrading a library gives new keys, so a
-stale entry is never read (it is left behind; :func:`clear` removes entries). Values are JSON: floats are
-written with Python's shortest round-trip ``repr``, so a cached float64 is bit-for-bit the computed one.
+stale entry is never read; it ages out, as each folder keeps its ``MAX_ENTRIES`` most recently used entries
+(:func:`clear` empties a folder). Values are JSON: floats are written with Python's shortest round-trip
+``repr``, so a cached float64 is bit-for-bit the computed one.
 
 Where: ``$RATES_CACHE_DIR``, else ``$XDG_CACHE_HOME/rates``, else ``~/.cache/rates``; ``RATES_CACHE_DIR=off``
 turns the cache off (everything is derived every time). The cache only saves time: an entry that cannot be
@@ -32,6 +33,7 @@ from typing import Any, Optional
 ENVIRONMENT = "RATES_CACHE_DIR"
 OFF = "off"
 FORMAT = 1  # bump when the layout of entries changes
+MAX_ENTRIES = 2000  # per folder; the least recently used beyond this are deleted (an entry is ~1-200 kB)
 
 
 def directory() -> Optional[Path]:
@@ -59,12 +61,16 @@ def source_fingerprint(*packages: str) -> str:
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
             raise ValueError(f"{package!r} is not a package")
+        files = 0
         for location in spec.submodule_search_locations:
             root = Path(location)
             for path in sorted(root.rglob("*.py")):
                 digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
                 digest.update(path.read_bytes())
                 digest.update(b"\0")
+                files += 1
+        if not files:  # installed without its source (bytecode only): nothing would tell two versions apart
+            raise ValueError(f"no source files found for {package!r}")
     return digest.hexdigest()
 
 
@@ -91,6 +97,16 @@ def make_key(*parts: Any) -> str:
     return digest.hexdigest()
 
 
+def key_for(*parts: Any, packages: tuple[str, ...], libraries: tuple[str, ...]) -> Optional[str]:
+    """:func:`make_key` of ``parts``, the source of ``packages`` and the versions of ``libraries``; ``None``
+    (do not cache) when the packages' source cannot be read."""
+    try:
+        fingerprint = source_fingerprint(*packages)
+    except (OSError, ValueError):
+        return None
+    return make_key(*parts, fingerprint, library_versions(*libraries))
+
+
 def _entry(kind: str, key: str) -> Optional[Path]:
     root = directory()
     return None if root is None else root / kind / f"{key}.json"
@@ -108,6 +124,8 @@ def load(kind: str, key: str) -> Optional[Any]:
         return None
     if not isinstance(entry, dict) or entry.get("key") != key or "value" not in entry:
         return None  # a truncated or foreign file: recompute (and overwrite it)
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used: the last to be evicted
     return entry["value"]
 
 
@@ -129,7 +147,24 @@ def store(kind: str, key: str, value: Any) -> bool:
             raise
     except (OSError, TypeError, ValueError):
         return False
+    _evict(path.parent)
     return True
+
+
+def _evict(folder: Path) -> None:
+    """Keep a folder at ``MAX_ENTRIES`` entries or fewer, dropping the least recently used (entries of code
+    that has since changed are never read again, so they age out here)."""
+    keep = MAX_ENTRIES
+    try:
+        entries = list(os.scandir(folder))
+        if len(entries) <= keep:
+            return
+        aged = sorted((entry.stat().st_mtime_ns, entry.path) for entry in entries if entry.name.endswith(".json"))
+    except OSError:
+        return
+    for _, path in aged[:max(0, len(aged) - keep)]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def clear(kind: str) -> int:

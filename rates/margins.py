@@ -371,8 +371,7 @@ def _disk_key(memory_key: tuple, norm: Norm) -> str | None:
 
     if type(norm).__module__ != parse_norm.__module__:
         return None
-    return cache.make_key("max_margin", memory_key, norm.name, cache.source_fingerprint("rates"),
-                          cache.library_versions(*_SOLVER_LIBRARIES))
+    return cache.key_for("max_margin", memory_key, norm.name, packages=("rates",), libraries=_SOLVER_LIBRARIES)
 
 
 def _encode(result: MarginResult) -> dict:

@@ -102,13 +102,14 @@ def max_norm_solution_unique(data: Any, gamma: float) -> bool:
 
     H = np.asarray(data.H, dtype=np.float64)
     y = np.asarray(data.y, dtype=np.int64)
-    key = cache.make_key("max-norm face", data_digest(H, y), int(data.k), float(gamma), _FACE_SLACK, _FACE_WIDTH,
-                         cache.source_fingerprint("rates"), cache.library_versions("numpy", "scipy"))
-    saved = cache.load(FACE_CACHE_KIND, key)
+    key = cache.key_for("max-norm face", data_digest(H, y), int(data.k), float(gamma), _FACE_SLACK, _FACE_WIDTH,
+                        packages=("rates",), libraries=("numpy", "scipy"))
+    saved = cache.load(FACE_CACHE_KIND, key) if key is not None else None
     if isinstance(saved, bool):
         return saved
     unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma)
-    cache.store(FACE_CACHE_KIND, key, unique)
+    if key is not None:
+        cache.store(FACE_CACHE_KIND, key, unique)
     return unique
 
 

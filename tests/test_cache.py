@@ -115,3 +115,27 @@ def test_values_that_are_not_json_are_not_stored(own_rates_cache):
     assert cache.store("test", key, object()) is False
     assert cache.load("test", key) is None
     assert not list((own_rates_cache / "test").glob("*"))  # no temporary file left behind
+
+
+def test_each_folder_keeps_its_most_recently_used_entries(own_rates_cache, monkeypatch):
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    keys = [cache.make_key("entry", i) for i in range(5)]
+    folder = own_rates_cache / "test"
+    for age, key in enumerate(keys[:3]):
+        assert cache.store("test", key, age)
+        os.utime(folder / f"{key}.json", ns=(10**18 + age, 10**18 + age))  # stored in order, 1 ns apart
+    assert cache.load("test", keys[0]) == 0  # read: now the most recently used
+    cache.store("test", keys[3], 3)
+    cache.store("test", keys[4], 4)
+    assert sorted(path.stem for path in folder.glob("*.json")) == sorted([keys[0], keys[3], keys[4]])
+
+
+def test_a_package_without_source_is_never_cached(tmp_path, monkeypatch):
+    (tmp_path / "bytecode_only_pkg").mkdir()
+    (tmp_path / "bytecode_only_pkg" / "module.pyc").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cache.source_fingerprint.cache_clear()
+    with pytest.raises(ValueError):
+        cache.source_fingerprint("bytecode_only_pkg")
+    assert cache.key_for("x", packages=("bytecode_only_pkg",), libraries=()) is None
+    assert cache.key_for("x", packages=("rates",), libraries=("numpy",)) is not None

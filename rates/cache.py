@@ -41,10 +41,13 @@ def directory() -> Optional[Path]:
     chosen = os.environ.get(ENVIRONMENT, "").strip()
     if chosen.lower() == OFF:
         return None
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(base).expanduser() if base else Path.home() / ".cache") / "rates"
+    try:
+        if chosen:
+            return Path(chosen).expanduser()
+        base = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return (Path(base).expanduser() if base else Path.home() / ".cache") / "rates"
+    except (RuntimeError, KeyError):  # no home directory to expand ~ into (a bare container): no cache
+        return None
 
 
 @functools.cache

@@ -139,3 +139,15 @@ def test_a_package_without_source_is_never_cached(tmp_path, monkeypatch):
         cache.source_fingerprint("bytecode_only_pkg")
     assert cache.key_for("x", packages=("bytecode_only_pkg",), libraries=()) is None
     assert cache.key_for("x", packages=("rates",), libraries=("numpy",)) is not None
+
+
+def test_no_home_directory_means_no_cache(monkeypatch):
+    monkeypatch.delenv("RATES_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def homeless(cls=None):
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(cache.Path, "home", classmethod(homeless))
+    assert cache.directory() is None
+    assert cache.store("test", cache.make_key("x"), 1) is False

@@ -102,7 +102,9 @@ def make_key(*parts: Any) -> str:
 
 def key_for(*parts: Any, packages: tuple[str, ...], libraries: tuple[str, ...]) -> Optional[str]:
     """:func:`make_key` of ``parts``, the source of ``packages`` and the versions of ``libraries``; ``None``
-    (do not cache) when the packages' source cannot be read."""
+    (do not cache) when the cache is off or the packages' source cannot be read."""
+    if directory() is None:
+        return None  # off: not even the ~10 ms of hashing the source
     try:
         fingerprint = source_fingerprint(*packages)
     except (OSError, ValueError):

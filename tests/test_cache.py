@@ -18,6 +18,7 @@ def test_directory_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("RATES_CACHE_DIR", "OFF")
     assert cache.directory() is None
     assert cache.store("kind", "k" * 64, 1.0) is False and cache.load("kind", "k" * 64) is None
+    assert cache.key_for("x", packages=("rates",), libraries=("numpy",)) is None
     monkeypatch.delenv("RATES_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache.directory() == tmp_path / "xdg" / "rates"

@@ -202,110 +202,121 @@ def log_array(x, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _gradient_lanes(W, X, Y, Z, P, lead, shift, spare, C, G, log_scale, lanes):
+def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G, log_scale, lanes):
     """For each lane r: ``G[:, :, r]`` and s with ``e^s G`` = the mean gradient over that lane's samples.
 
     ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes);
-    returns s in ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``P`` and ``lead`` (count, lanes),
-    ``shift`` and ``spare`` (lanes,), ``C`` (k, lanes). ``lanes`` is a compile-time constant (see the module
-    docstring); the innermost loop is always the lane loop, and no loop body mixes two lanes.
+    returns s in ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``T``, ``L``, ``U``, ``P`` (count, lanes),
+    each with its flat view (``*_flat``, the same memory), and ``shift`` (lanes,). ``lanes`` is a
+    compile-time constant (see the module docstring). Loops run class, then sample, then lane: the lane
+    loop is innermost (64 long: vectorised across configurations); with one lane it vanishes and the
+    sample loop is innermost (vectorised across samples where no sum over samples is involved). No loop
+    body mixes two lanes, and the sums over classes and over samples keep the scalar order.
 
     The formula, per lane (the log-domain gradient of :mod:`rates.losses`, per sample). Sample j has logits
     ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and ``b_j = max(lead_j, 0)``; its wrong-class
     probabilities are ``S_c = e^{z_c - t_j} e^{-b_j} / A_j`` with ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in
-    [1, k]; by ``e^{-|lead_j|}`` (the label's slot of the exponentials):
-    ``A_j = W_j e^{-lead_j} + 1`` if ``lead_j > 0``, else ``W_j + e^{lead_j}``, where
-    ``W_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives e^0 = 1). With ``m = min_j b_j``,
+    [1, k]; by ``e^{-|lead_j|}`` (held in the label's slot of the exponentials):
+    ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``, else ``V_j + e^{lead_j}``, where
+    ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives e^0 = 1). With ``m = min_j b_j``,
     ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is the largest wrong-class probability
     ``P_j = max_c S_c`` times ``e^m``; so the shift is ``s = max_j log P_j = log(max_j Q_j) - m`` and
     ``grad = e^s sum_j (Q_j / max Q) (e^{z_c - t_j} for c != y, minus their sum at y) x_j / count``. Only
-    exponentials of non-positive numbers appear (no overflow, whatever the margins), and a weight
-    ``Q_j / max Q`` below ``e^-745`` of the largest is 0 in float64, as it must be. No logarithm per
-    sample: one per lane and step.
+    exponentials of non-positive numbers appear (no overflow, whatever the margins), a weight below
+    ``e^-745`` of the largest is 0 in float64 as it must be, and there is one logarithm per lane and step,
+    none per sample.
     """
     literally(lanes)
     k, d = W.shape[0], W.shape[1]
     count = X.shape[0]
-    for r in range(lanes):
-        shift[r] = np.inf  # m = min_j b_j
-    for j in range(count):
-        for c in range(k):
+    # logits z = W x_j
+    for c in range(k):
+        for j in range(count):
             for r in range(lanes):
                 Z[c, j, r] = 0.0
             for l in range(d):
                 for r in range(lanes):
                     Z[c, j, r] += W[c, l, r] * X[j, l, r]
-        for r in range(lanes):
-            spare[r] = -np.inf  # the top wrong logit t_j
-            lead[j, r] = 0.0
-        for c in range(k):
+    # T = the top wrong logit t_j, L = the label's logit z_y
+    for i in range(T_flat.size):
+        T_flat[i] = -np.inf
+        L_flat[i] = 0.0
+    for c in range(k):
+        for j in range(count):
             for r in range(lanes):
                 z = Z[c, j, r]
                 wrong = c != Y[j, r]
-                spare[r] = z if wrong & (z > spare[r]) else spare[r]
-                lead[j, r] = lead[j, r] if wrong else z
-        for r in range(lanes):
-            lead[j, r] -= spare[r]
-            shift[r] = min(shift[r], max(lead[j, r], 0.0))
-        for c in range(k):
-            for r in range(lanes):
-                # z_c - t_j (0 at the top wrong class); -|lead_j| in the label's slot
-                shifted = Z[c, j, r] - spare[r]
-                Z[c, j, r] = shifted if c != Y[j, r] else -abs(lead[j, r])
+                T[j, r] = z if wrong & (z > T[j, r]) else T[j, r]
+                L[j, r] = L[j, r] if wrong else z
+    for i in range(L_flat.size):
+        L_flat[i] -= T_flat[i]  # L = lead_j
+    for r in range(lanes):
+        shift[r] = np.inf  # m = min_j b_j
     for j in range(count):
         for r in range(lanes):
-            P[j, r] = shift[r] - max(lead[j, r], 0.0)  # m - b_j <= 0
-    # every exponential of the step in two flat loops (vectorised by LLVM)
-    flat = Z.reshape(Z.size)
-    for i in range(flat.size):
-        flat[i] = _exp(flat[i])
-    flat = P.reshape(P.size)
-    for i in range(flat.size):
-        flat[i] = _exp(flat[i])
+            shift[r] = min(shift[r], max(L[j, r], 0.0))
+    # the exponents: z_c - t_j for the wrong classes, -|lead_j| in the label's slot; m - b_j in P
+    for c in range(k):
+        for j in range(count):
+            for r in range(lanes):
+                shifted = Z[c, j, r] - T[j, r]
+                Z[c, j, r] = shifted if c != Y[j, r] else -abs(L[j, r])
+    for j in range(count):
+        for r in range(lanes):
+            P[j, r] = shift[r] - max(L[j, r], 0.0)
+    for i in range(Z_flat.size):
+        Z_flat[i] = _exp(Z_flat[i])
+    for i in range(P_flat.size):
+        P_flat[i] = _exp(P_flat[i])
+    # A_j from V_j (summed in T) and e^{-|lead_j|} (the label's slot, gathered in U); Q_j = e^{m - b_j} / A_j
+    for i in range(T_flat.size):
+        T_flat[i] = 0.0
+    for c in range(k):
+        for j in range(count):
+            for r in range(lanes):
+                e = Z[c, j, r]  # loaded unconditionally, so that the selects vectorise
+                wrong = c != Y[j, r]
+                T[j, r] += e if wrong else 0.0
+                U[j, r] = U[j, r] if wrong else e
+    for i in range(P_flat.size):
+        total = T_flat[i] * U_flat[i] + 1.0 if L_flat[i] > 0.0 else T_flat[i] + U_flat[i]
+        P_flat[i] /= total
     for r in range(lanes):
         log_scale[r] = 0.0  # max_j Q_j
     for j in range(count):
         for r in range(lanes):
-            C[0, r] = 0.0  # W_j
-            spare[r] = 0.0  # e^{-|lead_j|}
-        for c in range(k):
-            for r in range(lanes):
-                e = Z[c, j, r]  # loaded unconditionally, so that the selects below vectorise
-                wrong = c != Y[j, r]
-                C[0, r] += e if wrong else 0.0
-                spare[r] = spare[r] if wrong else e
-        for r in range(lanes):
-            total = C[0, r] * spare[r] + 1.0 if lead[j, r] > 0.0 else C[0, r] + spare[r]  # A_j
-            P[j, r] /= total  # Q_j
             log_scale[r] = max(log_scale[r], P[j, r])
     for j in range(count):
         for r in range(lanes):
             P[j, r] /= log_scale[r]
     for r in range(lanes):
         log_scale[r] = _log(log_scale[r]) - shift[r]
+    # the coefficients, in place in Z: e^{z_c - t_j} Q_j / max Q / count for c != y, minus their sum at y
+    inv_count = 1.0 / count
+    for i in range(T_flat.size):
+        T_flat[i] = 0.0
+    for c in range(k):
+        for j in range(count):
+            for r in range(lanes):
+                value = Z[c, j, r] * (P[j, r] * inv_count)
+                value = value if c != Y[j, r] else 0.0
+                Z[c, j, r] = value
+                T[j, r] -= value
+    for c in range(k):
+        for j in range(count):
+            for r in range(lanes):
+                Z[c, j, r] = T[j, r] if c == Y[j, r] else Z[c, j, r]
+    # G = sum_j coefficients x_j, in sample order. A weight that underflowed to 0 adds +-0 terms, which
+    # change no entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
     for c in range(k):
         for l in range(d):
             for r in range(lanes):
                 G[c, l, r] = 0.0
-    inv_count = 1.0 / count
     for j in range(count):
-        for r in range(lanes):
-            spare[r] = 0.0  # the label's coefficient, -sum of the others
-        for c in range(k):
-            for r in range(lanes):
-                value = Z[c, j, r] * (P[j, r] * inv_count)
-                value = value if c != Y[j, r] else 0.0
-                C[c, r] = value
-                spare[r] -= value
-        for c in range(k):
-            for r in range(lanes):
-                C[c, r] = spare[r] if c == Y[j, r] else C[c, r]
-        # a weight that underflowed to 0 adds +-0 terms, which change no entry (G starts at +0 and
-        # round-to-nearest never makes a sum -0 from a +0 start)
         for c in range(k):
             for l in range(d):
                 for r in range(lanes):
-                    G[c, l, r] += C[c, r] * X[j, l, r]
+                    G[c, l, r] += Z[c, j, r] * X[j, l, r]
 
 
 @njit(cache=True)
@@ -502,11 +513,11 @@ def _newton_schulz_direction(Z, D):
 
 
 @njit(cache=True)
-def _recipe_steps(W, first, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q, use_momentum,
+def _recipe_steps(W, first, stop, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q, use_momentum,
                   eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch, offset,
                   snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top):
-    """Step t of configurations ``g = first .. first + len(log_scale) - 1`` after their gradients (lane
-    ``r = g - first``: ``e^log_scale[r] G_lanes[:, :, r]``), one after the other: VR correction, momentum,
+    """Step t of configurations ``g = first .. stop - 1`` after their gradients (lane ``r = g - first``:
+    ``e^log_scale[r] G_lanes[:, :, r]``), one after the other: VR correction, momentum,
     Adam or the steepest direction, the update of ``W[g]``; updates ``mom_scale[g]``, ``adam_s[g]``,
     ``snap_scale[g]``.
 
@@ -518,7 +529,7 @@ def _recipe_steps(W, first, G_lanes, log_scale, t, H, y, source, count, steps_pe
     """
     k, d = W.shape[1], W.shape[2]
     n = H.shape[0]
-    for r in range(log_scale.shape[0]):
+    for r in range(stop - first):
         g = first + r
         for c in range(k):
             for l in range(d):
@@ -593,58 +604,6 @@ def _recipe_steps(W, first, G_lanes, log_scale, t, H, y, source, count, steps_pe
                 W[g, c, l] -= eta * D[c, l]
 
 
-@njit(cache=True)
-def _advance_lanes(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
-                   mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale,
-                   first, stop, lanes):
-    """Configurations ``first .. stop-1`` (at most ``lanes``) from step t0 to t1, as one block (see
-    :func:`advance` for the arguments); lanes past ``stop - first`` are padding that no result reads."""
-    literally(lanes)
-    k, d = W.shape[1], W.shape[2]
-    n = H.shape[0]
-    count = n if source == SOURCE_FULL else batch
-    steps_per_epoch = n // count
-    active = stop - first
-    W_lanes = np.zeros((k, d, lanes))
-    X = np.zeros((count, d, lanes))
-    Y = np.zeros((count, lanes), dtype=np.int64)
-    Z = np.empty((k, count, lanes))
-    P = np.empty((count, lanes))
-    lead = np.empty((count, lanes))
-    shift = np.empty(lanes)
-    spare = np.empty(lanes)
-    C = np.empty((k, lanes))
-    G_lanes = np.empty((k, d, lanes))
-    log_scale = np.empty(lanes)
-    G = np.empty((k, d))
-    D = np.empty((k, d))
-    snap_batch = np.empty((k, d))
-    log_top = np.empty(n)
-    if source == SOURCE_FULL:  # every lane sees every sample, in order
-        for j in range(count):
-            for l in range(d):
-                for r in range(lanes):
-                    X[j, l, r] = H[j, l]
-            for r in range(lanes):
-                Y[j, r] = y[j]
-    for t in range(t0, t1):
-        epoch, offset = t // steps_per_epoch - epoch0, (t % steps_per_epoch) * count
-        for r in range(active):
-            for c in range(k):
-                for l in range(d):
-                    W_lanes[c, l, r] = W[first + r, c, l]
-            if source != SOURCE_FULL:
-                for j in range(count):
-                    i = perms[first + r, epoch, offset + j]
-                    Y[j, r] = y[i]
-                    for l in range(d):
-                        X[j, l, r] = H[i, l]
-        _gradient_lanes(W_lanes, X, Y, Z, P, lead, shift, spare, C, G_lanes, log_scale, lanes)
-        _recipe_steps(W, first, G_lanes, log_scale[:active], t, H, y, source, count, steps_per_epoch, direction, q,
-                      use_momentum, eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms,
-                      epoch, offset, snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top)
-
-
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
             mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale):
@@ -655,22 +614,66 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     epochs ``epoch0 .. epoch0 + E - 1``, the VR snapshot coefficients (R, k, n), full gradient (R, k, d)
     and log-scale (R,). Arrays a recipe does not use may be empty-shaped placeholders of the right rank.
 
-    Configurations go through in blocks of ``LANES``; a remainder of fewer than ``MIN_FILLED_LANES`` (and
-    every configuration when a block's scratch would pass ``BLOCK_BYTES``) goes one at a time.
+    Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
+    of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
+    ``BLOCK_BYTES``) goes one configuration at a time. Lanes of a block past its last configuration are
+    padding (zero weights and samples) that no result reads. The calls below are the only ones per step,
+    and the compiled functions nest one level deep: numba re-optimises a callee's code in every caller's
+    module, so deeper nesting multiplied the first compile time.
     """
     R, k, d = W.shape
-    count = H.shape[0] if source == SOURCE_FULL else batch
-    blocks = (d + k + 2) * count * LANES * 8 <= BLOCK_BYTES
-    first = 0
+    n = H.shape[0]
+    count = n if source == SOURCE_FULL else batch
+    steps_per_epoch = n // count
+    blocks = (d + k + 4) * count * LANES * 8 <= BLOCK_BYTES
+    G = np.empty((k, d))
+    D = np.empty((k, d))
+    snap_batch = np.empty((k, d))
+    log_top = np.empty(n)
+    first = R - R  # 0 typed int64: with a literal 0, numba compiles _recipe_steps a second time for it
     while first < R:
-        if blocks and R - first >= MIN_FILLED_LANES:
-            stop = min(R, first + LANES)
-            _advance_lanes(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2,
-                           eps, mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full,
-                           snap_scale, first, stop, LANES)
-        else:
-            stop = first + 1
-            _advance_lanes(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2,
-                           eps, mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full,
-                           snap_scale, first, stop, 1)
+        wide = blocks and R - first >= MIN_FILLED_LANES
+        lanes = LANES if wide else 1
+        stop = min(R, first + lanes)
+        W_lanes = np.zeros((k, d, lanes))
+        X = np.zeros((count, d, lanes))
+        Y = np.zeros((count, lanes), dtype=np.int64)
+        # Z, T, L, U, P are views of the flat arrays (the same memory), which the flat loops use
+        Z_flat = np.empty(k * count * lanes)
+        Z = Z_flat.reshape((k, count, lanes))
+        T_flat, L_flat, U_flat, P_flat = np.empty(count * lanes), np.empty(count * lanes), \
+            np.empty(count * lanes), np.empty(count * lanes)
+        T, L, U, P = T_flat.reshape((count, lanes)), L_flat.reshape((count, lanes)), \
+            U_flat.reshape((count, lanes)), P_flat.reshape((count, lanes))
+        shift = np.empty(lanes)
+        G_lanes = np.empty((k, d, lanes))
+        log_scale = np.empty(lanes)
+        if source == SOURCE_FULL:  # every lane sees every sample, in order
+            for j in range(count):
+                for l in range(d):
+                    for r in range(lanes):
+                        X[j, l, r] = H[j, l]
+                for r in range(lanes):
+                    Y[j, r] = y[j]
+        for t in range(t0, t1):
+            epoch, offset = t // steps_per_epoch - epoch0, (t % steps_per_epoch) * count
+            for r in range(stop - first):
+                for c in range(k):
+                    for l in range(d):
+                        W_lanes[c, l, r] = W[first + r, c, l]
+                if source != SOURCE_FULL:
+                    for j in range(count):
+                        i = perms[first + r, epoch, offset + j]
+                        Y[j, r] = y[i]
+                        for l in range(d):
+                            X[j, l, r] = H[i, l]
+            if wide:
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
+                                log_scale, LANES)
+            else:
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
+                                log_scale, 1)
+            _recipe_steps(W, first, stop, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q,
+                          use_momentum, eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms,
+                          epoch, offset, snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top)
         first = stop

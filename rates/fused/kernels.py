@@ -1,63 +1,71 @@
-"""Compiled step kernels: every recipe of the engine, many steps per call, configurations side by side.
+"""Compiled step kernels: every recipe of the engine, many steps per call, 64 configurations side by side.
 
 Setting: docs/theory.md sections 1, 2 and 7; the same algorithms as :mod:`rates.optim` (signal -> [momentum] ->
 steepest direction | Adam -> ``W <- W - eta_t * direction``, ``eta_t = eta0 (t+2)^-a``), float64.
 
-Algorithm: :func:`advance` moves every configuration r of a group from step ``t0`` to ``t1`` without
-returning to Python. Each step has two parts:
+Algorithm: :func:`advance` moves every configuration of a group from step ``t0`` to ``t1`` without returning
+to Python. Each step has two parts:
 
-* the gradient (:func:`_gradient_lanes`), the part every recipe shares and ~90% of a step's work, is
-  computed for a block of ``LANES`` = 64 configurations at once. Layout: the configuration is the LAST
-  (innermost, unit-stride) axis of every array of the block -- ``W`` as (k, d, lanes), the step's samples
-  as (count, d, lanes), logits as (k, count, lanes) -- and every loop over it is the innermost loop, so
-  LLVM turns it into AVX2 code, four configurations per instruction. The loop bodies only ever combine
-  entries of one configuration, in the order of the scalar formula, so each configuration's arithmetic is
-  exactly what a scalar loop would do: a run gives the same bits alone (a block of one, ``lanes`` = 1)
-  or in a block of 64 (tests/test_fused.py checks this bit for bit). No fast-math flag is used: no
-  reassociation, no contraction into FMA;
-* the rest of the recipe (:func:`_configuration_step`: VR correction, momentum, Adam, the steepest
-  direction, the update) runs per configuration, scalar, as before; it is ~100 flops against the
-  gradient's ~4 k n d.
+* the gradient (:func:`_gradient_lanes`), the part every recipe shares and nearly all of a step's work
+  (~4 k d n flops and (k + 1) n exponentials), is computed for a block of ``LANES`` = 64 configurations
+  at once. Layout: the configuration is the LAST (innermost, unit-stride) axis of every array of the
+  block -- ``W`` as (k, d, lanes), the step's samples as (count, d, lanes) with labels (count, lanes),
+  logits and exponentials as (k, count, lanes) -- and every loop over it is the innermost loop, so LLVM
+  turns it into AVX2 code, four configurations per instruction. A loop body only ever combines entries
+  of one configuration, in the order of the scalar formula, so each configuration's arithmetic is what a
+  scalar loop would do: a run gives the same bits alone (a block of one lane) or in a block of 64, whatever
+  the other runs (tests/test_fused.py checks this bit for bit). No fast-math flag: no reassociation, no
+  contraction into FMA;
+* the rest of the recipe (:func:`_recipe_steps`: VR correction, momentum, Adam, the steepest direction,
+  the update) runs per configuration, scalar: ~10 k d flops plus one ``pow``. This is the one definition
+  of every recipe; only the gradient has the blocked layout.
 
-Why this layout: per configuration the gradient's loops run over k, d and n, which are tiny (3, 5 and 30
-on the default preset), so vectorising inside one configuration leaves most lanes idle and the sums over
-samples cannot be vectorised without reordering them; across configurations every loop is 64 long and
-needs no reordering. Why 64: LLVM fully unrolls constant loops of up to ~32 iterations before its loop
-vectoriser runs, and numba disables the SLP vectoriser that would re-vectorise them (numba issue #8705),
-so a 32-lane block ran as scalar code (measured: 64 lanes 1.5M configuration-steps per CPU second, 32
-lanes 0.85M). The lane count is a compile-time constant (``numba.literally``): the kernels are compiled
-for 64 lanes and for one; a group of fewer than ``MIN_FILLED_LANES`` configurations (or one whose block
-would exceed ``BLOCK_BYTES``) runs one configuration at a time in the one-lane version, where the lane
-loops vanish and the code is the plain scalar loop.
+Why across configurations: inside one configuration the gradient's loops run over k, d and n, which are
+tiny (3, 5 and 30 on the default preset), so a vector of four would be mostly idle and the sums over
+samples could not be vectorised without reordering them (which would change the bits); across
+configurations every loop is 64 long and nothing is reordered. Measured on the 2-core AMD EPYC (AVX2, no
+AVX-512), one thread, full-batch SignGD on the default preset: the previous kernel (one scalar loop per
+configuration, libm ``exp``) ran 0.5-0.65M configuration-steps per CPU second; this one 1.3-1.4M
+(``benchmarks/engine_speed.py`` prints both clocks).
 
-The exponential: llvmlite here has no vector math library, so ``math.exp`` is a scalar libm call that
-stops vectorisation. :func:`_exp` is fdlibm's ``e_exp.c`` algorithm (Cody-Waite reduction ``x = k ln2 + r``
-with a two-part ln2, a degree-5 rational approximation of ``e^r``, scaling by ``2^k``; error below 1 ulp,
-checked against mpmath in tests/test_fused.py) written with plain arithmetic and bit casts, which LLVM
-vectorises. It replaces libm's ``exp`` only in the gradient's vector loop; rare scalar paths keep libm.
+Why 64: LLVM fully unrolls constant loops of up to ~32 iterations before its loop vectoriser runs, and
+numba disables the SLP vectoriser that would re-vectorise the unrolled code (numba issue #8705), so a
+32-lane block ran as scalar code (measured: 0.85M against 1.5M configuration-steps per CPU second). The
+lane count is a compile-time constant (``numba.literally``): :func:`_gradient_lanes` is compiled for 64
+lanes and for one. With one lane its lane loops vanish and the sample loop is innermost, vectorised where
+no sum over samples is involved; runs left over after the full blocks go through it one at a time when
+they are fewer than ``MIN_FILLED_LANES`` (measured break-even: one lane ~0.48M configuration-steps per CPU
+second, a 64-lane block ~22k per CPU second per configuration it holds), or when a block's scratch would
+pass ``BLOCK_BYTES``.
 
-Per step the gradient is (for one configuration, as in :mod:`rates.losses`):
+The exponential and logarithm: llvmlite here has no vector math library (no SVML), so ``math.exp`` is a
+scalar libm call, which stops vectorisation. :func:`_exp` and :func:`_log` are fdlibm's ``e_exp.c`` and
+``e_log.c`` algorithms (error below 1 ulp; tests/test_fused.py checks them against mpmath) written with
+plain arithmetic, selects and bit casts, which LLVM vectorises. They are used in the gradient; the scalar
+recipe code keeps libm.
 
-* ``grad = e^s G`` over the step's samples, with the logits shifted by each sample's top wrong logit
-  ``t_j``, only shifted logits exponentiated, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the
-  largest ``log P_j`` (``P_j`` = the sample's largest wrong-class probability), so the largest coefficient
-  is 1: the log-domain gradient of :mod:`rates.losses`, written per sample. While every ``z_y - t_j`` is
-  below ``_LINEAR_LIMIT`` the ``P_j`` are formed directly; beyond, a configuration takes the logarithmic
-  path (:func:`_log_weights`, scalar), where a weight below ``e^-746`` of the largest is exactly 0;
-* mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation,
-  drawn on the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations`
-  (so the batches are those of the torch path); each lane gathers its own samples. VR keeps the
-  epoch-start coefficients, as :class:`rates.optim.sources.VarianceReduced`;
-* momentum and Adam carry a log-scale exactly as :mod:`rates.optim.transforms` does (same formulas, same
-  order of operations); steepest directions are those of :mod:`rates.norms` (sign, one coordinate,
-  Frobenius, entry-wise l_p, polar factor by SVD or Newton-Schulz, nuclear, Schatten-p).
+The gradient of one configuration (the log-domain gradient of :mod:`rates.losses`, written per sample; the
+formula is in :func:`_gradient_lanes`): ``grad = e^s G`` over the step's samples, where only exponentials
+of non-positive numbers are formed, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the largest
+``log P_j`` (``P_j`` = sample j's largest wrong-class probability), so the largest coefficient is 1 and a
+weight below ``e^-745`` of the largest is 0, for any size of the margins, with one logarithm per step.
+Mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation, drawn on
+the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations` (so the batches
+are those of the torch path); each lane gathers its own samples. VR keeps the epoch-start coefficients, as
+:class:`rates.optim.sources.VarianceReduced`. Momentum and Adam carry a log-scale exactly as
+:mod:`rates.optim.transforms` does (same formulas, same order of operations); steepest directions are those
+of :mod:`rates.norms` (sign, one coordinate, Frobenius, entry-wise l_p, polar factor by SVD or
+Newton-Schulz, nuclear, Schatten-p).
 
 Guarantee: the iterates equal the torch engine's to rounding (tests/test_fused.py: 1e-12 relative after
-2,000 steps for every recipe, and the mpmath reference of :mod:`rates.reference` to 1e-12).
+2,000 steps for every recipe, and the mpmath reference of :mod:`rates.reference` to 1e-12), and a run's
+iterates do not depend on the runs it is advanced with.
 
 Why one file: numba's on-disk cache (``cache=True``) is keyed on the file of the compiled entry point
 only; a kernel calling a changed function in another file would load a stale binary. Every compiled
-function therefore lives here.
+function therefore lives here. Compiled functions called per step nest one level below :func:`advance`:
+numba re-optimises a callee's code in each caller's module, and a third level took the first compile
+from 23 s to 47 s of CPU time.
 """
 
 from __future__ import annotations
@@ -75,16 +83,16 @@ SOURCE_FULL, SOURCE_MINIBATCH, SOURCE_VR = 0, 1, 2
 
 # Configurations per vector block (see the module docstring for why 64 and not fewer).
 LANES = 64
-# Below this many configurations left, a padded 64-lane block costs more than running them one by one
-# (measured: one lane ~0.4M, a full block ~1.5M configuration-steps per CPU second).
-MIN_FILLED_LANES = 16
-# A block's scratch (samples, logits, weights: (d + k + 2) x count x 64 doubles) above this runs one by one.
+# Below this many configurations left, a 64-lane block (padded) costs more than running them one by one
+# (measured, one thread: 20 configurations 0.45M configuration-steps per CPU second as a block, 0.50M one
+# by one; 28: 0.61M and 0.48M).
+MIN_FILLED_LANES = 22
+# A block's scratch ((d + k + 4) x count x 64 doubles: samples, exponentials, four per-sample rows) above
+# this many bytes runs one configuration at a time instead.
 BLOCK_BYTES = 1 << 25
 
 # exp(x) is exactly 0.0 in float64 for x < -745.14; a weight this far below the largest one is 0.
 _UNDERFLOW = -746.0
-# While every z_y - t_j stays below this, 1 / P_j < e^700 k: no logarithms needed (see _gradient_lanes).
-_LINEAR_LIMIT = 700.0
 _TINY = np.finfo(np.float64).tiny
 _EPS = np.finfo(np.float64).eps
 # Muon's quintic Newton-Schulz coefficients, as rates.norms._NS_COEFFS
@@ -205,26 +213,27 @@ def log_array(x, out):
 def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G, log_scale, lanes):
     """For each lane r: ``G[:, :, r]`` and s with ``e^s G`` = the mean gradient over that lane's samples.
 
-    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes);
-    returns s in ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``T``, ``L``, ``U``, ``P`` (count, lanes),
-    each with its flat view (``*_flat``, the same memory), and ``shift`` (lanes,). ``lanes`` is a
-    compile-time constant (see the module docstring). Loops run class, then sample, then lane: the lane
-    loop is innermost (64 long: vectorised across configurations); with one lane it vanishes and the
-    sample loop is innermost (vectorised across samples where no sum over samples is involved). No loop
-    body mixes two lanes, and the sums over classes and over samples keep the scalar order.
+    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); s goes
+    to ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``T``, ``L``, ``U``, ``P`` (count, lanes),
+    each with a flat view of the same memory (``*_flat``) for the loops that need no index, and ``shift``
+    (lanes,). ``lanes`` is a compile-time constant (see the module docstring). Loops run class, then
+    sample, then lane: the lane loop is innermost (64 long: vectorised across configurations); with one
+    lane it vanishes and the sample loop is innermost. No loop body mixes two lanes, and the sums over
+    classes and over samples keep the scalar order.
 
-    The formula, per lane (the log-domain gradient of :mod:`rates.losses`, per sample). Sample j has logits
-    ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and ``b_j = max(lead_j, 0)``; its wrong-class
-    probabilities are ``S_c = e^{z_c - t_j} e^{-b_j} / A_j`` with ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in
-    [1, k]; by ``e^{-|lead_j|}`` (held in the label's slot of the exponentials):
-    ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``, else ``V_j + e^{lead_j}``, where
-    ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives e^0 = 1). With ``m = min_j b_j``,
-    ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is the largest wrong-class probability
-    ``P_j = max_c S_c`` times ``e^m``; so the shift is ``s = max_j log P_j = log(max_j Q_j) - m`` and
-    ``grad = e^s sum_j (Q_j / max Q) (e^{z_c - t_j} for c != y, minus their sum at y) x_j / count``. Only
-    exponentials of non-positive numbers appear (no overflow, whatever the margins), a weight below
-    ``e^-745`` of the largest is 0 in float64 as it must be, and there is one logarithm per lane and step,
-    none per sample.
+    The formula, per lane. Sample j has logits ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and
+    ``b_j = max(lead_j, 0)``; its wrong-class probabilities are ``S_c = e^{z_c - t_j} e^{-b_j} / A_j`` with
+    ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in [1, k]. From ``e^{-|lead_j|}`` (computed in the label's slot
+    of the exponentials) and ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives e^0 = 1):
+    ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``, else ``V_j + e^{lead_j}``. With ``m = min_j b_j``,
+    ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is ``P_j = max_c S_c`` times ``e^m``;
+    so the shift is ``s = max_j log P_j = log(max_j Q_j) - m``, and
+    ``grad = e^s sum_j (Q_j / max Q) (e^{z_c - t_j} for c != y, minus their sum at y) x_j / count``.
+    Only exponentials of non-positive numbers appear (no overflow, whatever the margins); a weight below
+    ``e^-745`` of the largest underflows to 0 in float64, as it must; one logarithm per lane and step, none
+    per sample. (The previous kernel formed ``P_j = 1 / sum_c e^{z_c - t_j}`` while every ``lead_j < 700``
+    and switched to a scalar logarithmic path beyond, two code paths that a vector of lanes would have to
+    take both of; this single formula costs one exponential more per sample.)
     """
     literally(lanes)
     k, d = W.shape[0], W.shape[1]
@@ -513,19 +522,18 @@ def _newton_schulz_direction(Z, D):
 
 
 @njit(cache=True)
-def _recipe_steps(W, first, stop, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q, use_momentum,
-                  eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch, offset,
-                  snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top):
+def _recipe_steps(W, first, stop, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q,
+                  use_momentum, eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch,
+                  offset, snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top):
     """Step t of configurations ``g = first .. stop - 1`` after their gradients (lane ``r = g - first``:
-    ``e^log_scale[r] G_lanes[:, :, r]``), one after the other: VR correction, momentum,
-    Adam or the steepest direction, the update of ``W[g]``; updates ``mom_scale[g]``, ``adam_s[g]``,
-    ``snap_scale[g]``.
+    ``e^log_scale[r] G_lanes[:, :, r]``), one after the other: VR correction, momentum, Adam or the steepest
+    direction, the update of ``W[g]``; updates ``mom_scale[g]``, ``adam_s[g]``, ``snap_scale[g]``.
 
     ``perms[g, epoch, offset:offset + count]`` are the step's samples (mini-batch and VR); ``G``, ``D``,
     ``snap_batch`` (k, d) and ``log_top`` (n,) are scratch. One call per block and step, and per-
     configuration arrays indexed by g rather than sliced: passing an array to a compiled function or taking
-    a view costs two atomic reference-count updates, which per configuration and step cost as much as the
-    arithmetic of a SignGD step.
+    a view costs atomic reference-count updates, which called per configuration took ~10% of a step
+    (measured with perf).
     """
     k, d = W.shape[1], W.shape[2]
     n = H.shape[0]

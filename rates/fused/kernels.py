@@ -16,9 +16,9 @@ to Python. Each step has two parts:
   scalar loop would do: a run gives the same bits alone (a block of one lane) or in a block of 64, whatever
   the other runs (tests/test_fused.py checks this bit for bit). No fast-math flag: no reassociation, no
   contraction into FMA;
-* the rest of the recipe (:func:`_recipe_steps`: VR correction, momentum, Adam, the steepest direction,
-  the update) runs per configuration, scalar: ~10 k d flops plus one ``pow``. This is the one definition
-  of every recipe; only the gradient has the blocked layout.
+* the rest of the recipe (in :func:`advance`: VR correction, momentum, Adam, the steepest direction, the
+  update) runs per configuration, scalar: ~10 k d flops plus one ``pow``. This is the one definition of
+  every recipe; only the gradient has the blocked layout.
 
 Why across configurations: inside one configuration the gradient's loops run over k, d and n, which are
 tiny (3, 5 and 30 on the default preset), so a vector of four would be mostly idle and the sums over
@@ -521,97 +521,6 @@ def _newton_schulz_direction(Z, D):
                 D[i, j] = X[i, j]
 
 
-@njit(cache=True)
-def _recipe_steps(W, first, stop, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q,
-                  use_momentum, eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch,
-                  offset, snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top):
-    """Step t of configurations ``g = first .. stop - 1`` after their gradients (lane ``r = g - first``:
-    ``e^log_scale[r] G_lanes[:, :, r]``), one after the other: VR correction, momentum, Adam or the steepest
-    direction, the update of ``W[g]``; updates ``mom_scale[g]``, ``adam_s[g]``, ``snap_scale[g]``.
-
-    ``perms[g, epoch, offset:offset + count]`` are the step's samples (mini-batch and VR); ``G``, ``D``,
-    ``snap_batch`` (k, d) and ``log_top`` (n,) are scratch. One call per block and step, and per-
-    configuration arrays indexed by g rather than sliced: passing an array to a compiled function or taking
-    a view costs atomic reference-count updates, which called per configuration took ~10% of a step
-    (measured with perf).
-    """
-    k, d = W.shape[1], W.shape[2]
-    n = H.shape[0]
-    for r in range(stop - first):
-        g = first + r
-        for c in range(k):
-            for l in range(d):
-                G[c, l] = G_lanes[c, l, r]
-        scale = log_scale[r]
-        if source == SOURCE_VR:
-            if t % steps_per_epoch == 0:  # the snapshot W~ = the epoch's first iterate, before this step's update
-                snap_scale[g] = _coefficients(W[g], H, y, n, snap_coeff[g], log_top)
-                for c in range(k):
-                    for l in range(d):
-                        total = 0.0
-                        for i in range(n):
-                            total += snap_coeff[g, c, i] * (H[i, l] / n)
-                        snap_full[g, c, l] = total
-            for c in range(k):
-                for l in range(d):
-                    total = 0.0
-                    for j in range(count):
-                        i = perms[g, epoch, offset + j]
-                        total += snap_coeff[g, c, i] * (H[i, l] / count)
-                    snap_batch[c, l] = total
-            top = max(scale, snap_scale[g])
-            fresh, old = math.exp(scale - top), math.exp(snap_scale[g] - top)
-            for c in range(k):
-                for l in range(d):
-                    G[c, l] = fresh * G[c, l] + old * (snap_full[g, c, l] - snap_batch[c, l])
-            scale = top + _renormalise(G)
-        if use_momentum:
-            log_beta = math.log(beta[g]) if beta[g] > 0.0 else -np.inf
-            old_exp, new_exp = mom_scale[g] + log_beta, scale + math.log1p(-beta[g])
-            top = max(old_exp, new_exp)
-            keep, take = math.exp(old_exp - top), math.exp(new_exp - top)
-            for c in range(k):
-                for l in range(d):
-                    mom[g, c, l] = keep * mom[g, c, l] + take * G[c, l]
-            mom_scale[g] = top + _renormalise(mom[g])
-            G[:, :] = mom[g]
-            scale = mom_scale[g]
-        if direction == DIRECTION_ADAM:
-            b1, b2 = beta1[g], beta2[g]
-            root_beta2, root_rest2 = math.sqrt(b2), math.sqrt(1.0 - b2)
-            top = max(adam_s[g], scale)
-            keep, take = math.exp(adam_s[g] - top), math.exp(scale - top)
-            largest = 0.0
-            for c in range(k):
-                for l in range(d):
-                    grad = take * G[c, l]
-                    adam_m[g, c, l] = b1 * keep * adam_m[g, c, l] + (1.0 - b1) * grad
-                    adam_v[g, c, l] = math.hypot(root_beta2 * keep * adam_v[g, c, l], root_rest2 * grad)
-                    largest = max(largest, abs(adam_m[g, c, l]), adam_v[g, c, l])
-            if not largest > 0.0:
-                largest = 1.0
-            adam_s[g] = top + math.log(largest)
-            bias1, bias2 = 1.0 - b1 ** (t + 1), math.sqrt(1.0 - b2 ** (t + 1))
-            log_eps = math.log(eps[g]) if eps[g] > 0.0 else -np.inf
-            floor = math.exp(log_eps - adam_s[g])
-            for c in range(k):
-                for l in range(d):
-                    adam_m[g, c, l] /= largest
-                    adam_v[g, c, l] /= largest
-                    denom = adam_v[g, c, l] / bias2 + floor
-                    D[c, l] = (adam_m[g, c, l] / bias1) / denom if denom > 0.0 else 0.0
-        elif direction <= DIRECTION_LP:
-            _entrywise_direction(G, direction, q, D)
-        elif direction == DIRECTION_NEWTON_SCHULZ:
-            _newton_schulz_direction(G, D)
-        else:
-            _schatten_direction(G, direction, q, D)
-        eta = eta0[g] * (t + 2.0) ** (-a[g])
-        for c in range(k):
-            for l in range(d):
-                W[g, c, l] -= eta * D[c, l]
-
-
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
             mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale):
@@ -638,7 +547,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     D = np.empty((k, d))
     snap_batch = np.empty((k, d))
     log_top = np.empty(n)
-    first = R - R  # 0 typed int64: with a literal 0, numba compiles _recipe_steps a second time for it
+    first = 0
     while first < R:
         wide = blocks and R - first >= MIN_FILLED_LANES
         lanes = LANES if wide else 1
@@ -681,7 +590,80 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
             else:
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
                                 log_scale, 1)
-            _recipe_steps(W, first, stop, G_lanes, log_scale, t, H, y, source, count, steps_per_epoch, direction, q,
-                          use_momentum, eta0, a, beta, beta1, beta2, eps, mom, mom_scale, adam_m, adam_v, adam_s, perms,
-                          epoch, offset, snap_coeff, snap_full, snap_scale, G, D, snap_batch, log_top)
+            # the rest of the recipe, configuration by configuration (written here, not in a function
+            # called per step: a call with the ~25 arrays it needs cost ~0.3 us, a sixth of a step of one
+            # configuration): VR correction, momentum, Adam or the steepest direction, the update
+            for r in range(stop - first):
+                g = first + r
+                for c in range(k):
+                    for l in range(d):
+                        G[c, l] = G_lanes[c, l, r]
+                scale = log_scale[r]
+                if source == SOURCE_VR:
+                    if t % steps_per_epoch == 0:  # the snapshot W~: the epoch's first iterate (not yet updated)
+                        snap_scale[g] = _coefficients(W[g], H, y, n, snap_coeff[g], log_top)
+                        for c in range(k):
+                            for l in range(d):
+                                total = 0.0
+                                for i in range(n):
+                                    total += snap_coeff[g, c, i] * (H[i, l] / n)
+                                snap_full[g, c, l] = total
+                    for c in range(k):
+                        for l in range(d):
+                            total = 0.0
+                            for j in range(count):
+                                i = perms[g, epoch, offset + j]
+                                total += snap_coeff[g, c, i] * (H[i, l] / count)
+                            snap_batch[c, l] = total
+                    top = max(scale, snap_scale[g])
+                    fresh, old = math.exp(scale - top), math.exp(snap_scale[g] - top)
+                    for c in range(k):
+                        for l in range(d):
+                            G[c, l] = fresh * G[c, l] + old * (snap_full[g, c, l] - snap_batch[c, l])
+                    scale = top + _renormalise(G)
+                if use_momentum:
+                    log_beta = math.log(beta[g]) if beta[g] > 0.0 else -np.inf
+                    old_exp, new_exp = mom_scale[g] + log_beta, scale + math.log1p(-beta[g])
+                    top = max(old_exp, new_exp)
+                    keep, take = math.exp(old_exp - top), math.exp(new_exp - top)
+                    for c in range(k):
+                        for l in range(d):
+                            mom[g, c, l] = keep * mom[g, c, l] + take * G[c, l]
+                    mom_scale[g] = top + _renormalise(mom[g])
+                    G[:, :] = mom[g]
+                    scale = mom_scale[g]
+                if direction == DIRECTION_ADAM:
+                    b1, b2 = beta1[g], beta2[g]
+                    root_beta2, root_rest2 = math.sqrt(b2), math.sqrt(1.0 - b2)
+                    top = max(adam_s[g], scale)
+                    keep, take = math.exp(adam_s[g] - top), math.exp(scale - top)
+                    largest = 0.0
+                    for c in range(k):
+                        for l in range(d):
+                            grad = take * G[c, l]
+                            adam_m[g, c, l] = b1 * keep * adam_m[g, c, l] + (1.0 - b1) * grad
+                            adam_v[g, c, l] = math.hypot(root_beta2 * keep * adam_v[g, c, l], root_rest2 * grad)
+                            largest = max(largest, abs(adam_m[g, c, l]), adam_v[g, c, l])
+                    if not largest > 0.0:
+                        largest = 1.0
+                    adam_s[g] = top + math.log(largest)
+                    bias1, bias2 = 1.0 - b1 ** (t + 1), math.sqrt(1.0 - b2 ** (t + 1))
+                    log_eps = math.log(eps[g]) if eps[g] > 0.0 else -np.inf
+                    floor = math.exp(log_eps - adam_s[g])
+                    for c in range(k):
+                        for l in range(d):
+                            adam_m[g, c, l] /= largest
+                            adam_v[g, c, l] /= largest
+                            denom = adam_v[g, c, l] / bias2 + floor
+                            D[c, l] = (adam_m[g, c, l] / bias1) / denom if denom > 0.0 else 0.0
+                elif direction <= DIRECTION_LP:
+                    _entrywise_direction(G, direction, q, D)
+                elif direction == DIRECTION_NEWTON_SCHULZ:
+                    _newton_schulz_direction(G, D)
+                else:
+                    _schatten_direction(G, direction, q, D)
+                eta = eta0[g] * (t + 2.0) ** (-a[g])
+                for c in range(k):
+                    for l in range(d):
+                        W[g, c, l] -= eta * D[c, l]
         first = stop

@@ -212,6 +212,76 @@ def test_segments_threads_and_batching_change_no_bit(monkeypatch):
         np.testing.assert_array_equal(alone.W[0], whole.W[r])
 
 
+BLOCK_RECIPES = {
+    # (recipe keywords, dataset): full batch in the large-margin regime from the first steps, and VR + momentum
+    # mini-batches (each lane gathers its own samples)
+    "signgd-hard": (dict(algo="signgd"), "hard"),
+    "vr-signum": (dict(algo="vr-signum", batch=2, momentum=0.5), "gauss-k4-d3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_RECIPES))
+def test_runs_give_the_same_bits_alone_and_in_a_64_lane_block(name):
+    """The kernels compute 64 configurations side by side (vector lanes) and a small remainder one at a time;
+    each run's iterate must not depend on that: LANES + 5 runs in one group (a full block, then five
+    single-lane runs), on one thread and on two, give each run's W bit for bit as the run alone does."""
+    import rates.fused.group as group
+    import rates.fused.kernels as kernels
+
+    keywords, dataset = BLOCK_RECIPES[name]
+    make, eta_scale, _ = DATASETS[dataset]
+    H, y, k, _ = make()
+    exponents, etas = ("1/4", "1/3", "1/2", "2/3", "1"), (0.5, 1.0, 2.0)
+    count = kernels.LANES + 5
+    assert count - kernels.LANES < kernels.MIN_FILLED_LANES
+    specs = [RunSpec(**keywords, a=exponents[i % 5], eta0=etas[i % 3] * eta_scale[0], seed=i) for i in range(count)]
+    runs = [resolve_spec(spec, len(y)) for spec in specs]
+    steps = 300
+    together = group.FusedGroup(runs, H, y, k, threads=1)
+    together.advance_to(steps)
+    split = group.FusedGroup(runs, H, y, k, threads=2)
+    split.advance_to(steps)
+    np.testing.assert_array_equal(split.W, together.W)
+    for r, run in enumerate(runs):
+        alone = group.FusedGroup([run], H, y, k)
+        alone.advance_to(steps)
+        np.testing.assert_array_equal(alone.W[0], together.W[r])
+    # and the block computed something: every run moved from 0, and the 15 (a, eta0) pairs end apart
+    assert (np.abs(together.W).max(axis=(1, 2)) > 0).all() and len({w.tobytes() for w in together.W}) >= 15
+
+
+def test_kernel_exp_and_log_are_within_one_ulp():
+    """The kernels' own exp and log (fdlibm's algorithms, branch-free so that they vectorise) against 40-digit
+    mpmath: below 1 ulp of the result over their whole domain (exp: normal and subnormal results, 0 below
+    -745.2, inf above 709.8; log: positive normal numbers), and exact where the result is exact."""
+    import rates.fused.kernels as kernels
+
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-745.0, 709.0, 3000), rng.uniform(-1.0, 1.0, 1000),
+                        rng.uniform(-1e-8, 1e-8, 200), rng.uniform(-745.1, -708.0, 500)])
+    out = np.empty_like(x)
+    kernels.exp_array(x, out)
+    mp.mp.dps = 40
+    for xi, yi in zip(x, out):
+        exact = mp.exp(mp.mpf(float(xi)))
+        ulp = mp.mpf(float(np.spacing(float(exact)))) if exact >= 2.2250738585072014e-308 else mp.mpf(5e-324)
+        assert abs(mp.mpf(float(yi)) - exact) < ulp, xi
+    edges = np.array([0.0, -746.0, -1e4, 709.78, 710.0, 1e4])
+    out = np.empty_like(edges)
+    kernels.exp_array(edges, out)
+    assert out[0] == 1.0 and out[1] == 0.0 and out[2] == 0.0 and np.isfinite(out[3]) and np.isinf(out[4:]).all()
+
+    x = np.concatenate([np.exp(rng.uniform(-700.0, 700.0, 2000)), rng.uniform(0.5, 2.0, 2000),
+                        1.0 + rng.uniform(-1e-7, 1e-7, 200), [2.2250738585072014e-308, 1.7976931348623157e308]])
+    out = np.empty_like(x)
+    kernels.log_array(x, out)
+    for xi, yi in zip(x, out):
+        exact = mp.log(mp.mpf(float(xi)))
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(abs(float(exact))))), xi
+    kernels.log_array(np.array([1.0, 2.0, 0.5]), out[:3])
+    assert out[0] == 0.0 and out[1] == math.log(2.0) and out[2] == -math.log(2.0)
+
+
 def test_engine_option_is_checked(tmp_path, capsys):
     from cli.app import main
     from rates.engine import resolve_engine

@@ -1,35 +1,71 @@
-"""Compiled step kernels: every recipe of the engine, many steps per call, one configuration per thread.
+"""Compiled step kernels: every recipe of the engine, many steps per call, 64 configurations side by side.
 
 Setting: docs/theory.md sections 1, 2 and 7; the same algorithms as :mod:`rates.optim` (signal -> [momentum] ->
 steepest direction | Adam -> ``W <- W - eta_t * direction``, ``eta_t = eta0 (t+2)^-a``), float64.
 
-Algorithm: :func:`advance` moves every configuration r of a group from step ``t0`` to ``t1`` without
-returning to Python. Each configuration is a plain scalar loop, so a run's arithmetic does not depend on
-the others and is the same alone or in a batch, and from one call to the next. The kernel releases the
-GIL; :mod:`rates.fused.group` runs slices of the configuration axis on one thread per core (this gives
-the parallelism of numba's ``prange`` without its parallel-compilation pass, which made the first
-compile several times longer). Per step:
+Algorithm: :func:`advance` moves every configuration of a group from step ``t0`` to ``t1`` without returning
+to Python. Each step has two parts:
 
-* signal (:func:`_scaled_gradient`): ``grad = e^s G`` over the step's samples, with only wrong-class
-  probabilities exponentiated, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the largest
-  wrong-class ``log S_c`` (so the largest coefficient is 1): the log-domain gradient of
-  :mod:`rates.losses`, written per sample. A sample whose weights are below ``e^-746`` of the largest
-  contributes exactly 0 in float64; it is skipped before its exponentials are formed, using the bound
-  ``a_i <= t_i - max(z_y, t_i)`` (``t_i`` the top wrong logit), which changes no bit of the result;
-* mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation,
-  drawn on the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations`
-  (so the batches are those of the torch path); VR keeps the epoch-start coefficients, as
-  :class:`rates.optim.sources.VarianceReduced`;
-* momentum and Adam carry a log-scale exactly as :mod:`rates.optim.transforms` does (same formulas, same
-  order of operations); steepest directions are those of :mod:`rates.norms` (sign, one coordinate,
-  Frobenius, entry-wise l_p, polar factor by SVD or Newton-Schulz, nuclear, Schatten-p).
+* the gradient (:func:`_gradient_lanes`), the part every recipe shares and nearly all of a step's work
+  (~4 k d n flops and (k + 1) n exponentials), is computed for a block of ``LANES`` = 64 configurations
+  at once. Layout: the configuration is the LAST (innermost, unit-stride) axis of every array of the
+  block -- ``W`` as (k, d, lanes), the step's samples as (count, d, lanes) with labels (count, lanes),
+  logits and exponentials as (k, count, lanes) -- and every loop over it is the innermost loop, so LLVM
+  turns it into AVX2 code, four configurations per instruction. A loop body only ever combines entries
+  of one configuration, in the order of the scalar formula, so each configuration's arithmetic is what a
+  scalar loop would do: a run gives the same bits alone (a block of one lane) or in a block of 64, whatever
+  the other runs (tests/test_fused.py checks this bit for bit). No fast-math flag: no reassociation, no
+  contraction into FMA;
+* the rest of the recipe (in :func:`advance`: VR correction, momentum, Adam, the steepest direction, the
+  update) runs per configuration, scalar: ~10 k d flops plus one ``pow``. This is the one definition of
+  every recipe; only the gradient has the blocked layout.
+
+Why across configurations: inside one configuration the gradient's loops run over k, d and n, which are
+tiny (3, 5 and 30 on the default preset), so a vector of four would be mostly idle and the sums over
+samples could not be vectorised without reordering them (which would change the bits); across
+configurations every loop is 64 long and nothing is reordered. Measured on the 2-core AMD EPYC (AVX2, no
+AVX-512), one thread, full-batch SignGD on the default preset: the previous kernel (one scalar loop per
+configuration, libm ``exp``) ran 0.5-0.65M configuration-steps per CPU second; this one 1.3-1.4M
+(``benchmarks/engine_speed.py`` prints both clocks).
+
+Why 64: LLVM fully unrolls constant loops of up to ~32 iterations before its loop vectoriser runs, and
+numba disables the SLP vectoriser that would re-vectorise the unrolled code (numba issue #8705), so a
+32-lane block ran as scalar code (measured: 0.85M against 1.5M configuration-steps per CPU second). The
+lane count is a compile-time constant (``numba.literally``): :func:`_gradient_lanes` is compiled for 64
+lanes and for one. With one lane its lane loops vanish and the sample loop is innermost, vectorised where
+no sum over samples is involved; runs left over after the full blocks go through it one at a time when
+they are fewer than ``MIN_FILLED_LANES`` (measured break-even: one lane ~0.48M configuration-steps per CPU
+second, a 64-lane block ~22k per CPU second per configuration it holds), or when a block's scratch would
+pass ``BLOCK_BYTES``.
+
+The exponential and logarithm: llvmlite here has no vector math library (no SVML), so ``math.exp`` is a
+scalar libm call, which stops vectorisation. :func:`_exp` and :func:`_log` are fdlibm's ``e_exp.c`` and
+``e_log.c`` algorithms (error below 1 ulp; tests/test_fused.py checks them against mpmath) written with
+plain arithmetic, selects and bit casts, which LLVM vectorises. They are used in the gradient; the scalar
+recipe code keeps libm.
+
+The gradient of one configuration (the log-domain gradient of :mod:`rates.losses`, written per sample; the
+formula is in :func:`_gradient_lanes`): ``grad = e^s G`` over the step's samples, where only exponentials
+of non-positive numbers are formed, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the largest
+``log P_j`` (``P_j`` = sample j's largest wrong-class probability), so the largest coefficient is 1 and a
+weight below ``e^-745`` of the largest is 0, for any size of the margins, with one logarithm per step.
+Mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation, drawn on
+the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations` (so the batches
+are those of the torch path); each lane gathers its own samples. VR keeps the epoch-start coefficients, as
+:class:`rates.optim.sources.VarianceReduced`. Momentum and Adam carry a log-scale exactly as
+:mod:`rates.optim.transforms` does (same formulas, same order of operations); steepest directions are those
+of :mod:`rates.norms` (sign, one coordinate, Frobenius, entry-wise l_p, polar factor by SVD or
+Newton-Schulz, nuclear, Schatten-p).
 
 Guarantee: the iterates equal the torch engine's to rounding (tests/test_fused.py: 1e-12 relative after
-2,000 steps for every recipe, and the mpmath reference of :mod:`rates.reference` to 1e-12).
+2,000 steps for every recipe, and the mpmath reference of :mod:`rates.reference` to 1e-12), and a run's
+iterates do not depend on the runs it is advanced with.
 
 Why one file: numba's on-disk cache (``cache=True``) is keyed on the file of the compiled entry point
 only; a kernel calling a changed function in another file would load a stale binary. Every compiled
-function therefore lives here.
+function therefore lives here. Compiled functions called per step nest one level below :func:`advance`:
+numba re-optimises a callee's code in each caller's module, and a third level took the first compile
+from 23 s to 47 s of CPU time.
 """
 
 from __future__ import annotations
@@ -37,117 +73,259 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import literally, njit, types
+from numba.extending import intrinsic
 
 SOURCE_FULL, SOURCE_MINIBATCH, SOURCE_VR = 0, 1, 2
 (DIRECTION_SIGN, DIRECTION_COORDINATE, DIRECTION_FROBENIUS, DIRECTION_LP, DIRECTION_POLAR, DIRECTION_NUCLEAR,
  DIRECTION_SCHATTEN, DIRECTION_NEWTON_SCHULZ, DIRECTION_ADAM) = range(9)
 
+# Configurations per vector block (see the module docstring for why 64 and not fewer).
+LANES = 64
+# Below this many configurations left, a 64-lane block (padded) costs more than running them one by one
+# (measured, one thread: 20 configurations 0.45M configuration-steps per CPU second as a block, 0.50M one
+# by one; 28: 0.61M and 0.48M).
+MIN_FILLED_LANES = 22
+# A block's scratch ((d + k + 4) x count x 64 doubles: samples, exponentials, four per-sample rows) above
+# this many bytes runs one configuration at a time instead.
+BLOCK_BYTES = 1 << 25
+
 # exp(x) is exactly 0.0 in float64 for x < -745.14; a weight this far below the largest one is 0.
 _UNDERFLOW = -746.0
-# While every z_y - t_j stays below this, 1 / P_j < e^700 k: no logarithms needed (see _scaled_gradient).
-_LINEAR_LIMIT = 700.0
 _TINY = np.finfo(np.float64).tiny
 _EPS = np.finfo(np.float64).eps
 # Muon's quintic Newton-Schulz coefficients, as rates.norms._NS_COEFFS
 _NS_A, _NS_B, _NS_C = 3.4445, -4.7750, 2.0315
 _NS_STEPS = 5
 
+# fdlibm e_exp.c: ln2 split so that k * _LN2_HI is exact for |k| < 2^11, and the coefficients of the
+# rational approximation R(r^2) of r (e^r + 1) / (e^r - 1) on |r| <= ln2 / 2.
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e+00
+_P1 = 1.66666666666666019037e-01
+_P2 = -2.77777777770155933842e-03
+_P3 = 6.61375632143793436117e-05
+_P4 = -1.65339022054652515390e-06
+_P5 = 4.13813679705723846039e-08
+# Adding 1.5 * 2^52 rounds a double of magnitude < 2^51 to an integer held in the low mantissa bits.
+_ROUND = 6755399441055744.0
+_ROUND_BITS = 0x4338000000000000
+_TWO_M999 = 2.0 ** -999
+# fdlibm e_log.c: coefficients of the approximation of (log(1+s) - log(1-s) - 2s) / s on s^2 <= 0.0295.
+_LG1 = 6.666666666666735130e-01
+_LG2 = 3.999999999940941908e-01
+_LG3 = 2.857142874366239149e-01
+_LG4 = 2.222219843214978396e-01
+_LG5 = 1.818357216161805012e-01
+_LG6 = 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+
+
+@intrinsic
+def _bits_of(typingctx, x):
+    """The IEEE bits of a float64 as an int64 (a bit cast, free in a vector register)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _float_of(typingctx, bits):
+    """The float64 whose IEEE bits are ``bits`` (the inverse bit cast)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@njit(cache=True, error_model="numpy")
+def _exp(x):
+    """e^x, fdlibm's algorithm without branches (so that a loop of it vectorises); error below 1 ulp.
+
+    ``x = k ln2 + r``, ``|r| <= ln2/2`` (k rounded to nearest by the 1.5 * 2^52 shift, in floating point,
+    since AVX2 has no double -> int64 conversion); ``e^r = 1 + 2r / (R(r^2) - r)`` in fdlibm's form
+    ``1 - ((lo - r c / (2 - c)) - hi)``; then ``2^k`` as ``2^(k-1) * 2`` (``2^(k+999) * 2^-999`` where the
+    result is subnormal, so that it is rounded once, as fdlibm does). Arguments are clamped to
+    [-746, 710]: below, the result is 0; above, inf. ``x`` must not be NaN.
+    """
+    x = min(max(x, -746.0), 710.0)
+    shifted = x * _INV_LN2 + _ROUND
+    k_float = shifted - _ROUND
+    k = _bits_of(shifted) - _ROUND_BITS
+    hi = x - k_float * _LN2_HI
+    lo = k_float * _LN2_LO
+    r = hi - lo
+    t = r * r
+    c = r - t * (_P1 + t * (_P2 + t * (_P3 + t * (_P4 + t * _P5))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    normal = k >= -1021
+    exponent = k - 1 if normal else k + 999
+    last = 2.0 if normal else _TWO_M999
+    return y * _float_of((exponent + 1023) << 52) * last
+
+
+@njit(cache=True, error_model="numpy")
+def _log(x):
+    """log x for a positive normal x, fdlibm's algorithm without branches; error below 1 ulp.
+
+    ``x = 2^k (1 + f)`` with ``sqrt(2)/2 < 1 + f < sqrt(2)`` (by bit operations), ``s = f / (2 + f)``,
+    ``log(1 + f) = 2s + s R(s^2)`` with fdlibm's degree-14 polynomial, assembled in fdlibm's two forms (the
+    one fdlibm picks for f's range is selected, both are computed); ``k`` becomes a double by the same
+    1.5 * 2^52 shift as in :func:`_exp`. Zero, negative, subnormal, inf and NaN arguments are not handled.
+    """
+    bits = _bits_of(x)
+    high = (bits >> 32) & 0x7FFFFFFF
+    k = (high >> 20) - 1023
+    high &= 0x000FFFFF
+    carry = (high + 0x95F64) & 0x100000  # set when 1 + f would pass sqrt(2): halve it
+    f = _float_of(((high | (carry ^ 0x3FF00000)) << 32) | (bits & 0xFFFFFFFF)) - 1.0
+    k += carry >> 20
+    dk = _float_of(k + _ROUND_BITS) - _ROUND
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    R = t2 + t1
+    half_square = 0.5 * f * f
+    wide = ((high - 0x6147A) | (0x6B851 - high)) > 0
+    wide_form = dk * _LN2_HI - ((half_square - (s * (half_square + R) + dk * _LN2_LO)) - f)
+    narrow_form = dk * _LN2_HI - ((s * (f - R) - dk * _LN2_LO) - f)
+    return wide_form if wide else narrow_form
+
 
 @njit(cache=True)
-def _scaled_gradient(W, H, y, samples, offset, count, logits, log_top, top_class, G):
-    """``G`` (k, d) and s with ``e^s G`` = the mean gradient over ``samples[offset:offset + count]``; returns s.
+def exp_array(x, out):
+    """``out[i] = _exp(x[i])``: the kernels' exponential, exposed for tests/test_fused.py."""
+    for i in range(x.shape[0]):
+        out[i] = _exp(x[i])
 
-    Sample j's wrong-class probabilities are ``S_c = e^{z_c - t_j} P_j`` with ``t_j`` its top wrong logit and
-    ``P_j = 1 / (sum_{c != y} e^{z_c - t_j} + e^{z_y - t_j})`` its largest wrong-class probability; the shift
-    s is ``max_j log P_j``. While every ``z_y - t_j < LINEAR_LIMIT`` the P_j are normal numbers and are
-    formed directly (two transcendental calls fewer per sample); beyond, in logarithms. ``logits``
-    (k, count), ``log_top`` (count,) and ``top_class`` (count,) are scratch.
+
+@njit(cache=True)
+def log_array(x, out):
+    """``out[i] = _log(x[i])``: the kernels' logarithm, exposed for tests/test_fused.py."""
+    for i in range(x.shape[0]):
+        out[i] = _log(x[i])
+
+
+@njit(cache=True, error_model="numpy")
+def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G, log_scale, lanes):
+    """For each lane r: ``G[:, :, r]`` and s with ``e^s G`` = the mean gradient over that lane's samples.
+
+    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); s goes
+    to ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``T``, ``L``, ``U``, ``P`` (count, lanes),
+    each with a flat view of the same memory (``*_flat``) for the loops that need no index, and ``shift``
+    (lanes,). ``lanes`` is a compile-time constant (see the module docstring). Loops run class, then
+    sample, then lane: the lane loop is innermost (64 long: vectorised across configurations); with one
+    lane it vanishes and the sample loop is innermost. No loop body mixes two lanes, and the sums over
+    classes and over samples keep the scalar order.
+
+    The formula, per lane. Sample j has logits ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and
+    ``b_j = max(lead_j, 0)``; its wrong-class probabilities are ``S_c = e^{z_c - t_j} e^{-b_j} / A_j`` with
+    ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in [1, k]. From ``e^{-|lead_j|}`` (computed in the label's slot
+    of the exponentials) and ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives e^0 = 1):
+    ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``, else ``V_j + e^{lead_j}``. With ``m = min_j b_j``,
+    ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is ``P_j = max_c S_c`` times ``e^m``;
+    so the shift is ``s = max_j log P_j = log(max_j Q_j) - m``, and
+    ``grad = e^s sum_j (Q_j / max Q) (e^{z_c - t_j} for c != y, minus their sum at y) x_j / count``.
+    Only exponentials of non-positive numbers appear (no overflow, whatever the margins); a weight below
+    ``e^-745`` of the largest underflows to 0 in float64, as it must; one logarithm per lane and step, none
+    per sample. (The previous kernel formed ``P_j = 1 / sum_c e^{z_c - t_j}`` while every ``lead_j < 700``
+    and switched to a scalar logarithmic path beyond, two code paths that a vector of lanes would have to
+    take both of; this single formula costs one exponential more per sample.)
     """
-    k, d = W.shape
-    bound_max = -np.inf
-    lead_max = -np.inf
-    for j in range(count):
-        i = samples[offset + j]
-        label = y[i]
-        top_wrong = -np.inf
-        best = 0
-        for c in range(k):
-            z = 0.0
+    literally(lanes)
+    k, d = W.shape[0], W.shape[1]
+    count = X.shape[0]
+    # logits z = W x_j
+    for c in range(k):
+        for j in range(count):
+            for r in range(lanes):
+                Z[c, j, r] = 0.0
             for l in range(d):
-                z += W[c, l] * H[i, l]
-            logits[c, j] = z
-            if c != label and z > top_wrong:
-                top_wrong, best = z, c
-        top_class[j] = best
-        lead = logits[label, j] - top_wrong
-        for c in range(k):
-            logits[c, j] -= top_wrong  # z_c - t_j: 0 at the top wrong class
-        # log P_j is at most -max(lead, 0) and at least that minus log k
-        log_top[j] = -max(lead, 0.0)
-        bound_max = max(bound_max, log_top[j])
-        lead_max = max(lead_max, lead)
-    if lead_max < _LINEAR_LIMIT:
-        top = 0.0
+                for r in range(lanes):
+                    Z[c, j, r] += W[c, l, r] * X[j, l, r]
+    # T = the top wrong logit t_j, L = the label's logit z_y
+    for i in range(T_flat.size):
+        T_flat[i] = -np.inf
+        L_flat[i] = 0.0
+    for c in range(k):
         for j in range(count):
-            label = y[samples[offset + j]]
-            total = 0.0
-            for c in range(k):
-                if c == top_class[j]:
-                    logits[c, j] = 1.0
-                else:
-                    logits[c, j] = math.exp(logits[c, j])
-                total += logits[c, j]  # the label's e^{z_y - t_j} included
-            log_top[j] = 1.0 / total  # P_j itself on this path
-            top = max(top, log_top[j])
+            for r in range(lanes):
+                z = Z[c, j, r]
+                wrong = c != Y[j, r]
+                T[j, r] = z if wrong & (z > T[j, r]) else T[j, r]
+                L[j, r] = L[j, r] if wrong else z
+    for i in range(L_flat.size):
+        L_flat[i] -= T_flat[i]  # L = lead_j
+    for r in range(lanes):
+        shift[r] = np.inf  # m = min_j b_j
+    for j in range(count):
+        for r in range(lanes):
+            shift[r] = min(shift[r], max(L[j, r], 0.0))
+    # the exponents: z_c - t_j for the wrong classes, -|lead_j| in the label's slot; m - b_j in P
+    for c in range(k):
         for j in range(count):
-            log_top[j] /= top
-        log_scale = math.log(top)
-    else:
-        # samples below this cut have every weight below e^-746 of the largest: exactly 0, skipped
-        cut = bound_max - math.log(k) + _UNDERFLOW
-        log_scale = -np.inf
+            for r in range(lanes):
+                shifted = Z[c, j, r] - T[j, r]
+                Z[c, j, r] = shifted if c != Y[j, r] else -abs(L[j, r])
+    for j in range(count):
+        for r in range(lanes):
+            P[j, r] = shift[r] - max(L[j, r], 0.0)
+    for i in range(Z_flat.size):
+        Z_flat[i] = _exp(Z_flat[i])
+    for i in range(P_flat.size):
+        P_flat[i] = _exp(P_flat[i])
+    # A_j from V_j (summed in T) and e^{-|lead_j|} (the label's slot, gathered in U); Q_j = e^{m - b_j} / A_j
+    for i in range(T_flat.size):
+        T_flat[i] = 0.0
+    for c in range(k):
         for j in range(count):
-            if log_top[j] < cut:
-                continue
-            label = y[samples[offset + j]]
-            wrong_sum = 0.0
-            for c in range(k):
-                if c == top_class[j]:
-                    logits[c, j] = 1.0
-                    wrong_sum += 1.0
-                elif c != label:
-                    logits[c, j] = math.exp(logits[c, j])
-                    wrong_sum += logits[c, j]
-            lead = logits[label, j]
-            if lead > 0.0:
-                log_total = lead + math.log1p(wrong_sum * math.exp(-lead))
-            else:
-                log_total = math.log(wrong_sum + math.exp(lead))
-            log_top[j] = -log_total
-            log_scale = max(log_scale, log_top[j])
+            for r in range(lanes):
+                e = Z[c, j, r]  # loaded unconditionally, so that the selects vectorise
+                wrong = c != Y[j, r]
+                T[j, r] += e if wrong else 0.0
+                U[j, r] = U[j, r] if wrong else e
+    for i in range(P_flat.size):
+        total = T_flat[i] * U_flat[i] + 1.0 if L_flat[i] > 0.0 else T_flat[i] + U_flat[i]
+        P_flat[i] /= total
+    for r in range(lanes):
+        log_scale[r] = 0.0  # max_j Q_j
+    for j in range(count):
+        for r in range(lanes):
+            log_scale[r] = max(log_scale[r], P[j, r])
+    for j in range(count):
+        for r in range(lanes):
+            P[j, r] /= log_scale[r]
+    for r in range(lanes):
+        log_scale[r] = _log(log_scale[r]) - shift[r]
+    # the coefficients, in place in Z: e^{z_c - t_j} Q_j / max Q / count for c != y, minus their sum at y
+    inv_count = 1.0 / count
+    for i in range(T_flat.size):
+        T_flat[i] = 0.0
+    for c in range(k):
         for j in range(count):
-            log_top[j] = math.exp(log_top[j] - log_scale) if log_top[j] - log_scale >= _UNDERFLOW else 0.0
+            for r in range(lanes):
+                value = Z[c, j, r] * (P[j, r] * inv_count)
+                value = value if c != Y[j, r] else 0.0
+                Z[c, j, r] = value
+                T[j, r] -= value
+    for c in range(k):
+        for j in range(count):
+            for r in range(lanes):
+                Z[c, j, r] = T[j, r] if c == Y[j, r] else Z[c, j, r]
+    # G = sum_j coefficients x_j, in sample order. A weight that underflowed to 0 adds +-0 terms, which
+    # change no entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
     for c in range(k):
         for l in range(d):
-            G[c, l] = 0.0
-    inv_count = 1.0 / count
+            for r in range(lanes):
+                G[c, l, r] = 0.0
     for j in range(count):
-        if log_top[j] == 0.0:  # a weight that underflowed: exactly 0
-            continue
-        i = samples[offset + j]
-        label = y[i]
-        factor = log_top[j] * inv_count
-        label_coeff = 0.0
         for c in range(k):
-            if c != label:
-                coeff = logits[c, j] * factor
-                label_coeff -= coeff
-                for l in range(d):
-                    G[c, l] += coeff * H[i, l]
-        for l in range(d):
-            G[label, l] += label_coeff * H[i, l]
-    return log_scale
+            for l in range(d):
+                for r in range(lanes):
+                    G[c, l, r] += Z[c, j, r] * X[j, l, r]
 
 
 @njit(cache=True)
@@ -343,97 +521,6 @@ def _newton_schulz_direction(Z, D):
                 D[i, j] = X[i, j]
 
 
-@njit(cache=True)
-def _advance_one(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
-                 mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale):
-    """Steps t0 .. t1-1 of one configuration; state arrays are updated in place, scalars returned."""
-    k, d = W.shape
-    n = H.shape[0]
-    count = n if source == SOURCE_FULL else batch
-    steps_per_epoch = n // count
-    logits = np.empty((k, count))
-    log_top = np.empty(n)
-    top_class = np.empty(n, dtype=np.int64)
-    G = np.empty((k, d))
-    D = np.empty((k, d))
-    snap_batch = np.empty((k, d))
-    everyone = np.arange(n)
-    log_beta = math.log(beta) if beta > 0.0 else -np.inf
-    log_rest = math.log1p(-beta)
-    log_eps = math.log(eps) if eps > 0.0 else -np.inf
-    root_beta2, root_rest2 = math.sqrt(beta2), math.sqrt(1.0 - beta2)
-    for t in range(t0, t1):
-        if source == SOURCE_FULL:
-            samples, offset = everyone, 0
-        else:
-            samples, offset = perms[t // steps_per_epoch - epoch0], (t % steps_per_epoch) * count
-            if source == SOURCE_VR and t % steps_per_epoch == 0:
-                snap_scale = _coefficients(W, H, y, n, snap_coeff, log_top)
-                for c in range(k):
-                    for l in range(d):
-                        total = 0.0
-                        for i in range(n):
-                            total += snap_coeff[c, i] * (H[i, l] / n)
-                        snap_full[c, l] = total
-        scale = _scaled_gradient(W, H, y, samples, offset, count, logits, log_top, top_class, G)
-        if source == SOURCE_VR:
-            for c in range(k):
-                for l in range(d):
-                    total = 0.0
-                    for j in range(count):
-                        i = samples[offset + j]
-                        total += snap_coeff[c, i] * (H[i, l] / count)
-                    snap_batch[c, l] = total
-            top = max(scale, snap_scale)
-            fresh, old = math.exp(scale - top), math.exp(snap_scale - top)
-            for c in range(k):
-                for l in range(d):
-                    G[c, l] = fresh * G[c, l] + old * (snap_full[c, l] - snap_batch[c, l])
-            scale = top + _renormalise(G)
-        if use_momentum:
-            old_exp, new_exp = mom_scale + log_beta, scale + log_rest
-            top = max(old_exp, new_exp)
-            keep, take = math.exp(old_exp - top), math.exp(new_exp - top)
-            for c in range(k):
-                for l in range(d):
-                    mom[c, l] = keep * mom[c, l] + take * G[c, l]
-            mom_scale = top + _renormalise(mom)
-            G[:, :] = mom
-            scale = mom_scale
-        if direction == DIRECTION_ADAM:
-            top = max(adam_s, scale)
-            keep, take = math.exp(adam_s - top), math.exp(scale - top)
-            largest = 0.0
-            for c in range(k):
-                for l in range(d):
-                    g = take * G[c, l]
-                    adam_m[c, l] = beta1 * keep * adam_m[c, l] + (1.0 - beta1) * g
-                    adam_v[c, l] = math.hypot(root_beta2 * keep * adam_v[c, l], root_rest2 * g)
-                    largest = max(largest, abs(adam_m[c, l]), adam_v[c, l])
-            if not largest > 0.0:
-                largest = 1.0
-            adam_s = top + math.log(largest)
-            first, second = 1.0 - beta1 ** (t + 1), math.sqrt(1.0 - beta2 ** (t + 1))
-            floor = math.exp(log_eps - adam_s)
-            for c in range(k):
-                for l in range(d):
-                    adam_m[c, l] /= largest
-                    adam_v[c, l] /= largest
-                    denom = adam_v[c, l] / second + floor
-                    D[c, l] = (adam_m[c, l] / first) / denom if denom > 0.0 else 0.0
-        elif direction <= DIRECTION_LP:
-            _entrywise_direction(G, direction, q, D)
-        elif direction == DIRECTION_NEWTON_SCHULZ:
-            _newton_schulz_direction(G, D)
-        else:
-            _schatten_direction(G, direction, q, D)
-        eta = eta0 * (t + 2.0) ** (-a)
-        for c in range(k):
-            for l in range(d):
-                W[c, l] -= eta * D[c, l]
-    return mom_scale, adam_s, snap_scale
-
-
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
             mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale):
@@ -443,9 +530,140 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     Adam's m and sqrt(v) (R, k, d) with one shared log-scale (R,), the epoch permutations (R, E, n) of
     epochs ``epoch0 .. epoch0 + E - 1``, the VR snapshot coefficients (R, k, n), full gradient (R, k, d)
     and log-scale (R,). Arrays a recipe does not use may be empty-shaped placeholders of the right rank.
+
+    Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
+    of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
+    ``BLOCK_BYTES``) goes one configuration at a time. Lanes of a block past its last configuration are
+    padding (zero weights and samples) that no result reads. The calls below are the only ones per step,
+    and the compiled functions nest one level deep: numba re-optimises a callee's code in every caller's
+    module, so deeper nesting multiplied the first compile time.
     """
-    for r in range(W.shape[0]):
-        mom_scale[r], adam_s[r], snap_scale[r] = _advance_one(
-            W[r], t0, t1, H, y, source, batch, direction, q, use_momentum, eta0[r], a[r], beta[r], beta1[r],
-            beta2[r], eps[r], mom[r], mom_scale[r], adam_m[r], adam_v[r], adam_s[r], perms[r], epoch0,
-            snap_coeff[r], snap_full[r], snap_scale[r])
+    R, k, d = W.shape
+    n = H.shape[0]
+    count = n if source == SOURCE_FULL else batch
+    steps_per_epoch = n // count
+    blocks = (d + k + 4) * count * LANES * 8 <= BLOCK_BYTES
+    G = np.empty((k, d))
+    D = np.empty((k, d))
+    snap_batch = np.empty((k, d))
+    log_top = np.empty(n)
+    first = 0
+    while first < R:
+        wide = blocks and R - first >= MIN_FILLED_LANES
+        lanes = LANES if wide else 1
+        stop = min(R, first + lanes)
+        W_lanes = np.zeros((k, d, lanes))
+        X = np.zeros((count, d, lanes))
+        Y = np.zeros((count, lanes), dtype=np.int64)
+        # Z, T, L, U, P are views of the flat arrays (the same memory), which the flat loops use
+        Z_flat = np.empty(k * count * lanes)
+        Z = Z_flat.reshape((k, count, lanes))
+        T_flat, L_flat, U_flat, P_flat = np.empty(count * lanes), np.empty(count * lanes), \
+            np.empty(count * lanes), np.empty(count * lanes)
+        T, L, U, P = T_flat.reshape((count, lanes)), L_flat.reshape((count, lanes)), \
+            U_flat.reshape((count, lanes)), P_flat.reshape((count, lanes))
+        shift = np.empty(lanes)
+        G_lanes = np.empty((k, d, lanes))
+        log_scale = np.empty(lanes)
+        if source == SOURCE_FULL:  # every lane sees every sample, in order
+            for j in range(count):
+                for l in range(d):
+                    for r in range(lanes):
+                        X[j, l, r] = H[j, l]
+                for r in range(lanes):
+                    Y[j, r] = y[j]
+        for t in range(t0, t1):
+            epoch, offset = t // steps_per_epoch - epoch0, (t % steps_per_epoch) * count
+            for r in range(stop - first):
+                for c in range(k):
+                    for l in range(d):
+                        W_lanes[c, l, r] = W[first + r, c, l]
+                if source != SOURCE_FULL:
+                    for j in range(count):
+                        i = perms[first + r, epoch, offset + j]
+                        Y[j, r] = y[i]
+                        for l in range(d):
+                            X[j, l, r] = H[i, l]
+            if wide:
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
+                                log_scale, LANES)
+            else:
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
+                                log_scale, 1)
+            # the rest of the recipe, configuration by configuration (written here, not in a function
+            # called per step: a call with the ~25 arrays it needs cost ~0.3 us, a sixth of a step of one
+            # configuration): VR correction, momentum, Adam or the steepest direction, the update
+            for r in range(stop - first):
+                g = first + r
+                for c in range(k):
+                    for l in range(d):
+                        G[c, l] = G_lanes[c, l, r]
+                scale = log_scale[r]
+                if source == SOURCE_VR:
+                    if t % steps_per_epoch == 0:  # the snapshot W~: the epoch's first iterate (not yet updated)
+                        snap_scale[g] = _coefficients(W[g], H, y, n, snap_coeff[g], log_top)
+                        for c in range(k):
+                            for l in range(d):
+                                total = 0.0
+                                for i in range(n):
+                                    total += snap_coeff[g, c, i] * (H[i, l] / n)
+                                snap_full[g, c, l] = total
+                    for c in range(k):
+                        for l in range(d):
+                            total = 0.0
+                            for j in range(count):
+                                i = perms[g, epoch, offset + j]
+                                total += snap_coeff[g, c, i] * (H[i, l] / count)
+                            snap_batch[c, l] = total
+                    top = max(scale, snap_scale[g])
+                    fresh, old = math.exp(scale - top), math.exp(snap_scale[g] - top)
+                    for c in range(k):
+                        for l in range(d):
+                            G[c, l] = fresh * G[c, l] + old * (snap_full[g, c, l] - snap_batch[c, l])
+                    scale = top + _renormalise(G)
+                if use_momentum:
+                    log_beta = math.log(beta[g]) if beta[g] > 0.0 else -np.inf
+                    old_exp, new_exp = mom_scale[g] + log_beta, scale + math.log1p(-beta[g])
+                    top = max(old_exp, new_exp)
+                    keep, take = math.exp(old_exp - top), math.exp(new_exp - top)
+                    for c in range(k):
+                        for l in range(d):
+                            mom[g, c, l] = keep * mom[g, c, l] + take * G[c, l]
+                    mom_scale[g] = top + _renormalise(mom[g])
+                    G[:, :] = mom[g]
+                    scale = mom_scale[g]
+                if direction == DIRECTION_ADAM:
+                    b1, b2 = beta1[g], beta2[g]
+                    root_beta2, root_rest2 = math.sqrt(b2), math.sqrt(1.0 - b2)
+                    top = max(adam_s[g], scale)
+                    keep, take = math.exp(adam_s[g] - top), math.exp(scale - top)
+                    largest = 0.0
+                    for c in range(k):
+                        for l in range(d):
+                            grad = take * G[c, l]
+                            adam_m[g, c, l] = b1 * keep * adam_m[g, c, l] + (1.0 - b1) * grad
+                            adam_v[g, c, l] = math.hypot(root_beta2 * keep * adam_v[g, c, l], root_rest2 * grad)
+                            largest = max(largest, abs(adam_m[g, c, l]), adam_v[g, c, l])
+                    if not largest > 0.0:
+                        largest = 1.0
+                    adam_s[g] = top + math.log(largest)
+                    bias1, bias2 = 1.0 - b1 ** (t + 1), math.sqrt(1.0 - b2 ** (t + 1))
+                    log_eps = math.log(eps[g]) if eps[g] > 0.0 else -np.inf
+                    floor = math.exp(log_eps - adam_s[g])
+                    for c in range(k):
+                        for l in range(d):
+                            adam_m[g, c, l] /= largest
+                            adam_v[g, c, l] /= largest
+                            denom = adam_v[g, c, l] / bias2 + floor
+                            D[c, l] = (adam_m[g, c, l] / bias1) / denom if denom > 0.0 else 0.0
+                elif direction <= DIRECTION_LP:
+                    _entrywise_direction(G, direction, q, D)
+                elif direction == DIRECTION_NEWTON_SCHULZ:
+                    _newton_schulz_direction(G, D)
+                else:
+                    _schatten_direction(G, direction, q, D)
+                eta = eta0[g] * (t + 2.0) ** (-a[g])
+                for c in range(k):
+                    for l in range(d):
+                        W[g, c, l] -= eta * D[c, l]
+        first = stop

@@ -381,6 +381,7 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
         written += figures(out_dir, records, class_records, margin, QUICK_DPI if options.quick else DPI)
     meta = {"study": "signadam", "quick": bool(options.quick), "seeds": seeds, "simulation_wall_s": simulated}
     for key, res in results.items():
-        written.append(save_trajectory(Trajectory(res.runs, {**meta, "task": key, **res.meta}),
+        written.append(save_trajectory(Trajectory(res.runs, {**meta, "task": key, "task_wall_s": res.wall_s,
+                                                                   **res.meta}),
                                        out_dir / "trajectories" / f"{key.replace('/', '_')}.json"))
     return written

@@ -121,9 +121,9 @@ def schedule_seconds(task_seconds: Sequence[float], workers: int) -> float:
 
 def estimate(tasks: Sequence, device: str = "auto", parallel: bool = True) -> StudyEstimate:
     """Probe the recipes of ``tasks`` (:class:`rates.study_run.StudyTask`) and schedule them (module docstring)."""
+    from rates.data import parse_data  # not study_run's cached loader: study_run imports this module
     from rates.engine import resolve_device, resolve_engine, resolve_spec
     from rates.fused.group import supports
-    from rates.study_run import dataset
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     cores = os.cpu_count() or 1
@@ -135,7 +135,7 @@ def estimate(tasks: Sequence, device: str = "auto", parallel: bool = True) -> St
     steppers = set()
     probe_started = time.perf_counter()
     for task in tasks:
-        data = dataset(task.data, task.data_seed)
+        data = parse_data(task.data, seed=task.data_seed)
         groups: dict = {}
         for spec in task.specs:
             run = resolve_spec(spec, data.n)

@@ -101,6 +101,48 @@ def predict(
 ) -> None:
     """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
     margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1 it predicts."""
+    options = dict(algo=algo, norm=norm, a=a, n=n, batch=batch, momentum=momentum, vr=vr, gamma=gamma,
+                   data_bound=data_bound, eta0=eta0, classes=classes, c_adam=c_adam, adam_beta1=adam_beta1,
+                   adam_beta2=adam_beta2, adam_eps=adam_eps, data=data, as_json=as_json)
+    typer.echo(answer(**options))
+
+
+ANSWERS = "predict"  # the rates.cache folder of derived answers
+# what the derivation calls besides the code of rates/ and cli/ (whose source is in the key)
+_DERIVING_LIBRARIES = ("sympy", "mpmath", "numpy")
+
+
+def answer_key(options: dict) -> str | None:
+    """The cache key of an answer: the options and the source and libraries that derive it; ``None`` with
+    ``--data``, whose file's content the key would not see."""
+    from rates import cache
+
+    if options.get("data") is not None:
+        return None
+    return cache.key_for(ANSWERS, sorted(options.items()), packages=("rates", "cli"), libraries=_DERIVING_LIBRARIES)
+
+
+def answer(**options) -> str:
+    """What ``rates predict`` prints: derived by sympy the first time, then read back from :mod:`rates.cache`
+    (keyed by :func:`answer_key`), so a repeated question starts no sympy (~0.5 s of import alone). Only
+    answers are saved: bad input is refused afresh every time."""
+    from rates import cache
+
+    key = answer_key(options)
+    saved = cache.load(ANSWERS, key) if key is not None else None
+    if isinstance(saved, str):
+        return saved
+    text = derive(**options)
+    if key is not None:
+        cache.store(ANSWERS, key, text)
+    return text
+
+
+def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Optional[int],
+           momentum: Optional[float], vr: bool, gamma: Optional[float], data_bound: Optional[float], eta0: float,
+           classes: Optional[int], c_adam: Optional[float], adam_beta1: float, adam_beta2: float, adam_eps: float,
+           data: Optional[str], as_json: bool) -> str:
+    """The answer to ``rates predict`` with these options, derived now (see :func:`predict` for the options)."""
     from cli import per_sample
     from rates.algorithms import resolve_algorithm  # here: sympy's import time is paid only by commands using it
     from rates.schedules import parse_exponent
@@ -111,8 +153,7 @@ def predict(
     exponent = parse_exponent(a, "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
         resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
-        typer.echo(per_sample.predict(algo, str(exponent), data, as_json))
-        return
+        return per_sample.predict(algo, str(exponent), data, as_json)
     if data is not None:
         raise InputError("--data", "is used with --batch 1 (per-sample limit direction) only; give --gamma/--B/--k")
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
@@ -132,17 +173,15 @@ def predict(
         # a limit-direction theorem (per-sample, b = 1) or none at all: no rate to print, and none is implied
         payload = {"algorithm": config.name, "norm": config.norm, "a": str(exponent), "rate": None,
                    "gate": result.to_json()}
-        typer.echo(json.dumps(payload, indent=1) if as_json else
-                   f"algorithm   {config.name} (norm {config.norm}, b = {config.batch})\n"
-                   f"rate        none: no theorem of the seeds gives a margin-gap rate for this configuration\n"
-                   + render_gate(result))
-        return
+        return (json.dumps(payload, indent=1) if as_json else
+                f"algorithm   {config.name} (norm {config.norm}, b = {config.batch})\n"
+                f"rate        none: no theorem of the seeds gives a margin-gap rate for this configuration\n"
+                + render_gate(result))
     given = {key: value for key, value in constants.items() if value is not None and key != "eta_0"}
     prediction = predict_rate(config, exponent, {**given, "eta_0": eta0} if given else None)
     if as_json:
-        typer.echo(json.dumps({**prediction.to_json(), "gate": result.to_json()}, indent=1, default=str))
-    else:
-        typer.echo(render_text(prediction) + "\n" + render_gate(result))
+        return json.dumps({**prediction.to_json(), "gate": result.to_json()}, indent=1, default=str)
+    return render_text(prediction) + "\n" + render_gate(result)
 
 
 def register(app: typer.Typer) -> None:

@@ -133,7 +133,8 @@ def run(
                                              "0..4 or 0,3,7 (default: --seed)"),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
     engine: str = typer.Option("auto", "--engine",
-                               help="auto | fused (compiled CPU kernels) | torch (the batched torch program)"),
+                               help="auto | fused (compiled CPU kernels) | torch (the batched torch program) | "
+                               "graph (that program replayed as CUDA graphs, cuda only)"),
     polar: str = typer.Option("exact", "--polar", help="spectral directions: exact (SVD) | newton-schulz (Muon)"),
     checkpoints: int = typer.Option(60, "--checkpoints", help="number of log-spaced checkpoints >= 2"),
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),

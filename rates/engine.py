@@ -20,8 +20,10 @@ MINIBATCH Def. 4.8) of :mod:`rates.measures`. Only the checkpoints leave the dev
 Steppers (``engine``): on the CPU the steps between two checkpoints run as one compiled call
 (:mod:`rates.fused`, numba: ``fused``); the torch program of :mod:`rates.optim` (``torch``) is the path on
 cuda and stays callable on the CPU as the previous engine (``--engine torch``) that tests and benchmarks
-compare against. ``auto`` picks ``fused`` on the CPU when numba imports, else ``torch``. Both record the
-same checkpoints with the same :class:`_Measure`.
+compare against. On cuda, ``graph`` replays that same torch program's steps as recorded CUDA graphs
+(:mod:`rates.graphed`) for the recipes it can record, and runs the others eagerly. ``auto`` picks ``fused``
+on the CPU when numba imports, ``graph`` on cuda, else ``torch``. All record the same checkpoints with the
+same :class:`_Measure`.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
@@ -56,7 +58,7 @@ from rates.trajectory import Run, Trajectory
 DTYPE = torch.float64
 REPORTED_NORMS = ("max", "frobenius", "spectral")
 POLAR_METHODS = ("exact", "newton-schulz")
-ENGINES = ("auto", "fused", "torch")
+ENGINES = ("auto", "fused", "torch", "graph")
 
 
 @dataclass(frozen=True)
@@ -197,14 +199,19 @@ def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
 
 
 def resolve_engine(engine: str, device: torch.device) -> str:
-    """``auto`` -> ``fused`` on the CPU when numba imports, else ``torch``; ``fused`` needs the CPU (``--engine``)."""
+    """``auto`` -> ``fused`` on the CPU when numba imports, ``graph`` on cuda, else ``torch``; ``fused`` needs
+    the CPU and ``graph`` cuda (``--engine``). A recipe ``graph`` cannot record runs eagerly (:func:`run_group`)."""
     key = str(engine).strip().lower()
     if key not in ENGINES:
-        raise InputError("engine", f"must be auto, fused or torch, got {engine!r}")
+        raise InputError("engine", f"must be auto, fused, torch or graph, got {engine!r}")
     from rates.fused import available
 
     if key == "auto":
+        if device.type == "cuda":
+            return "graph"
         return "fused" if device.type == "cpu" and available() else "torch"
+    if key == "graph" and device.type != "cuda":
+        raise InputError("engine", f"graph (CUDA graphs) runs on cuda only (device {device}); use --engine auto")
     if key == "fused" and device.type != "cpu":
         raise InputError("engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
     if key == "fused" and not available():
@@ -230,6 +237,12 @@ def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: 
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
     measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=DTYPE, device=H.device)
+    if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
+        from rates.graphed import GraphedSteps, graphable, worth_recording
+
+        forced = str(engine).strip().lower() == "graph"
+        if graphable(recipe) and (forced or worth_recording(len(runs), k, H.shape[0])):
+            return _run_group_graphed(GraphedSteps, optimizer, W, measure, steps, times, advance)
     state = optimizer.init(W)
     records = []
     wanted = iter(times.tolist())
@@ -262,6 +275,19 @@ def _run_group_fused(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tens
             records.append(measure(torch.from_numpy(group.W)))
         group.advance_to(steps, advance)
     return torch.from_numpy(group.W.copy()), records
+
+
+def _run_group_graphed(stepper_class: Any, optimizer: Any, W: torch.Tensor, measure: _Measure, steps: int,
+                       times: np.ndarray, advance=None) -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
+    """:func:`run_group` on cuda by replaying recorded steps (:mod:`rates.graphed`)."""
+    records = []
+    with torch.inference_mode():
+        stepper = stepper_class(optimizer, W)
+        for t in times.tolist():
+            stepper.advance_to(int(t), advance)
+            records.append(measure(stepper.W))
+        stepper.advance_to(steps, advance)
+    return stepper.W, records
 
 
 @contextlib.contextmanager
@@ -318,6 +344,11 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
 
         if not all(supports(r.recipe) for r in resolved):
             stepper = "fused, torch for norm kinds without kernels"
+    elif stepper == "graph":
+        from rates.graphed import graphable
+
+        if not all(graphable(r.recipe) for r in resolved):
+            stepper = "graph, torch for recipes it cannot record"
     gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
     times = checkpoint_times(int(steps), int(checkpoints))
 

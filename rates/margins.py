@@ -311,12 +311,17 @@ _SOLVERS: dict[str, tuple[str, Callable, Callable]] = {
 _CACHE: dict[tuple, MarginResult] = {}
 
 
-def _cache_key(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> tuple:
+def data_digest(H: np.ndarray, y: np.ndarray) -> str:
+    """sha256 of the data's shapes and float64 / int64 bytes: the identity of a problem in every cache."""
     digest = hashlib.sha256()
     for array in (np.ascontiguousarray(H, dtype=np.float64), np.ascontiguousarray(y, dtype=np.int64)):
         digest.update(str(array.shape).encode())
         digest.update(array.tobytes())
-    return digest.hexdigest(), int(k), norm.kind, norm.p
+    return digest.hexdigest()
+
+
+def _cache_key(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> tuple:
+    return data_digest(H, y), int(k), norm.kind, norm.p
 
 
 def _copy(result: MarginResult) -> MarginResult:
@@ -329,7 +334,8 @@ def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     Raises :class:`~rates.errors.NotSeparableError` (parameter ``data``) when gamma <= 0,
     :class:`~rates.errors.InputError` (parameter ``norm``) for a norm without a conic form here (general
     Schatten-p), :class:`~rates.errors.SolverError` when the certified bracket exceeds ``TOLERANCE_FAIL``.
-    Results are cached on (data bytes, norm).
+    Results are cached on (data bytes, norm): in memory, and on disk (:mod:`rates.cache`) for the norm kinds
+    of :mod:`rates.norms`, so a later process gets the same result bit for bit without cvxpy or scipy.
     """
     norm = _as_norm(norm)
     _check_supported(norm)
@@ -337,12 +343,72 @@ def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     y = np.asarray(ds.y, dtype=np.int64)
     key = _cache_key(H, y, ds.k, norm)
     if key not in _CACHE:
-        _CACHE[key] = _solve(H, y, int(ds.k), norm)
+        _CACHE[key] = _solve_or_load(H, y, int(ds.k), norm, key)
     return _copy(_CACHE[key])
 
 
 def clear_cache() -> None:
+    """Forget every max margin solved so far: in memory and on disk."""
+    from rates import cache
+
     _CACHE.clear()
+    cache.clear(DISK_KIND)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the on-disk cache
+
+
+DISK_KIND = "margins"
+# everything _solve's answer can depend on besides the data and the norm (the source of rates/ comes on top)
+_SOLVER_LIBRARIES = ("numpy", "scipy", "torch", "cvxpy", "clarabel")
+
+
+def _disk_key(memory_key: tuple, norm: Norm) -> str | None:
+    """The on-disk key, or ``None`` for a norm kind defined outside :mod:`rates.norms` (a user's kind, whose
+    code the fingerprint of ``rates`` does not cover)."""
+    from rates import cache
+
+    if type(norm).__module__ != parse_norm.__module__:
+        return None
+    return cache.key_for("max_margin", memory_key, norm.name, packages=("rates",), libraries=_SOLVER_LIBRARIES)
+
+
+def _encode(result: MarginResult) -> dict:
+    return {"gamma": result.gamma, "W": result.W.tolist(), "norm": result.norm, "solver": result.solver,
+            "accuracy": result.accuracy, "upper": result.upper, "checks": result.checks,
+            "dual": result.dual.tolist()}
+
+
+def _decode(value: dict) -> MarginResult:
+    return MarginResult(gamma=float(value["gamma"]), W=np.array(value["W"], dtype=np.float64),
+                        norm=str(value["norm"]), solver=str(value["solver"]), accuracy=float(value["accuracy"]),
+                        upper=float(value["upper"]), checks=dict(value["checks"]),
+                        dual=np.array(value["dual"], dtype=np.float64))
+
+
+def _solve_or_load(H: np.ndarray, y: np.ndarray, k: int, norm: Norm, memory_key: tuple) -> MarginResult:
+    """:func:`_solve`, or its saved answer: a result, or the NotSeparableError it raised (same message)."""
+    from rates import cache
+
+    disk_key = _disk_key(memory_key, norm)
+    saved = cache.load(DISK_KIND, disk_key) if disk_key is not None else None
+    if isinstance(saved, dict):
+        try:
+            if "not_separable" in saved:
+                raise NotSeparableError("data", str(saved["not_separable"]))
+            return _decode(saved)
+        except (KeyError, TypeError, ValueError):
+            pass  # an entry of another layout: solve again and overwrite it
+    try:
+        result = _solve(H, y, k, norm)
+    except NotSeparableError as err:
+        if disk_key is not None:
+            cache.store(DISK_KIND, disk_key, {"not_separable": err.message})
+        raise
+    if disk_key is not None:
+        cache.store(DISK_KIND, disk_key, _encode(result))
+    return result
 
 
 class _Pool:

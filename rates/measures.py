@@ -44,6 +44,7 @@ BIAS_KEY = "M"
 CONIC_SIZE_LIMIT = 100_000  # n (k-1) * k d above which a side measure's conic max-margin solve is skipped
 _FACE_SLACK = 1e-9  # relative margin slack that defines the LP's optimal face (the solver's own accuracy)
 _FACE_WIDTH = 1e-6  # spread of a generic linear objective over the face above which W* is not unique
+FACE_CACHE_KIND = "max-norm-faces"
 
 SOLUTION_NOTES = {
     "max": "HiGHS dual-simplex vertex of the max-norm LP; the max-norm ball is not strictly convex, so other "
@@ -93,14 +94,28 @@ def max_norm_solution_unique(data: Any, gamma: float) -> bool:
 
     Face ``{W : |W_jl| <= 1, <A_ic, W> >= gamma (1 - slack)}``; a fixed generic objective ``C`` has
     ``max <C, W> - min <C, W> > width`` on it iff the face (up to the slack) is more than a point, for
-    almost every ``C``.
+    almost every ``C``. The answer is kept in :mod:`rates.cache` (as the max margins are), so a warm
+    ``rates run`` does not import scipy for it.
     """
-    from scipy.optimize import linprog
-
-    from rates.margins import constraint_matrix
+    from rates import cache
+    from rates.margins import constraint_matrix, data_digest
 
     H = np.asarray(data.H, dtype=np.float64)
-    A = constraint_matrix(H, np.asarray(data.y, dtype=np.int64), int(data.k))
+    y = np.asarray(data.y, dtype=np.int64)
+    key = cache.key_for("max-norm face", data_digest(H, y), int(data.k), float(gamma), _FACE_SLACK, _FACE_WIDTH,
+                        packages=("rates",), libraries=("numpy", "scipy"))
+    saved = cache.load(FACE_CACHE_KIND, key) if key is not None else None
+    if isinstance(saved, bool):
+        return saved
+    unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma)
+    if key is not None:
+        cache.store(FACE_CACHE_KIND, key, unique)
+    return unique
+
+
+def _face_is_a_point(A: np.ndarray, gamma: float) -> bool:
+    from scipy.optimize import linprog
+
     C = np.random.default_rng(0).normal(size=A.shape[1])
     bounds = [(-1.0, 1.0)] * A.shape[1]
     b = -np.full(A.shape[0], float(gamma) * (1 - _FACE_SLACK))

@@ -24,7 +24,6 @@ Reference
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -115,19 +114,6 @@ def describe(values: Sequence[float], digits: int = 3) -> str:
     return f"{v.mean():.{digits}g} [{v.min():.{digits}g}, {v.max():.{digits}g}]"
 
 
-def print_plan(name: str, tasks: Sequence[StudyTask], seconds_per_config_step: float, parallel: bool,
-               stream=None) -> float:
-    """Print the study's size and expected duration before it starts; returns the estimate in seconds."""
-    stream = stream or sys.stderr
-    config_steps = sum(len(t.specs) * t.steps for t in tasks)
-    workers = min(len(tasks), os.cpu_count() or 1) if parallel else 1
-    estimate = config_steps * seconds_per_config_step / max(workers, 1)
-    print(f"rates report {name}: {len(tasks)} tasks, {sum(len(t.specs) for t in tasks)} runs, "
-          f"{config_steps:.3g} config-steps on {workers} process(es); expected ~{estimate / 60:.1f} min",
-          file=stream, flush=True)
-    return estimate
-
-
 def fit_runs(runs):
     """:func:`rates.report.fit_group` of one configuration's runs (the one fit path of the studies)."""
     from rates import report
@@ -145,10 +131,15 @@ def study_seeds(options, default: int) -> list[int]:
     return list(range(count))
 
 
-def simulate_study(name: str, tasks: Sequence[StudyTask], options, seconds_per_config_step: float):
-    """Announce the plan (with ``--progress``), run every task, and return ``(results, seconds taken)``."""
+def simulate_study(name: str, tasks: Sequence[StudyTask], options):
+    """Announce the plan (with ``--progress``: the probed duration of :mod:`rates.study_duration`), run every
+    task, dearest first, and return ``(results, seconds taken)``."""
     if options.progress:
-        print_plan(name, tasks, seconds_per_config_step, parallel=not options.quick)
+        from rates.study_duration import by_estimated_cost, estimate, print_plan
+
+        plan = estimate(tasks, options.device, parallel=not options.quick)
+        print_plan(name, tasks, plan)
+        tasks = by_estimated_cost(tasks, plan)
     started = time.perf_counter()
     results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick,
                         scheduler=getattr(options, "scheduler", None))

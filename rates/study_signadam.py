@@ -10,12 +10,15 @@ Setting (SIGNADAM)
       the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3), eps in {0, 1e-8, 1e-6}.
     * Cor. 5.4 (SignGD; NGD by Rem. 5.5) and Cor. 6.4 (Adam with eps = 0, Thm 6.3): margin-gap rates per
       regime of a; Rem. 6.5: Adam's best rate t^(-1/3) against SignGD's t^(-1/2), with constants that do not
-      grow with the number of classes k (checked here as equal fitted slopes at k in {3, 5, 10}).
+      grow with the number of classes k (checked here at k in {3, 5, 10}: the bound holds at every k, and
+      slopes that are tight, i.e. the bound's own, agree).
 
 Algorithm
     All simulation goes through :func:`rates.study_run.run_tasks`; rates are judged by
     :func:`rates.report.fit_group` (the comparator's verdict vocabulary flows through unchanged); Adam with
-    eps > 0 is run and fitted but labelled outside Thm 6.3, whose hypothesis is eps = 0.
+    eps > 0 is run and fitted but labelled outside Thm 6.3, whose hypothesis is eps = 0; sec. 7 (1) and (2)
+    are one row each for eps = 0 and for eps > 0 (an eps > 0 run stops moving once its gradients fall below
+    eps, so at long horizons the two differ).
 
 Guarantee
     ``claims.{md,tex,json}`` with every claim above and a verdict; figures: gap against t per a (NSD, Adam),
@@ -52,8 +55,6 @@ ADAM_EPS = (0.0, 1e-8, 1e-6)  # eps > 0: outside Thm 6.3, sec. 7's "consistent f
 RATE_EPS = (0.0, 1e-8)
 BEST_A = {"signgd": "1/2", "ngd": "1/2", "adam": "2/3"}  # sec. 7's choice = the best a of Cor. 5.4 / 6.4
 CLASSES = (3, 5, 10)
-# measured: 5% of the Adam task (1e5 of 2e6 steps, 6 runs), torch engine, 2-core machine at load ~7 (README)
-SECONDS_PER_CONFIG_STEP = 4.3e-4
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,11 @@ class Size:
     checkpoints: int = 60
 
 
-FULL = Size("default", seeds=1, nsd_steps=500_000, adam_steps=2_000_000, classes_steps=2_000_000,
+# Steps [ours], measured with the fused engine: SignGD at a = 3/10 still bends at 5e5 steps and is tight
+# from 1e6; Adam (eps = 0) on the default preset is loose from 1e6 at a = 2/3 and 4/5 but bends until
+# ~1e7 at a = 1/2 (slopes -0.31 then -0.86 on the window's halves at 2e6, loose at 1e7); the k sweep at
+# a = 2/3 is loose at k = 5 and 10 from 3e6 and at k = 3 only at 1e7. The sec. 7 margins are read at 1e5.
+FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=10_000_000,
             margin_steps=100_000)
 QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16)
 
@@ -148,51 +153,84 @@ def best_rate_claim(table: ClaimsTable, records: dict[tuple, Any]) -> None:
                     "both bounds hold (tight or loose); figure best_rates compares them", verdict, reason))
 
 
-def classes_claim(table: ClaimsTable, class_records: dict[int, Any]) -> None:
+def classes_claim(table: ClaimsTable, class_records: dict[int, Any], steps: int) -> None:
+    """Rem. 6.5: the rate bound O(log t / t^(1/3)) and its constants do not depend on k.
+
+    Rate claims are one-sided (module docstring): the remark holds at a k when the bound does (tight or
+    loose), fails when the gap decays slower (violated). Tight slopes are the bound's own slope, so those must
+    also agree with each other (within 2 combined standard errors); a loose slope is how much faster than the
+    bound one dataset's gap decays, which the remark does not fix, so loose slopes are shown, not compared.
+    """
     labels = {k: rec.verdict.label for k, rec in class_records.items()}
     fits = {k: rec.verdict.fit for k, rec in class_records.items()}
     measured = "; ".join(f"k={k}: {_fit_text(rec)}" for k, rec in class_records.items())
     refuted = [k for k, lab in labels.items() if lab == "violated"]
+    tight = [k for k, lab in labels.items() if lab == "tight" and fits[k] is not None]
     if refuted:
         verdict, reason = NOT_REPRODUCED, f"violated at k = {refuted}"
     elif any(f is None for f in fits.values()) or any(lab not in ("tight", "loose") for lab in labels.values()):
         verdict, reason = NO_VERDICT, ("not every k has a conclusive slope (" + ", ".join(
-            f"k={k}: {lab}" for k, lab in labels.items()) + "); longer runs (~2e6 steps) decide it")
-    else:
-        ks = list(fits)
+            f"k={k}: {lab}" for k, lab in labels.items()) + f"); runs longer than {steps:g} steps decide it")
+    elif len(tight) >= 2:
         worst = max(abs(fits[i].slope - fits[j].slope) / math.hypot(fits[i].stderr, fits[j].stderr)
-                    for i in ks for j in ks if i < j)
-        verdict, reason = decide(worst <= 2.0, f"slopes differ by {worst:.1f} combined standard errors")
+                    for i in tight for j in tight if i < j)
+        verdict, reason = decide(worst <= 2.0, f"tight slopes at k = {tight} differ by {worst:.1f} combined "
+                                               "standard errors")
+    else:
+        verdict, reason = decide(True, "")
     table.add(Claim("Adam's rate does not depend on the number of classes k", f"{SEED} Rem. 6.5 (constants free of k)",
-                    measured, "fitted slopes at k = 3, 5, 10 agree within 2 combined standard errors, none violated",
+                    measured, "at k = 3, 5, 10 the bound holds (tight or loose), none violated; tight slopes agree "
+                    "within 2 combined standard errors (loose slopes decay faster than the bound and are not compared)",
                     verdict, reason))
 
 
+def _frozen_text(margin: dict[str, dict]) -> str:
+    """Why eps > 0 runs differ at long horizons: they stop moving once their gradients fall below eps (the step
+    m / (sqrt(v) + eps) shrinks with the gradient), which shows as a log-loss stuck near log eps."""
+    losses = ", ".join(f"{name} {m['log_loss'][-1]:.3g}" for name, m in margin.items() if name.startswith("Adam"))
+    return f"an eps > 0 run stops moving once its gradients fall below eps; final log L: {losses}"
+
+
 def margin_claims(table: ClaimsTable, margin: dict[str, dict], steps: int) -> None:
+    """Sec. 7 (1) and (2), once for Thm 6.3's Adam (eps = 0) and once for the eps > 0 runs (outside Thm 6.3)."""
     src = f"{SEED} sec. 7 (1), Figs. l2_margin / max_margin"
     rel = {name: (m["max"][-1], m["frobenius"][-1]) for name, m in margin.items()}
-    measured = "; ".join(f"{name}: max-norm {r[0]:.4f}, 2-norm {r[1]:.4f}" for name, r in rel.items())
     sign, ngd = rel["SignGD"], rel["NGD"]
-    adams = [name for name in rel if name.startswith("Adam")]
-    parts = [decide(sign[0] > ngd[0] and ngd[1] > sign[1],
-                    f"SignGD (max {sign[0]:.4f}, 2 {sign[1]:.4f}) vs NGD (max {ngd[0]:.4f}, 2 {ngd[1]:.4f})")]
-    for name in adams:
-        parts.append(decide(rel[name][0] > ngd[0] and ngd[1] > rel[name][1],
-                            f"{name} (max {rel[name][0]:.4f}, 2 {rel[name][1]:.4f}) vs NGD"))
-    table.add(Claim("SignGD and Adam favour the max-norm margin, NGD the 2-norm margin", src,
-                    f"margin / max margin at t = {steps:g}: " + measured,
-                    "SignGD and each Adam have a larger max-norm margin and a smaller 2-norm margin than NGD",
-                    *combine(parts)))
+    adams = {"eps = 0": [name for name in rel if name == "Adam eps=0"],
+             "eps > 0": [name for name in rel if name.startswith("Adam") and name != "Adam eps=0"]}
+    for which, names in adams.items():
+        shown = ["SignGD", "NGD"] + names
+        measured = "; ".join(f"{name}: max-norm {rel[name][0]:.4f}, 2-norm {rel[name][1]:.4f}" for name in shown)
+        parts = [decide(sign[0] > ngd[0] and ngd[1] > sign[1],
+                        f"SignGD (max {sign[0]:.4f}, 2 {sign[1]:.4f}) vs NGD (max {ngd[0]:.4f}, 2 {ngd[1]:.4f})")]
+        for name in names:
+            parts.append(decide(rel[name][0] > ngd[0] and ngd[1] > rel[name][1],
+                                f"{name} (max {rel[name][0]:.4f}, 2 {rel[name][1]:.4f}) vs NGD"))
+        verdict, reason = combine(parts)
+        if which == "eps > 0" and reason:
+            reason += f" ({_frozen_text(margin)})"
+        table.add(Claim(f"SignGD and Adam ({which}) favour the max-norm margin, NGD the 2-norm margin",
+                        src + ("" if which == "eps = 0" else "; eps > 0 is outside Thm 6.3"),
+                        f"margin / max margin at t = {steps:g}: " + measured,
+                        f"SignGD and Adam ({which}) have a larger max-norm margin and a smaller 2-norm margin than NGD",
+                        verdict, reason))
 
     cos = {name: (m["cos_max"][-1], m["cos_2"][-1]) for name, m in margin.items()}
-    measured = "; ".join(f"{name}: cos W*_max {c[0]:.4f}, cos W*_2 {c[1]:.4f}" for name, c in cos.items())
-    parts = [decide(cos["NGD"][1] > cos["NGD"][0], f"NGD cosines {cos['NGD']}")]
-    for name in ["SignGD"] + adams:
-        parts.append(decide(cos[name][0] > cos[name][1], f"{name} cosines {cos[name][0]:.4f}, {cos[name][1]:.4f}"))
-    table.add(Claim("SignGD and Adam iterates correlate with W*_max, NGD with W*_2",
-                    f"{SEED} sec. 7 (2), Figs. cor_inf / cor_v2",
-                    measured + " (W*_max from the LP solver; it need not be unique)",
-                    "cosine to the own geometry's W* exceeds the cosine to the other", *combine(parts)))
+    for which, names in adams.items():
+        shown = ["SignGD", "NGD"] + names
+        measured = "; ".join(f"{name}: cos W*_max {cos[name][0]:.4f}, cos W*_2 {cos[name][1]:.4f}" for name in shown)
+        parts = [decide(cos["NGD"][1] > cos["NGD"][0], f"NGD cosines {cos['NGD']}")]
+        for name in ["SignGD"] + names:
+            parts.append(decide(cos[name][0] > cos[name][1],
+                                f"{name} cosines {cos[name][0]:.4f}, {cos[name][1]:.4f}"))
+        verdict, reason = combine(parts)
+        if which == "eps > 0" and reason:
+            reason += f" ({_frozen_text(margin)})"
+        table.add(Claim(f"SignGD and Adam ({which}) iterates correlate with W*_max, NGD with W*_2",
+                        f"{SEED} sec. 7 (2), Figs. cor_inf / cor_v2"
+                        + ("" if which == "eps = 0" else "; eps > 0 is outside Thm 6.3"),
+                        measured + " (W*_max from the LP solver; it need not be unique)",
+                        "cosine to the own geometry's W* exceeds the cosine to the other", verdict, reason))
 
 
 def eps_claim(table: ClaimsTable, margin: dict[str, dict], records: dict[tuple, Any]) -> None:
@@ -216,7 +254,7 @@ def eps_claim(table: ClaimsTable, margin: dict[str, dict], records: dict[tuple, 
     table.add(Claim("Adam results are consistent for small eps > 0 (curves nearly overlap)",
                     f"{SEED} sec. 7 (3); eps > 0 is outside Thm 6.3 (eps = 0)", measured,
                     "relative max-norm margins within 0.01 of eps = 0 after t = 100",
-                    *decide(worst <= 0.01, f"largest difference {worst:.3g}")))
+                    *decide(worst <= 0.01, f"largest difference {worst:.3g}; {_frozen_text(margin)}")))
 
 
 # -------------------------------------------------------------------------------------------- figures
@@ -295,7 +333,8 @@ def margin_measures(result) -> dict[str, dict]:
                      "max": np.asarray(run.margins["max"]) / solution["max"].gamma,
                      "frobenius": np.asarray(run.margins["frobenius"]) / solution["frobenius"].gamma,
                      "cos_max": np.asarray(run.cosines["max"], float),
-                     "cos_2": np.asarray(run.cosines["frobenius"], float)}
+                     "cos_2": np.asarray(run.cosines["frobenius"], float),
+                     "log_loss": np.asarray(run.log_loss, float)}
     return out
 
 
@@ -307,7 +346,7 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     size = QUICK if options.quick else FULL
     seeds = study_seeds(options, size.seeds)
     all_tasks = [t for s in seeds for t in tasks(size, s)]
-    results, simulated = simulate_study("signadam", all_tasks, options, SECONDS_PER_CONFIG_STEP)
+    results, simulated = simulate_study("signadam", all_tasks, options)
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
                  for r in results[f"{key}/seed{s}"].runs]
@@ -320,7 +359,7 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
                         short_run=f"quick mode ({size.margin_steps}-{size.adam_steps} steps)" if options.quick else "")
     rate_claims(table, records)
     best_rate_claim(table, records)
-    classes_claim(table, class_records)
+    classes_claim(table, class_records, size.classes_steps)
     margin_claims(table, margin, size.margin_steps)
     eps_claim(table, margin, records)
     table.notes += [
@@ -343,6 +382,7 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
         written += figures(out_dir, records, class_records, margin, QUICK_DPI if options.quick else DPI)
     meta = {"study": "signadam", "quick": bool(options.quick), "seeds": seeds, "simulation_wall_s": simulated}
     for key, res in results.items():
-        written.append(save_trajectory(Trajectory(res.runs, {**meta, "task": key, **res.meta}),
+        written.append(save_trajectory(Trajectory(res.runs, {**meta, "task": key, "task_wall_s": res.wall_s,
+                                                                   **res.meta}),
                                        out_dir / "trajectories" / f"{key.replace('/', '_')}.json"))
     return written

@@ -36,3 +36,13 @@ def compile_latex(tmp_path):
         return pdf
 
     return _compile
+
+
+@pytest.fixture(autouse=True)
+def own_rates_cache(tmp_path_factory, monkeypatch):
+    """Each test starts with an empty on-disk cache of its own (rates.cache; subprocesses inherit it through
+    the environment): no test reads the user's cache or an entry that another test left, whatever the order,
+    so a test that patches a solver or a theorem sees the patched code run."""
+    folder = tmp_path_factory.mktemp("rates-cache")
+    monkeypatch.setenv("RATES_CACHE_DIR", str(folder))
+    return folder

@@ -85,3 +85,44 @@ def test_rate_text_and_latex():
     assert asymptotics.rate_text(0, -1) == "1 / log t"
     assert asymptotics.rate_latex(R(3, 10), 0) == "t^{-3/10}"
     assert asymptotics.rate_text(1 - a, 0) == "t^(-(1 - a))"
+
+
+def _derive_everything(powers_list):
+    """Regimes, rates (exponent, log power, text, latex) and best a of every power set."""
+    out = []
+    for powers in powers_list:
+        rates = [(regime.text, rate.exponent, rate.log_power, rate.text, rate.latex)
+                 for regime, rate in asymptotics.regime_rates(powers)]
+        out.append((rates, asymptotics.best_a(powers)))
+    return out
+
+
+def test_normal_form_gives_what_simplify_gives_for_every_template(monkeypatch):
+    """The cheap normal form (sp.expand on polynomials in a) against sympy's simplify, the derivation it
+    replaced, over every named algorithm's template and further power sets: same regimes, same exponents
+    (structurally equal sympy objects), same text and LaTeX, same best a."""
+    from rates.algorithms import ALGORITHMS
+
+    powers_list = []
+    for name in sorted(ALGORITHMS):
+        config = resolve_algorithm(name, norm="max" if ALGORITHMS[name].norm is None else None, n=10, batch=2)
+        powers_list.append(tuple(template_for(config).powers))
+    assert len(set(powers_list)) >= 2  # NSD's and Adam's at least
+    powers_list += [(R(5, 2),), (2, R(3, 2), R(5, 4)), (3,), (R(4, 3), 2)]
+    fast = _derive_everything(powers_list)
+    monkeypatch.setattr(asymptotics, "normal_form", sp.simplify)
+    slow = _derive_everything(powers_list)
+    assert fast == slow
+    for (rates_fast, _), (rates_slow, _) in zip(fast, slow):  # == on sympy objects is structural; check types too
+        assert [type(row[1]) for row in rates_fast] == [type(row[1]) for row in rates_slow]
+
+
+def test_normal_form_equals_simplify_on_linear_forms_in_a():
+    coefficients = [R(p, q) for p in range(-4, 5) for q in (1, 2, 5)]
+    for slope in coefficients:
+        for offset in coefficients[::3]:
+            expr = slope * a + offset
+            assert asymptotics.normal_form(expr) == sp.simplify(expr), expr
+    # not a polynomial in a: simplify itself decides
+    expr = sp.log(a**2) - 2 * sp.log(a)
+    assert asymptotics.normal_form(expr) == sp.simplify(expr) == 0

@@ -244,3 +244,67 @@ def test_gamma_is_linear_in_the_data_and_separability_is_norm_free():
     scaled = Dataset(ds.H * 1e3, ds.y, ds.k, "scaled")
     for name in ("max", "nuclear", "lp:3"):
         assert max_margin(scaled, name).gamma == pytest.approx(1e3 * max_margin(ds, name).gamma, rel=1e-9)
+
+
+def _same_result(first, second):
+    """Bit-for-bit equality of two MarginResults (floats compared as bytes, -0.0 included)."""
+    assert (first.norm, first.solver, first.checks) == (second.norm, second.solver, second.checks)
+    for name in ("gamma", "accuracy", "upper"):
+        assert np.float64(getattr(first, name)).tobytes() == np.float64(getattr(second, name)).tobytes(), name
+    for name in ("W", "dual"):
+        a, b = getattr(first, name), getattr(second, name)
+        assert a.dtype == b.dtype == np.float64 and a.shape == b.shape and a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize("norm", ["max", "frobenius", "spectral"])
+def test_disk_cache_returns_the_solved_result_bit_for_bit(norm, monkeypatch, own_rates_cache):
+    """A later process gets from disk exactly what the solvers returned, without calling them."""
+    import rates.margins as margins
+
+    ds = gaussian(3, 4, 5, 0.3, seed=23)
+    clear_cache()
+    solved = max_margin(ds, norm)  # solved now, saved
+    assert len(list((own_rates_cache / margins.DISK_KIND).glob("*.json"))) >= 1
+    margins._CACHE.clear()  # as a new process would start: nothing in memory
+
+    with monkeypatch.context() as patch:
+        patch.setattr(margins, "_solve", lambda *args: pytest.fail("the saved result should have been used"))
+        _same_result(solved, max_margin(ds, norm))
+    clear_cache()  # memory and disk: solved afresh, and the same again
+    assert not list((own_rates_cache / margins.DISK_KIND).glob("*.json"))
+    _same_result(solved, max_margin(ds, norm))
+
+
+def test_disk_cache_keeps_not_separable_answers_and_skips_norms_defined_elsewhere(monkeypatch):
+    import rates.margins as margins
+
+    ds = Dataset(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([0, 1]), 2, "same point, two labels")
+    clear_cache()
+    with pytest.raises(NotSeparableError) as fresh:
+        max_margin(ds, "max")
+    margins._CACHE.clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(margins, "_solve", lambda *args: pytest.fail("solved again"))
+        with pytest.raises(NotSeparableError) as saved:
+            max_margin(ds, "max")
+    assert (saved.value.option, saved.value.message) == (fresh.value.option, fresh.value.message)
+
+    from rates.norms import EntrywiseNorm
+
+    class LocalNorm(EntrywiseNorm):  # same mathematics, but its code lives outside rates.norms
+        pass
+
+    assert margins._disk_key(("x",), LocalNorm(2.0)) is None
+    assert margins._disk_key(("x",), EntrywiseNorm(2.0)) is not None
+
+
+def test_damaged_disk_entry_is_solved_again(own_rates_cache):
+    import rates.margins as margins
+
+    ds = gaussian(3, 4, 5, 0.3, seed=29)
+    clear_cache()
+    solved = max_margin(ds, "max")
+    for entry in (own_rates_cache / margins.DISK_KIND).glob("*.json"):
+        entry.write_text('{"key": "' + entry.stem + '", "value": {"gamma": 1.0}}')  # a layout it cannot read
+    margins._CACHE.clear()
+    _same_result(solved, max_margin(ds, "max"))

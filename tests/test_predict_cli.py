@@ -72,3 +72,51 @@ def test_bad_input_exits_2_with_one_line_naming_the_option(capsys, argv, option)
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rates: error: ") and option in lines[0]
+
+
+QUESTIONS = [
+    ["--algo", "signgd", "--a", "1/2"],
+    ["--algo", "signgd", "--a", "1/2", "--json"],
+    ["--algo", "signgd", "--a", "0.5"],  # the same a spelt otherwise: its own entry, the same rate
+    ["--algo", "adam", "--a", "2/3", "--gamma", "0.5", "--B", "2", "--k", "3"],
+    ["--algo", "nsd", "--norm", "spectral", "--a", "1", "--json"],
+    ["--algo", "signum", "--momentum", "0.5", "--a", "3/4", "--gamma", "0.25"],
+    ["--algo", "signsgd", "--batch", "1", "--n", "6", "--a", "1/2"],  # per-sample: a direction, no rate
+    ["--algo", "nsgd", "--batch", "2", "--n", "6", "--a", "1/3", "--json"],
+]
+
+
+def test_saved_answers_are_the_derived_answers(capsys, monkeypatch, own_rates_cache):
+    """Every question asked twice: the first answer is derived and saved, the second read back without
+    deriving; both equal an answer derived with the cache off. Eight questions share one cache, so answers
+    filed under a wrong key would show up as a mismatch."""
+    import cli.predict
+
+    fresh = {}
+    with monkeypatch.context() as patch:
+        patch.setenv("RATES_CACHE_DIR", "off")
+        for argv in QUESTIONS:
+            code, fresh[tuple(argv)], err = run(capsys, *argv)
+            assert code == 0, err
+    assert not list(own_rates_cache.rglob("*.json"))
+    for argv in QUESTIONS:
+        assert run(capsys, *argv) == (0, fresh[tuple(argv)], "")
+    assert len(list((own_rates_cache / cli.predict.ANSWERS).glob("*.json"))) == len(QUESTIONS)
+    with monkeypatch.context() as patch:
+        patch.setattr(cli.predict, "derive", lambda **options: pytest.fail(f"derived again: {options}"))
+        for argv in QUESTIONS:
+            assert run(capsys, *argv) == (0, fresh[tuple(argv)], "")
+    assert json.loads(fresh[("--algo", "signgd", "--a", "1/2", "--json")])["rate"]["exponent"] == "1/2"
+
+
+def test_refusals_and_data_files_are_never_saved(capsys, own_rates_cache, tmp_path):
+    code, _, err = run(capsys, "--algo", "signgd", "--a", "2")
+    assert code == 2 and "--a" in err
+    code, _, err = run(capsys, "--algo", "signgd", "--a", "2")  # refused again, not answered from a cache
+    assert code == 2 and "--a" in err
+    code, out, err = run(capsys, "--algo", "signsgd", "--batch", "1", "--a", "1/2", "--data", "orthogonal-imbalanced")
+    assert code == 0 and "M/||M||" in out, err
+    import cli.predict
+
+    # the data's content is not in an answer's key: no answer saved (its max margins are, keyed by its bytes)
+    assert not list((own_rates_cache / cli.predict.ANSWERS).glob("*.json"))

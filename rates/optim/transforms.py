@@ -72,7 +72,7 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
     def init(W: torch.Tensor) -> tuple:
         return torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W)
 
-    def update(signal: Signal, state: tuple, t: int) -> tuple[Signal, tuple]:
+    def update(signal: Signal, state: tuple, t: int | torch.Tensor) -> tuple[Signal, tuple]:
         m, root_v, s = state
         top = torch.maximum(s, signal.log_scale)
         keep = torch.exp(s - top)
@@ -110,7 +110,8 @@ def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) ->
     """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (docs/theory.md section 2).
 
     The rates are tabulated ``block`` steps at a time and kept as a list of (R, 1, 1) views, so a step
-    costs one multiplication.
+    costs one multiplication. A step index given as a 0-d tensor (the recorded steps of
+    :mod:`rates.graphed`) is not looked up on the host: ``eta_t`` is computed from it on the device.
     """
 
     def table(start: int) -> list[torch.Tensor]:
@@ -122,7 +123,11 @@ def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) ->
     def init(W: torch.Tensor) -> list:
         return [0, table(0)]
 
-    def update(signal: Signal, state: list, t: int) -> tuple[Signal, list]:
+    eta0_col, a_col = eta0.reshape(-1, 1, 1), a.reshape(-1, 1, 1)
+
+    def update(signal: Signal, state: list, t: int | torch.Tensor) -> tuple[Signal, list]:
+        if isinstance(t, torch.Tensor):  # a device-side step index (rates.graphed): no host table lookup
+            return Signal(eta0_col * torch.pow(t + 2.0, -a_col) * signal.value, signal.log_scale), state
         start, rates = state
         if not start <= t < start + block:
             start = t - t % block

@@ -1,0 +1,69 @@
+"""Start-up guards (issues #11 and #12): which heavy libraries a command imports, not how long it takes.
+
+Timings live in benchmarks/startup.py; here each command runs in a fresh process, as a user starts it, and
+reports the watched modules found in ``sys.modules`` when it exits. A command must not import what it does
+not use: ``rates --help`` none of them, ``rates predict`` no torch/scipy/cvxpy (and, answered from the cache,
+no sympy), a warm ``rates run`` no cvxpy and no scipy.optimize (its max margins come from the cache).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WATCHED = ("torch", "sympy", "numba", "scipy", "scipy.optimize", "scipy.stats", "cvxpy", "clarabel", "matplotlib",
+           "dask", "distributed", "sklearn", "pandas")
+PROBE = """
+import atexit, json, runpy, sys
+atexit.register(lambda: sys.stderr.write(
+    "LOADED " + json.dumps(sorted(m for m in {watched!r} if m in sys.modules)) + "\\n"))
+sys.argv = ["rates", *{argv!r}]
+runpy.run_module("rates", run_name="__main__")
+"""
+
+
+def rates(*argv: str, cache: Path) -> tuple[str, set]:
+    """Run ``rates ARGV`` in a fresh process (this checkout, cache folder ``cache``); stdout and the watched
+    modules it had imported at exit."""
+    env = {**__import__("os").environ, "RATES_CACHE_DIR": str(cache)}
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(watched=WATCHED, argv=list(argv))], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    loaded = [line for line in proc.stderr.splitlines() if line.startswith("LOADED ")]
+    assert len(loaded) == 1, proc.stderr
+    return proc.stdout, set(json.loads(loaded[0][len("LOADED "):]))
+
+
+def test_help_imports_none_of_the_heavy_libraries(tmp_path):
+    out, loaded = rates("--help", cache=tmp_path)
+    assert "predict" in out and "run" in out
+    assert loaded == set()
+
+
+def test_predict_imports_sympy_only_to_derive_and_nothing_numeric(tmp_path):
+    argv = ("predict", "--algo", "signgd", "--a", "1/2")
+    first, loaded_first = rates(*argv, cache=tmp_path)
+    assert loaded_first == {"sympy"}  # derived: sympy, and none of the numeric stack
+    second, loaded_second = rates(*argv, cache=tmp_path)
+    assert second == first and "log t / t^(1/2)" in second
+    assert loaded_second == set()  # read back: not even sympy
+
+
+def _without_timings(path: Path) -> str:
+    """The trajectory as canonical JSON text (floats as their shortest repr: equal text, equal bits; NaN too)."""
+    trajectory = json.loads(path.read_text())
+    for key in ("wall_s", "config_steps_per_s"):
+        trajectory["meta"].pop(key)
+    return json.dumps(trajectory, sort_keys=True)
+
+
+def test_warm_run_needs_neither_cvxpy_nor_scipy_optimize_and_writes_the_same_trajectory(tmp_path):
+    argv = ("run", "--algo", "signgd", "--a", "1/2", "--steps", "30", "--no-progress", "--out")
+    _, loaded_first = rates(*argv, str(tmp_path / "first.json"), cache=tmp_path / "cache")
+    # the first run solves gamma (HiGHS) and the Frobenius and spectral references (cvxpy + Clarabel)
+    assert {"cvxpy", "scipy.optimize"} <= loaded_first
+    _, loaded_second = rates(*argv, str(tmp_path / "second.json"), cache=tmp_path / "cache")
+    assert not loaded_second & {"cvxpy", "clarabel", "scipy.optimize", "scipy.stats", "matplotlib", "dask",
+                                "distributed", "sklearn", "pandas"}, loaded_second
+    assert _without_timings(tmp_path / "second.json") == _without_timings(tmp_path / "first.json")

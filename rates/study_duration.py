@@ -36,7 +36,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -119,11 +119,20 @@ def schedule_seconds(task_seconds: Sequence[float], workers: int) -> float:
     return max(free)
 
 
-def estimate(tasks: Sequence, device: str = "auto", parallel: bool = True) -> StudyEstimate:
-    """Probe the recipes of ``tasks`` (:class:`rates.study_run.StudyTask`) and schedule them (module docstring)."""
-    from rates.data import parse_data  # not study_run's cached loader: study_run imports this module
+def estimate(tasks: Sequence, device: str = "auto", parallel: bool = True,
+             load_data: Optional[Callable] = None) -> StudyEstimate:
+    """Probe the recipes of ``tasks`` (:class:`rates.study_run.StudyTask`) and schedule them (module docstring).
+
+    ``load_data(task)`` gives a task's dataset (the study's cached loader); by default it is generated anew.
+    """
     from rates.engine import resolve_device, resolve_engine, resolve_spec
     from rates.fused.group import supports
+
+    if load_data is None:
+        from rates.data import parse_data
+
+        def load_data(task):
+            return parse_data(task.data, seed=task.data_seed)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     cores = os.cpu_count() or 1
@@ -135,7 +144,7 @@ def estimate(tasks: Sequence, device: str = "auto", parallel: bool = True) -> St
     steppers = set()
     probe_started = time.perf_counter()
     for task in tasks:
-        data = parse_data(task.data, seed=task.data_seed)
+        data = load_data(task)
         groups: dict = {}
         for spec in task.specs:
             run = resolve_spec(spec, data.n)

@@ -137,7 +137,7 @@ def simulate_study(name: str, tasks: Sequence[StudyTask], options):
     if options.progress:
         from rates.study_duration import by_estimated_cost, estimate, print_plan
 
-        plan = estimate(tasks, options.device, parallel=not options.quick)
+        plan = estimate(tasks, options.device, parallel=not options.quick, load_data=load_data)
         print_plan(name, tasks, plan)
         tasks = by_estimated_cost(tasks, plan)
     started = time.perf_counter()

@@ -7,7 +7,7 @@ Algorithm: :func:`advance` moves every configuration of a group from step ``t0``
 to Python. Each step has two parts:
 
 * the gradient (:func:`_gradient_lanes`), the part every recipe shares and nearly all of a step's work
-  (~4 k d n flops and (k + 1) n exponentials), is computed for a block of ``LANES`` = 64 configurations
+  (~4 k d n flops and k n exponentials), is computed for a block of ``LANES`` = 64 configurations
   at once. Layout: the configuration is the LAST (innermost, unit-stride) axis of every array of the
   block -- ``W`` as (k, d, lanes), the step's samples as (count, d, lanes) with labels (count, lanes),
   logits and exponentials as (k, count, lanes) -- and every loop over it is the innermost loop, so LLVM
@@ -210,7 +210,8 @@ def log_array(x, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G, log_scale, lanes):
+def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare, G, log_scale,
+                    lanes):
     """For each lane r: ``G[:, :, r]`` and s with ``e^s G`` = the mean gradient over that lane's samples.
 
     ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); s goes
@@ -223,17 +224,19 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
 
     The formula, per lane. Sample j has logits ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and
     ``b_j = max(lead_j, 0)``; its wrong-class probabilities are ``S_c = e^{z_c - t_j} e^{-b_j} / A_j`` with
-    ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in [1, k]. From ``e^{-|lead_j|}`` (computed in the label's slot
-    of the exponentials) and ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives e^0 = 1):
-    ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``, else ``V_j + e^{lead_j}``. With ``m = min_j b_j``,
-    ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is ``P_j = max_c S_c`` times ``e^m``;
-    so the shift is ``s = max_j log P_j = log(max_j Q_j) - m``, and
+    ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in [1, k], i.e. ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``,
+    else ``V_j + e^{lead_j}``, where ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives
+    e^0 = 1). With ``m = min_j b_j``, ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is
+    ``P_j = max_c S_c`` times ``e^m``; so the shift is ``s = max_j log P_j = log(max_j Q_j) - m``, and
     ``grad = e^s sum_j (Q_j / max Q) (e^{z_c - t_j} for c != y, minus their sum at y) x_j / count``.
-    Only exponentials of non-positive numbers appear (no overflow, whatever the margins); a weight below
-    ``e^-745`` of the largest underflows to 0 in float64, as it must; one logarithm per lane and step, none
-    per sample. (The previous kernel formed ``P_j = 1 / sum_c e^{z_c - t_j}`` while every ``lead_j < 700``
-    and switched to a scalar logarithmic path beyond, two code paths that a vector of lanes would have to
-    take both of; this single formula costs one exponential more per sample.)
+    One exponential per class and sample: the label's slot holds ``e^{m - lead_j}`` if ``lead_j > 0`` (the
+    numerator ``e^{m - b_j}``, and ``e^{-lead_j}`` is it times ``e^-m``), else ``e^{lead_j}`` (then
+    ``b_j = 0 = m``: the numerator is 1). Only exponentials of non-positive numbers appear, so nothing
+    overflows whatever the margins; where ``e^{-lead_j}`` underflows, ``V_j e^{-lead_j} < k e^-708`` is
+    far below the rounding of 1 and ``A_j = 1`` as it must; a weight below ``e^-745`` of the largest
+    underflows to 0. One logarithm and one more exponential per lane and step, none per sample. (The
+    previous kernel formed ``P_j = 1 / sum_c e^{z_c - t_j}`` while every ``lead_j < 700`` and switched to
+    a scalar logarithmic path beyond: two code paths, which a vector of lanes would have to take both of.)
     """
     literally(lanes)
     k, d = W.shape[0], W.shape[1]
@@ -264,20 +267,21 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
     for j in range(count):
         for r in range(lanes):
             shift[r] = min(shift[r], max(L[j, r], 0.0))
-    # the exponents: z_c - t_j for the wrong classes, -|lead_j| in the label's slot; m - b_j in P
+    # the exponents: z_c - t_j for the wrong classes; in the label's slot m - lead_j if lead_j > 0, else lead_j
     for c in range(k):
         for j in range(count):
             for r in range(lanes):
                 shifted = Z[c, j, r] - T[j, r]
-                Z[c, j, r] = shifted if c != Y[j, r] else -abs(L[j, r])
-    for j in range(count):
-        for r in range(lanes):
-            P[j, r] = shift[r] - max(L[j, r], 0.0)
+                lead = L[j, r]
+                label = shift[r] - lead if lead > 0.0 else lead
+                Z[c, j, r] = shifted if c != Y[j, r] else label
     for i in range(Z_flat.size):
         Z_flat[i] = _exp(Z_flat[i])
-    for i in range(P_flat.size):
-        P_flat[i] = _exp(P_flat[i])
-    # A_j from V_j (summed in T) and e^{-|lead_j|} (the label's slot, gathered in U); Q_j = e^{m - b_j} / A_j
+    for r in range(lanes):
+        spare[r] = _exp(-shift[r])  # e^-m
+    # V_j (summed in T) and the label's slot (gathered in U); then A_j and Q_j = e^{m - b_j} / A_j, where
+    # lead_j > 0: e^{m - b_j} = the label's slot, e^{-lead_j} = that times e^-m;
+    # lead_j <= 0: b_j = 0 = m, so e^{m - b_j} = 1, and the label's slot is e^{lead_j}
     for i in range(T_flat.size):
         T_flat[i] = 0.0
     for c in range(k):
@@ -287,9 +291,11 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
                 wrong = c != Y[j, r]
                 T[j, r] += e if wrong else 0.0
                 U[j, r] = U[j, r] if wrong else e
-    for i in range(P_flat.size):
-        total = T_flat[i] * U_flat[i] + 1.0 if L_flat[i] > 0.0 else T_flat[i] + U_flat[i]
-        P_flat[i] /= total
+    for j in range(count):
+        for r in range(lanes):
+            above = L[j, r] > 0.0
+            total = T[j, r] * (U[j, r] * spare[r]) + 1.0 if above else T[j, r] + U[j, r]
+            P[j, r] = (U[j, r] if above else 1.0) / total
     for r in range(lanes):
         log_scale[r] = 0.0  # max_j Q_j
     for j in range(count):
@@ -564,7 +570,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
             np.empty(count * lanes), np.empty(count * lanes)
         T, L, U, P = T_flat.reshape((count, lanes)), L_flat.reshape((count, lanes)), \
             U_flat.reshape((count, lanes)), P_flat.reshape((count, lanes))
-        shift = np.empty(lanes)
+        shift, spare = np.empty(lanes), np.empty(lanes)
         G_lanes = np.empty((k, d, lanes))
         log_scale = np.empty(lanes)
         if source == SOURCE_FULL:  # every lane sees every sample, in order
@@ -587,11 +593,11 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         for l in range(d):
                             X[j, l, r] = H[i, l]
             if wide:
-                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
-                                log_scale, LANES)
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
+                                G_lanes, log_scale, LANES)
             else:
-                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, G_lanes,
-                                log_scale, 1)
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
+                                G_lanes, log_scale, 1)
             # the rest of the recipe, configuration by configuration: VR correction, momentum, Adam or the
             # steepest direction, the update
             for r in range(stop - first):

@@ -669,7 +669,8 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         "its numbers were lost in the text extraction, so sizes are ours: data "
         f"'{size.data}' (k = 4, d = 8, n = {n}, sigma = 0.5), a = {FIG1_A}, eta_0 = 0.2 (max norm) / 1 (l2, "
         f"spectral), {size.fig1_steps} steps for Fig. 1, {size.rate_steps} for rates"
-        + "".join(f" ({steps} for {fam}, {alg}, a = {a})" for (fam, alg, a), steps in size.rate_horizons)
+        + "".join(f" ({steps} for {fam}" + ("" if alg == "*" else f", {DISPLAY[alg]}")
+                  + ("" if a == "*" else f", a = {a}") + ")" for (fam, alg, a), steps in size.rate_horizons)
         + f", {size.persample_steps} per-sample; Fig. 1 on seeds 0..{len(fig1_seeds) - 1}, the rest on seeds "
         f"0..{len(seeds) - 1}; a seed is a data draw and a reshuffling stream together.",
         "Relative error (gamma - gamma(W_t))/gamma and cosine <W_t, W*>/(||W_t||_F ||W*||_F) in the algorithm's own "

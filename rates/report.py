@@ -304,6 +304,7 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     exponent = float(prediction.rate.exponent)
     verdict = judge(independent, prediction, exponent=exponent, tolerance=tolerance, window=window)
     phase = phase_of(independent[0], facts_of(independent[0]), prediction)
+    verdict = _plateau_before_t1(verdict, phase)
     notes = list(verdict.notes) + [f"phase: {phase['text']}"]
     if replicates.get("note"):
         notes.append(replicates["note"])
@@ -312,6 +313,28 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
         notes.append("hypotheses not checked (unknown): " + "; ".join(f"{h.name} ({f.detail})" for h, f in unknown))
     verdict = replace(verdict, notes=notes, context={**context, "phase": phase})
     return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
+
+
+def _plateau_before_t1(verdict: Any, phase: dict[str, Any]) -> Any:
+    """``violated`` needs a decaying gap, or a run known to be past t1.
+
+    Every bound here sends the gap to 0 only from t1 on. A gap that has not been shown to decrease at all (the
+    95% interval of its slope reaches 0 or above) in a run that ends before t1, or whose t1 is unknown, is
+    on its pre-asymptotic plateau (Adam leaves it late: at 1e5 steps on the default preset its slope is
+    +0.05, at 1e7 it is loose), which says nothing against the theorem. A gap that decays, but too slowly,
+    is still judged.
+    """
+    if verdict.label != "violated" or verdict.fit is None or verdict.fit.ci_high < 0.0:
+        return verdict
+    t1, steps = phase.get("t1"), phase.get("steps", 0)
+    if t1 is not None and float(t1) <= steps:
+        return verdict
+    where = (f"t1 = {float(t1):.3g} is beyond this run's {steps} steps" if t1 is not None else
+             f"t1 is unknown ({phase.get('t1_why') or 'not computed'})")
+    return replace(verdict, label="inconclusive", reason=(
+        f"pre-asymptotic plateau: the gap is not shown to decrease (slope {verdict.fit.slope:+.3f}, 95% interval "
+        f"[{verdict.fit.ci_low:+.3f}, {verdict.fit.ci_high:+.3f}]) and {where}; the bound speaks from t1 on "
+        f"(without this rule: {verdict.reason})"))
 
 
 def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,

@@ -252,24 +252,31 @@ def test_runs_give_the_same_bits_alone_and_in_a_64_lane_block(name):
 
 def test_kernel_exp_and_log_are_within_one_ulp():
     """The kernels' own exp and log (fdlibm's algorithms, branch-free so that they vectorise) against 40-digit
-    mpmath: below 1 ulp of the result over their whole domain (exp: normal and subnormal results, 0 below
-    -745.2, inf above 709.8; log: positive normal numbers), and exact where the result is exact."""
+    mpmath: below 1 ulp of the result over their whole domain (exp: every normal result down to x = -708.05,
+    0 below, never a subnormal number, inf above 709.8; log: positive normal numbers), and exact where the
+    result is exact."""
     import rates.fused.kernels as kernels
 
     rng = np.random.default_rng(11)
-    x = np.concatenate([rng.uniform(-745.0, 709.0, 3000), rng.uniform(-1.0, 1.0, 1000),
-                        rng.uniform(-1e-8, 1e-8, 200), rng.uniform(-745.1, -708.0, 500)])
+    # x / ln 2 rounds to k = -1021 just above -1021.5 ln 2 (normal results) and to -1022 below it (0)
+    flush_edge = -1021.5 * math.log(2.0)
+    x = np.concatenate([rng.uniform(-708.0, 709.0, 3000), rng.uniform(-1.0, 1.0, 1000),
+                        rng.uniform(-1e-8, 1e-8, 200), rng.uniform(flush_edge + 1e-9, -700.0, 500)])
     out = np.empty_like(x)
     kernels.exp_array(x, out)
     mp.mp.dps = 40
     for xi, yi in zip(x, out):
         exact = mp.exp(mp.mpf(float(xi)))
-        ulp = mp.mpf(float(np.spacing(float(exact)))) if exact >= 2.2250738585072014e-308 else mp.mpf(5e-324)
-        assert abs(mp.mpf(float(yi)) - exact) < ulp, xi
-    edges = np.array([0.0, -746.0, -1e4, 709.78, 710.0, 1e4])
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(float(exact)))), xi
+    assert (out >= np.finfo(np.float64).tiny).all()
+    below = np.concatenate([rng.uniform(-745.2, flush_edge - 1e-9, 500), [-746.0, -1e4]])
+    out = np.empty_like(below)
+    kernels.exp_array(below, out)
+    assert (out == 0.0).all()
+    edges = np.array([0.0, 709.78, 710.0, 1e4])
     out = np.empty_like(edges)
     kernels.exp_array(edges, out)
-    assert out[0] == 1.0 and out[1] == 0.0 and out[2] == 0.0 and np.isfinite(out[3]) and np.isinf(out[4:]).all()
+    assert out[0] == 1.0 and np.isfinite(out[1]) and np.isinf(out[2:]).all()
 
     x = np.concatenate([np.exp(rng.uniform(-700.0, 700.0, 2000)), rng.uniform(0.5, 2.0, 2000),
                         1.0 + rng.uniform(-1e-7, 1e-7, 200), [2.2250738585072014e-308, 1.7976931348623157e308]])

@@ -7,18 +7,24 @@ Algorithm: :func:`advance` moves every configuration of a group from step ``t0``
 to Python. Each step has two parts:
 
 * the gradient (:func:`_gradient_lanes`), the part every recipe shares and nearly all of a step's work
-  (~4 k d n flops and k n exponentials), is computed for a block of ``LANES`` = 64 configurations
-  at once. Layout: the configuration is the LAST (innermost, unit-stride) axis of every array of the
-  block -- ``W`` as (k, d, lanes), the step's samples as (count, d, lanes) with labels (count, lanes),
+  (~4 k d n flops and k n exponentials; the exponentials are a third of the time), is computed for a
+  block of ``LANES`` = 64 configurations at once. Layout: the configuration is the LAST (innermost,
+  unit-stride) axis of every array of the block -- ``W`` as (k, d, lanes), the step's samples as
+  (count, d, lanes) with labels (count, lanes) (one copy, (count, d, 1), when all lanes share them),
   logits and exponentials as (k, count, lanes) -- and every loop over it is the innermost loop, so LLVM
   turns it into AVX2 code, four configurations per instruction. A loop body only ever combines entries
   of one configuration, in the order of the scalar formula, so each configuration's arithmetic is what a
   scalar loop would do: a run gives the same bits alone (a block of one lane) or in a block of 64, whatever
   the other runs (tests/test_fused.py checks this bit for bit). No fast-math flag: no reassociation, no
   contraction into FMA;
-* the rest of the recipe (in :func:`advance`: VR correction, momentum, Adam, the steepest direction, the
-  update) runs per configuration, scalar: ~10 k d flops plus one ``pow``. This is the one definition of
-  every recipe; only the gradient has the blocked layout.
+* the rest of the recipe (in :func:`advance`: VR correction, momentum, Adam, the steepest direction) runs
+  per configuration, scalar: ~10 k d flops. This is the one definition of every recipe. The update
+  ``W <- W - eta_t D`` is one loop over the block in the same layout (the iterates stay in it from ``t0``
+  to ``t1``: no copy in and out per step), and plain SignGD (the sign of the gradient, no momentum, no
+  VR) takes its direction in that loop too, since its sign needs no per-configuration state. Measured on
+  the issue's Gaussian shape (k = 4, d = 6, n = 48), one thread, 64 configurations: the per-configuration
+  part cost ~0.3 us per configuration-step, a fifth of the step; in the block layout SignGD ran ~15%
+  faster (``benchmarks/engine_speed.py``).
 
 Why across configurations: inside one configuration the gradient's loops run over k, d and n, which are
 tiny (3, 5 and 30 on the default preset), so a vector of four would be mostly idle and the sums over
@@ -48,7 +54,8 @@ The gradient of one configuration (the log-domain gradient of :mod:`rates.losses
 formula is in :func:`_gradient_lanes`): ``grad = e^s G`` over the step's samples, where only exponentials
 of non-positive numbers are formed, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the largest
 ``log P_j`` (``P_j`` = sample j's largest wrong-class probability), so the largest coefficient is 1 and a
-weight below ``e^-745`` of the largest is 0, for any size of the margins, with one logarithm per step.
+weight below ~``e^-708`` (the smallest normal number) of the largest is 0, for any size of the margins,
+with one logarithm per step.
 Mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation, drawn on
 the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations` (so the batches
 are those of the torch path); each lane gathers its own samples. VR keeps the epoch-start coefficients, as
@@ -91,8 +98,6 @@ MIN_FILLED_LANES = 22
 # this many bytes runs one configuration at a time instead.
 BLOCK_BYTES = 1 << 25
 
-# exp(x) is exactly 0.0 in float64 for x < -745.14; a weight this far below the largest one is 0.
-_UNDERFLOW = -746.0
 _TINY = np.finfo(np.float64).tiny
 _EPS = np.finfo(np.float64).eps
 # Muon's quintic Newton-Schulz coefficients, as rates.norms._NS_COEFFS
@@ -112,7 +117,6 @@ _P5 = 4.13813679705723846039e-08
 # Adding 1.5 * 2^52 rounds a double of magnitude < 2^51 to an integer held in the low mantissa bits.
 _ROUND = 6755399441055744.0
 _ROUND_BITS = 0x4338000000000000
-_TWO_M999 = 2.0 ** -999
 # fdlibm e_log.c: coefficients of the approximation of (log(1+s) - log(1-s) - 2s) / s on s^2 <= 0.0295.
 _LG1 = 6.666666666666735130e-01
 _LG2 = 3.999999999940941908e-01
@@ -141,13 +145,18 @@ def _float_of(typingctx, bits):
 
 @njit(cache=True, error_model="numpy")
 def _exp(x):
-    """e^x, fdlibm's algorithm without branches (so that a loop of it vectorises); error below 1 ulp.
+    """e^x, fdlibm's algorithm without branches (so that a loop of it vectorises); error below 1 ulp, and 0
+    in place of results near or below the smallest normal number.
 
     ``x = k ln2 + r``, ``|r| <= ln2/2`` (k rounded to nearest by the 1.5 * 2^52 shift, in floating point,
     since AVX2 has no double -> int64 conversion); ``e^r = 1 + 2r / (R(r^2) - r)`` in fdlibm's form
-    ``1 - ((lo - r c / (2 - c)) - hi)``; then ``2^k`` as ``2^(k-1) * 2`` (``2^(k+999) * 2^-999`` where the
-    result is subnormal, so that it is rounded once, as fdlibm does). Arguments are clamped to
-    [-746, 710]: below, the result is 0; above, inf. ``x`` must not be NaN.
+    ``1 - ((lo - r c / (2 - c)) - hi)``; then times ``2^k``, as ``2^(k-1) * 2`` for k > 0 (2^1024 is not a
+    double) and at once otherwise (``y 2^(k-1)`` could be subnormal at k = -1021). Where ``k < -1021`` (x below
+    -708.05, e^x below 1.5 * 2^-1022) the result is 0, never a subnormal number: in the kernels such an
+    exponential is a weight below 2^-1021 of the largest weight (which is 1), far below the rounding of
+    any sum it enters, and every arithmetic operation with a subnormal operand or result takes a
+    microcode assist on x86 (measured: SignGD runs slowed by ~10% as their margins grew and more weights
+    became subnormal). Arguments above 710 give inf. ``x`` must not be NaN.
     """
     x = min(max(x, -746.0), 710.0)
     shifted = x * _INV_LN2 + _ROUND
@@ -159,10 +168,10 @@ def _exp(x):
     t = r * r
     c = r - t * (_P1 + t * (_P2 + t * (_P3 + t * (_P4 + t * _P5))))
     y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
-    normal = k >= -1021
-    exponent = k - 1 if normal else k + 999
-    last = 2.0 if normal else _TWO_M999
-    return y * _float_of((exponent + 1023) << 52) * last
+    positive = k > 0
+    exponent = k - 1 if positive else k
+    last = 2.0 if positive else 1.0
+    return y * _float_of((exponent + 1023) << 52) * last if k >= -1021 else 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -211,13 +220,16 @@ def log_array(x, out):
 
 @njit(cache=True, error_model="numpy")
 def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare, G, log_scale,
-                    lanes):
+                    lanes, shared):
     """For each lane r: ``G[:, :, r]`` and s with ``e^s G`` = the mean gradient over that lane's samples.
 
     ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); s goes
     to ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``T``, ``L``, ``U``, ``P`` (count, lanes),
     each with a flat view of the same memory (``*_flat``) for the loops that need no index, and ``shift``
-    (lanes,). ``lanes`` is a compile-time constant (see the module docstring). Loops run class, then
+    (lanes,). ``lanes`` is a compile-time constant (see the module docstring), and so is ``shared``: when 1,
+    every lane sees the same samples in the same order (full batch), ``X`` is (count, d, 1) and ``Y``
+    (count, 1), and the loops read that one copy (a scalar broadcast across the lanes) instead of 64
+    copies, which kept ~150 KB of identical samples in the cache; the arithmetic is the same. Loops run class, then
     sample, then lane: the lane loop is innermost (64 long: vectorised across configurations); with one
     lane it vanishes and the sample loop is innermost. No loop body mixes two lanes, and the sums over
     classes and over samples keep the scalar order.
@@ -233,12 +245,14 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
     numerator ``e^{m - b_j}``, and ``e^{-lead_j}`` is it times ``e^-m``), else ``e^{lead_j}`` (then
     ``b_j = 0 = m``: the numerator is 1). Only exponentials of non-positive numbers appear, so nothing
     overflows whatever the margins; where ``e^{-lead_j}`` underflows, ``V_j e^{-lead_j} < k e^-708`` is
-    far below the rounding of 1 and ``A_j = 1`` as it must; a weight below ``e^-745`` of the largest
-    underflows to 0. One logarithm and one more exponential per lane and step, none per sample. (The
+    far below the rounding of 1 and ``A_j = 1`` as it must; a weight below ~``e^-708`` of the largest is 0
+    (:func:`_exp` and the two flushes below: no subnormal number enters the sums). One logarithm and one
+    more exponential per lane and step, none per sample. (The
     previous kernel formed ``P_j = 1 / sum_c e^{z_c - t_j}`` while every ``lead_j < 700`` and switched to
     a scalar logarithmic path beyond: two code paths, which a vector of lanes would have to take both of.)
     """
     literally(lanes)
+    literally(shared)
     k, d = W.shape[0], W.shape[1]
     count = X.shape[0]
     # logits z = W x_j
@@ -248,7 +262,7 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
                 Z[c, j, r] = 0.0
             for l in range(d):
                 for r in range(lanes):
-                    Z[c, j, r] += W[c, l, r] * X[j, l, r]
+                    Z[c, j, r] += W[c, l, r] * X[j, l, 0 if shared else r]
     # T = the top wrong logit t_j, L = the label's logit z_y
     for i in range(T_flat.size):
         T_flat[i] = -np.inf
@@ -257,7 +271,7 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
         for j in range(count):
             for r in range(lanes):
                 z = Z[c, j, r]
-                wrong = c != Y[j, r]
+                wrong = c != Y[j, 0 if shared else r]
                 T[j, r] = z if wrong & (z > T[j, r]) else T[j, r]
                 L[j, r] = L[j, r] if wrong else z
     for i in range(L_flat.size):
@@ -274,7 +288,7 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
                 shifted = Z[c, j, r] - T[j, r]
                 lead = L[j, r]
                 label = shift[r] - lead if lead > 0.0 else lead
-                Z[c, j, r] = shifted if c != Y[j, r] else label
+                Z[c, j, r] = shifted if c != Y[j, 0 if shared else r] else label
     for i in range(Z_flat.size):
         Z_flat[i] = _exp(Z_flat[i])
     for r in range(lanes):
@@ -288,14 +302,15 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
         for j in range(count):
             for r in range(lanes):
                 e = Z[c, j, r]  # loaded unconditionally, so that the selects vectorise
-                wrong = c != Y[j, r]
+                wrong = c != Y[j, 0 if shared else r]
                 T[j, r] += e if wrong else 0.0
                 U[j, r] = U[j, r] if wrong else e
     for j in range(count):
         for r in range(lanes):
             above = L[j, r] > 0.0
             total = T[j, r] * (U[j, r] * spare[r]) + 1.0 if above else T[j, r] + U[j, r]
-            P[j, r] = (U[j, r] if above else 1.0) / total
+            ratio = (U[j, r] if above else 1.0) / total
+            P[j, r] = ratio if ratio >= _TINY else 0.0  # no subnormal weights (see _exp)
     for r in range(lanes):
         log_scale[r] = 0.0  # max_j Q_j
     for j in range(count):
@@ -314,13 +329,13 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
         for j in range(count):
             for r in range(lanes):
                 value = Z[c, j, r] * (P[j, r] * inv_count)
-                value = value if c != Y[j, r] else 0.0
+                value = value if (c != Y[j, 0 if shared else r]) & (value >= _TINY) else 0.0
                 Z[c, j, r] = value
                 T[j, r] -= value
     for c in range(k):
         for j in range(count):
             for r in range(lanes):
-                Z[c, j, r] = T[j, r] if c == Y[j, r] else Z[c, j, r]
+                Z[c, j, r] = T[j, r] if c == Y[j, 0 if shared else r] else Z[c, j, r]
     # G = sum_j coefficients x_j, in sample order. A weight that underflowed to 0 adds +-0 terms, which
     # change no entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
     for c in range(k):
@@ -331,7 +346,7 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
         for c in range(k):
             for l in range(d):
                 for r in range(lanes):
-                    G[c, l, r] += Z[c, j, r] * X[j, l, r]
+                    G[c, l, r] += Z[c, j, r] * X[j, l, 0 if shared else r]
 
 
 @njit(cache=True)
@@ -392,8 +407,9 @@ def _renormalise(value):
     return math.log(top)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _sign(x):
+    # inlined: the block loop of plain SignGD calls it per entry, and a call per entry would not vectorise
     return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
 
@@ -540,7 +556,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
     of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
     ``BLOCK_BYTES``) goes one configuration at a time. Lanes of a block past its last configuration are
-    padding (zero weights; zero samples for mini-batches) that no result reads.
+    padding (zero weights and step sizes; zero samples for mini-batches) that no result reads. A block's
+    iterates are copied into the block layout once, at ``t0``, and back once, at ``t1``.
 
     Per step: one compiled call computes the block's gradients (:func:`_gradient_lanes`); the rest of the
     recipe is written inline below rather than in a function called per configuration, because a compiled
@@ -561,8 +578,10 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         lanes = LANES if wide else 1
         stop = min(R, first + lanes)
         W_lanes = np.zeros((k, d, lanes))
-        X = np.zeros((count, d, lanes))
-        Y = np.zeros((count, lanes), dtype=np.int64)
+        shared = wide and source == SOURCE_FULL
+        sample_lanes = 1 if shared else lanes
+        X = np.zeros((count, d, sample_lanes))
+        Y = np.zeros((count, sample_lanes), dtype=np.int64)
         # Z, T, L, U, P are views of the flat arrays (the same memory), which the flat loops use
         Z_flat = np.empty(k * count * lanes)
         Z = Z_flat.reshape((k, count, lanes))
@@ -573,33 +592,48 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         shift, spare = np.empty(lanes), np.empty(lanes)
         G_lanes = np.empty((k, d, lanes))
         log_scale = np.empty(lanes)
+        D_lanes = np.zeros((k, d, lanes))
+        eta_lanes = np.zeros(lanes)
+        for r in range(stop - first):
+            for c in range(k):
+                for l in range(d):
+                    W_lanes[c, l, r] = W[first + r, c, l]
+        plain_sign = direction == DIRECTION_SIGN and not use_momentum and source != SOURCE_VR
         if source == SOURCE_FULL:  # every lane sees every sample, in order
             for j in range(count):
                 for l in range(d):
-                    for r in range(lanes):
+                    for r in range(sample_lanes):
                         X[j, l, r] = H[j, l]
-                for r in range(lanes):
+                for r in range(sample_lanes):
                     Y[j, r] = y[j]
         for t in range(t0, t1):
             epoch, offset = t // steps_per_epoch - epoch0, (t % steps_per_epoch) * count
             for r in range(stop - first):
-                for c in range(k):
-                    for l in range(d):
-                        W_lanes[c, l, r] = W[first + r, c, l]
                 if source != SOURCE_FULL:
                     for j in range(count):
                         i = perms[first + r, epoch, offset + j]
                         Y[j, r] = y[i]
                         for l in range(d):
                             X[j, l, r] = H[i, l]
-            if wide:
+            if shared:
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
-                                G_lanes, log_scale, LANES)
+                                G_lanes, log_scale, LANES, 1)
+            elif wide:
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
+                                G_lanes, log_scale, LANES, 0)
             else:
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
-                                G_lanes, log_scale, 1)
+                                G_lanes, log_scale, 1, 0)
+            for r in range(stop - first):
+                eta_lanes[r] = eta0[first + r] * (t + 2.0) ** (-a[first + r])
+            if plain_sign:  # direction and update in one block loop
+                for c in range(k):
+                    for l in range(d):
+                        for r in range(lanes):
+                            W_lanes[c, l, r] -= eta_lanes[r] * _sign(G_lanes[c, l, r])
+                continue
             # the rest of the recipe, configuration by configuration: VR correction, momentum, Adam or the
-            # steepest direction, the update
+            # steepest direction, into D_lanes; then the update, one block loop
             for r in range(stop - first):
                 g = first + r
                 for c in range(k):
@@ -608,7 +642,10 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 scale = log_scale[r]
                 if source == SOURCE_VR:
                     if t % steps_per_epoch == 0:  # the snapshot W~: the epoch's first iterate (not yet updated)
-                        snap_scale[g] = _coefficients(W[g], H, y, n, snap_coeff[g], log_top)
+                        for c in range(k):
+                            for l in range(d):
+                                D[c, l] = W_lanes[c, l, r]
+                        snap_scale[g] = _coefficients(D, H, y, n, snap_coeff[g], log_top)
                         for c in range(k):
                             for l in range(d):
                                 total = 0.0
@@ -669,8 +706,15 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                     _newton_schulz_direction(G, D)
                 else:
                     _schatten_direction(G, direction, q, D)
-                eta = eta0[g] * (t + 2.0) ** (-a[g])
                 for c in range(k):
                     for l in range(d):
-                        W[g, c, l] -= eta * D[c, l]
+                        D_lanes[c, l, r] = D[c, l]
+            for c in range(k):
+                for l in range(d):
+                    for r in range(lanes):
+                        W_lanes[c, l, r] -= eta_lanes[r] * D_lanes[c, l, r]
+        for r in range(stop - first):
+            for c in range(k):
+                for l in range(d):
+                    W[first + r, c, l] = W_lanes[c, l, r]
         first = stop

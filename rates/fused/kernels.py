@@ -284,19 +284,24 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
             for l in range(d):
                 for r in range(lanes):
                     Z[c, j, r] += W[c, l, r] * X[j, l, 0 if shared else r]
-    # T = the top wrong logit t_j, L = the label's logit z_y
+    # T = the top wrong logit t_j, L = the label's logit z_y. The running maximum goes back and forth between
+    # T and P (free until the weights): updated in place, LLVM stores it with masked stores, slow on AMD.
     for i in range(T_flat.size):
         T_flat[i] = -np.inf
         L_flat[i] = 0.0
     for c in range(k):
+        source, target = (T, P) if c % 2 == 0 else (P, T)
         for j in range(count):
             label_of_all = Y[j, 0]  # all lanes' label when shared; a local, since a load of Y in the lane loop
             # could alias the stores there and would be repeated per lane, as scalar code
             for r in range(lanes):
                 z = Z[c, j, r]
                 wrong = c != (label_of_all if shared else Y[j, r])
-                T[j, r] = _larger(T[j, r], z if wrong else -np.inf)
+                target[j, r] = _larger(source[j, r], z if wrong else -np.inf)
                 L[j, r] = L[j, r] if wrong else z
+    if k % 2 == 1:
+        for i in range(T_flat.size):
+            T_flat[i] = P_flat[i]
     for i in range(L_flat.size):
         L_flat[i] -= T_flat[i]  # L = lead_j
     for r in range(lanes):

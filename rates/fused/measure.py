@@ -69,18 +69,18 @@ class NumpyMeasure:
         self.norm, self.reported = norm, tuple(reported)
 
     def __call__(self, W: np.ndarray) -> dict[str, np.ndarray]:
-        logits = np.matmul(W, self.Ht)  # (R, k, n)
-        correct = (logits * self.onehot).sum(axis=-2)
-        masked = logits + self.mask
-        top = masked.max(axis=-2, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # silent as torch is: a diverged run (inf entries) records inf / NaN, refused before anything is saved
+        # (rates.trajectory.require_finite)
+        with np.errstate(all="ignore"):
+            logits = np.matmul(W, self.Ht)  # (R, k, n)
+            correct = (logits * self.onehot).sum(axis=-2)
+            masked = logits + self.mask
+            top = masked.max(axis=-2, keepdims=True)
             total = np.exp(masked - top).sum(axis=-2, keepdims=True)
             u = correct - (top + np.log(total))[..., 0, :]
-        log_loss = log_loss_from_u(u)
-        raw = (correct - top[..., 0, :]).min(axis=-1)
-        values = {name: norm.value_array(W) for name, norm in self.norms.items()}
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = {"log_loss": log_loss, "norm": values[self.norm], "margin": raw / values[self.norm]}
+            raw = (correct - top[..., 0, :]).min(axis=-1)
+            values = {name: norm.value_array(W) for name, norm in self.norms.items()}
+            out = {"log_loss": log_loss_from_u(u), "norm": values[self.norm], "margin": raw / values[self.norm]}
             for name in self.reported:
                 out[f"margin:{name}"] = raw / values[name]
         out["W"] = np.array(W, dtype=np.float64)  # a copy: the kernels update W in place

@@ -146,11 +146,11 @@ def run(
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
     from rates.engine import RunSpec
+    from rates.exponents import parse_exponent_fraction
     from rates.progress import wanted
-    from rates.schedules import parse_exponent
     from rates.trajectory import save
 
-    exponent = parse_exponent(a, "--a")
+    exponent = parse_exponent_fraction(a, "--a")
     if steps < 1:
         raise InputError("--steps", f"must be a positive integer, got {steps}")
     if seed < 0:  # the data generators' numpy streams take non-negative seeds only

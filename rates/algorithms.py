@@ -133,8 +133,7 @@ def resolve_algorithm(
         raise InputError("vr", "variance reduction is not defined for adam here (no theorem covers it)")
     if use_vr and not stochastic and batch is not None:
         raise InputError("vr", "variance reduction needs mini-batches (b < n)")
-    from rates.theorems.registry import family_of  # the registry imports this module's types
+    from rates.theorems.coverage import family_name  # the registry's predicates, without sympy (rates run)
 
     config = AlgorithmConfig(key, resolved_norm, "none", batch, n, beta, use_vr, spec.adam, stochastic)
-    family = family_of(config)
-    return replace(config, family=family.name if family is not None else "none")
+    return replace(config, family=family_name(config) or "none")

@@ -35,30 +35,47 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Sequence, Union
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
-import sympy as sp
-import torch
 
 from rates.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
 from rates.errors import InputError
-from rates.losses import labels, log_loss_from_u, logits_of, sample_views, wrong_class_margins
+from rates.exponents import parse_exponent_fraction
+from rates.lazy import lazy_module
 from rates.margins import max_margin
 from rates.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.norms import parse_norm
-from rates.optim.compose import Hyper, Recipe, build
 from rates.progress import progress_bar
-from rates.schedules import parse_exponent
-from rates.theorems.per_sample import bias_reference
+from rates.recipe import Recipe
 from rates.trajectory import Run, Trajectory
 
-DTYPE = torch.float64
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from rates.optim.compose import Hyper
+
+# torch is imported on first use: the default CPU run (the fused stepper) never needs it, and it costs ~2.5 s
+# of a start-up that issue #11 wants under 2 s; DTYPE (torch.float64) is resolved by __getattr__ below.
+torch = lazy_module("torch", globals())
 REPORTED_NORMS = ("max", "frobenius", "spectral")
 POLAR_METHODS = ("exact", "newton-schulz")
 ENGINES = ("auto", "fused", "torch", "graph")
+# On Linux a GPU that torch can use shows one of these: the NVIDIA kernel driver and its control device
+# (also mounted into containers by the NVIDIA container toolkit), WSL's GPU paravirtualisation device, and
+# the AMD KFD device of ROCm builds (which torch reports as cuda).
+GPU_DEVICE_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DTYPE":  # float64 throughout; a module attribute that must not import torch with the module
+        return torch.float64
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +83,7 @@ class RunSpec:
     """One configuration; ``a`` is the schedule exponent of ``eta_t = eta0 (t+2)^(-a)``, a in (0, 1]."""
 
     algo: str
-    a: Union[str, sp.Rational]
+    a: Union[str, Fraction, sp.Rational]
     eta0: float = 1.0
     seed: int = 0
     norm: Optional[str] = None
@@ -81,12 +98,40 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class ResolvedRun:
-    """A validated spec: the algorithm's family and norm, exact a, and the recipe it runs."""
+    """A validated spec: the algorithm's family and norm, exact a (a Fraction: no sympy on this path), and the
+    recipe it runs."""
 
     spec: RunSpec
     algorithm: AlgorithmConfig
-    a: sp.Rational
+    a: Fraction
     recipe: Recipe
+
+
+def gpu_impossible() -> bool:
+    """True when no GPU that torch could use can exist here, decided without importing torch.
+
+    Linux: none of :data:`GPU_DEVICE_FILES` exists (torch's CUDA needs the NVIDIA driver, its ROCm builds
+    the KFD device, WSL the dxg device); macOS: PyTorch ships no CUDA build. Elsewhere (Windows) nothing
+    cheap is known and torch is asked. A GPU whose driver is present but which torch cannot use is still
+    found by ``torch.cuda.is_available()`` in :func:`resolve_device`: this test only skips asking.
+    """
+    if sys.platform == "darwin":
+        return True
+    if sys.platform.startswith("linux"):
+        return not any(os.path.exists(path) for path in GPU_DEVICE_FILES)
+    return False
+
+
+def cpu_without_torch(device: str) -> bool:
+    """Whether ``--device`` resolves to the CPU without asking torch: ``cpu``, or ``auto`` where
+    :func:`gpu_impossible`. Then the fused stepper runs without importing torch at all."""
+    key = str(device).strip().lower()
+    return key == "cpu" or (key == "auto" and gpu_impossible())
+
+
+def device_type(device: Any) -> str:
+    """``cpu`` or ``cuda``: the type of a ``torch.device``, or of a device name (``cpu``, ``cuda:1``)."""
+    return device.type if hasattr(device, "type") else str(device).partition(":")[0]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -119,7 +164,7 @@ def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> 
 
 def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
-    a = parse_exponent(spec.a)
+    a = parse_exponent_fraction(spec.a)
     if not (math.isfinite(spec.eta0) and spec.eta0 > 0):
         raise InputError("eta0", f"must be a positive number, got {spec.eta0}")
     if spec.polar not in POLAR_METHODS:
@@ -161,15 +206,20 @@ class _Measure:
     leading runs axis: ``log_loss``, ``norm``, ``margin``, ``margin:<N>`` for N in REPORTED_NORMS, and ``W``
     itself (R, k, d), from which :func:`rates.measures.checkpoint_measures` derives the relative margin errors
     and the cosines to the reference directions once the run is over (tiny: k x d per run and checkpoint).
+    The fused stepper records the same fields in numpy (:class:`rates.fused.measure.NumpyMeasure`).
     """
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, norm: str):
+        from rates.losses import labels
+
         self.Ht = H.transpose(0, 1).contiguous()
         self.labels = labels(y, k, H.dtype)
         self.norms = {name: parse_norm(name) for name in dict.fromkeys((norm,) + REPORTED_NORMS)}
         self.norm = norm
 
     def __call__(self, W: torch.Tensor) -> dict[str, np.ndarray]:
+        from rates.losses import log_loss_from_u, logits_of, sample_views, wrong_class_margins
+
         logits = logits_of(W, sample_views(self.Ht, W.shape[0])[0])
         u = wrong_class_margins(logits, self.labels)
         # min_{i, c != y_i} (z_{y_i} - z_c), as rates.margins.unnormalized_margins, but from the logits
@@ -184,8 +234,10 @@ class _Measure:
 
 
 def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
+    from rates.optim.compose import Hyper
+
     def column(values: list[float]) -> torch.Tensor:
-        return torch.tensor(values, dtype=DTYPE, device=device)
+        return torch.tensor(values, dtype=torch.float64, device=device)
 
     return Hyper(
         eta0=column([r.spec.eta0 for r in runs]),
@@ -198,21 +250,23 @@ def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
     )
 
 
-def resolve_engine(engine: str, device: torch.device) -> str:
+def resolve_engine(engine: str, device: Any) -> str:
     """``auto`` -> ``fused`` on the CPU when numba imports, ``graph`` on cuda, else ``torch``; ``fused`` needs
-    the CPU and ``graph`` cuda (``--engine``). A recipe ``graph`` cannot record runs eagerly (:func:`run_group`)."""
+    the CPU and ``graph`` cuda (``--engine``). A recipe ``graph`` cannot record runs eagerly (:func:`run_group`).
+    ``device``: a ``torch.device`` or a device name (``cpu``)."""
     key = str(engine).strip().lower()
     if key not in ENGINES:
         raise InputError("engine", f"must be auto, fused, torch or graph, got {engine!r}")
     from rates.fused import available
 
+    kind = device_type(device)
     if key == "auto":
-        if device.type == "cuda":
+        if kind == "cuda":
             return "graph"
-        return "fused" if device.type == "cpu" and available() else "torch"
-    if key == "graph" and device.type != "cuda":
+        return "fused" if kind == "cpu" and available() else "torch"
+    if key == "graph" and kind != "cuda":
         raise InputError("engine", f"graph (CUDA graphs) runs on cuda only (device {device}); use --engine auto")
-    if key == "fused" and device.type != "cpu":
+    if key == "fused" and kind != "cpu":
         raise InputError("engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
     if key == "fused" and not available():
         raise InputError("engine", "fused needs numba, which does not import here; use --engine torch")
@@ -230,13 +284,16 @@ def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: 
         from rates.fused.group import supports
 
         if supports(recipe):
-            return _run_group_fused(runs, H, y, k, steps, times, advance)
+            W, records = _run_group_fused(runs, H.numpy(), y.numpy(), k, steps, times, advance)
+            return torch.from_numpy(W), records
         if str(engine).strip().lower() == "fused":
             raise InputError("engine", f"the fused kernels have no steepest direction for norm {recipe.norm!r}; "
                                        "use --engine torch")
+    from rates.optim.compose import build
+
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
     measure = _Measure(H, y, k, recipe.norm)
-    W = torch.zeros((len(runs), k, H.shape[1]), dtype=DTYPE, device=H.device)
+    W = torch.zeros((len(runs), k, H.shape[1]), dtype=torch.float64, device=H.device)
     if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
         from rates.graphed import GraphedSteps, graphable, worth_recording
 
@@ -261,20 +318,22 @@ def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: 
     return W, records
 
 
-def _run_group_fused(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int, steps: int,
-                     times: np.ndarray, advance=None) -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
-    """:func:`run_group` with the compiled kernels: one call per segment between checkpoints."""
+def _run_group_fused(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, k: int, steps: int,
+                     times: np.ndarray, advance=None) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
+    """:func:`run_group` with the compiled kernels: one call per segment between checkpoints, measured in
+    numpy (:mod:`rates.fused.measure`), so that this path imports no torch (full batch; a mini-batch group
+    draws its batches from torch's generator, :mod:`rates.fused.group`)."""
     from rates.fused.group import FusedGroup
+    from rates.fused.measure import NumpyMeasure
 
-    group = FusedGroup(runs, H.numpy(), y.numpy(), k)
-    measure = _Measure(H, y, k, runs[0].recipe.norm)
+    group = FusedGroup(runs, H, y, k)
+    measure = NumpyMeasure(H, y, k, runs[0].recipe.norm, REPORTED_NORMS)
     records = []
-    with torch.inference_mode(), single_thread_on_cpu(H.device):
-        for t in times.tolist():
-            group.advance_to(int(t), advance)
-            records.append(measure(torch.from_numpy(group.W)))
-        group.advance_to(steps, advance)
-    return torch.from_numpy(group.W.copy()), records
+    for t in times.tolist():
+        group.advance_to(int(t), advance)
+        records.append(measure(group.W))
+    group.advance_to(steps, advance)
+    return group.W.copy(), records
 
 
 def _run_group_graphed(stepper_class: Any, optimizer: Any, W: torch.Tensor, measure: _Measure, steps: int,
@@ -336,7 +395,8 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
         raise InputError("checkpoints", f"must be an integer >= 2, got {checkpoints}")
     if not specs:
         raise InputError("algo", "no run configuration given")
-    dev = resolve_device(device)
+    # the default CPU run decides its device without torch (cpu_without_torch), so that it never imports it
+    dev: Any = "cpu" if cpu_without_torch(device) else resolve_device(device)
     stepper = resolve_engine(engine, dev)
     resolved = [resolve_spec(spec, data.n) for spec in specs]
     if stepper == "fused":
@@ -352,8 +412,21 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
     times = checkpoint_times(int(steps), int(checkpoints))
 
-    H = torch.as_tensor(np.asarray(data.H), dtype=DTYPE).to(dev)
-    y = torch.as_tensor(np.asarray(data.y), dtype=torch.long).to(dev)
+    H_host = np.ascontiguousarray(np.asarray(data.H), dtype=np.float64)
+    y_host = np.ascontiguousarray(np.asarray(data.y), dtype=np.int64)
+    on_device: list = []  # (H, y) as torch tensors on dev, made when a group first needs them
+
+    def run_one_group(runs: list[ResolvedRun], advance) -> list[dict[str, np.ndarray]]:
+        if stepper.startswith("fused"):
+            from rates.fused.group import supports
+
+            if supports(runs[0].recipe):  # straight to the kernels, with numpy data: no torch
+                return _run_group_fused(runs, H_host, y_host, int(data.k), int(steps), times, advance)[1]
+        if not on_device:
+            on_device.extend((torch.as_tensor(H_host, dtype=torch.float64).to(dev),
+                              torch.as_tensor(y_host, dtype=torch.long).to(dev)))
+        return run_group(runs, *on_device, int(data.k), int(steps), times, advance, engine)[1]
+
     groups: dict[Recipe, list[int]] = {}
     for i, r in enumerate(resolved):
         groups.setdefault(r.recipe, []).append(i)
@@ -363,11 +436,12 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     started = time.perf_counter()
     with progress_bar(steps * len(groups), "steps", progress) as advance:
         for members in groups.values():
-            _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance,
-                                          engine)
+            group_records = run_one_group([resolved[i] for i in members], advance)
             for position, i in enumerate(members):
                 records[i], positions[i] = group_records, position
     wall = time.perf_counter() - started
+
+    from rates.theorems.per_sample import bias_reference
 
     references, skipped = max_margin_references(data, required={r.algorithm.norm for r in resolved})
     runs = []

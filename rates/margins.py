@@ -44,10 +44,12 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol, Union
 
 import numpy as np
-import torch
 
 from rates.errors import InputError, NotSeparableError, SolverError
+from rates.lazy import lazy_module
 from rates.norms import Norm, parse_norm
+
+torch = lazy_module("torch", globals())  # a max margin read from the cache (a warm `rates run`) needs no torch
 
 
 class Dataset(Protocol):

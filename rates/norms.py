@@ -13,10 +13,11 @@ maximiser of <Z, Delta> over the unit ball, so that <Z, Delta> = ||Z||_* and ||D
 * S_p:  U diag(sigma^(q-1) / ||sigma||_q^(q-1)) V^T (spectral -> U V^T, the polar factor; nuclear -> u_1 v_1^T).
 
 Algorithm: a norm kind is one subclass of :class:`Norm` carrying everything the rest of the library asks of
-a norm: ``value`` (torch), ``dual``, ``steepest`` (torch), ``cvxpy`` (its conic expression, for the max-margin
-solver) and ``steepest_mp`` (mpmath, for the high-precision reference). :func:`register_norm` makes a kind
-known, so adding a norm kind is one decorated class (docs/extending.md); :func:`parse_norm` reads ``PREFIX:P``
-for every registered kind and the aliases each kind declares.
+a norm: ``value`` (torch; ``value_array``, the same in numpy, for the fused CPU path), ``dual``, ``steepest``
+(torch), ``cvxpy`` (its conic expression, for the max-margin solver) and ``steepest_mp`` (mpmath, for the
+high-precision reference). :func:`register_norm` makes a kind known, so adding a norm kind is one decorated
+class (docs/extending.md); :func:`parse_norm` reads ``PREFIX:P`` for every registered kind and the aliases
+each kind declares.
 
 All torch functions act on the last two axes and broadcast over any leading axes (the engine's runs axis).
 Ties (sign 0, repeated singular values) resolve to one maximiser; Z = 0 maps to Delta = 0.
@@ -121,6 +122,11 @@ class Norm:
         """||Z||_* over the last two axes."""
         return self.dual().value(Z)
 
+    def value_array(self, W: Any) -> Any:
+        """||W|| over the last two axes of a float64 numpy array: the same formula as :meth:`value`, for the
+        fused CPU path's checkpoints, which do not import torch (a kind without it runs on the torch path)."""
+        raise NotImplementedError(f"no numpy value for the {self.name} norm")
+
     def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
         """A maximiser Delta of <Z, Delta> over ||Delta|| <= 1 (``polar``: see :class:`SchattenNorm`)."""
         raise NotImplementedError
@@ -165,6 +171,9 @@ class EntrywiseNorm(Norm):
     def value(self, W: torch.Tensor) -> torch.Tensor:
         return _vector_norm(W.flatten(-2), self.p)
 
+    def value_array(self, W: Any) -> Any:
+        return _vector_norm_array(W.reshape(*W.shape[:-2], -1), self.p)
+
     def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
         return _entrywise_steepest(Z, self.q)
 
@@ -206,6 +215,11 @@ class SchattenNorm(Norm):
 
     def value(self, W: torch.Tensor) -> torch.Tensor:
         return _vector_norm(torch.linalg.svdvals(W), self.p)
+
+    def value_array(self, W: Any) -> Any:
+        import numpy as np
+
+        return _vector_norm_array(np.linalg.svd(W, compute_uv=False), self.p)
 
     def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
         """``polar`` only matters for the spectral norm: ``exact`` uses the SVD polar factor the theory
@@ -330,6 +344,19 @@ def _vector_norm(x: torch.Tensor, p: float) -> torch.Tensor:
     scale = x.abs().amax(dim=-1, keepdim=True)
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
     return (x.abs() / safe).pow(p).sum(dim=-1).pow(1.0 / p) * scale.squeeze(-1)
+
+
+def _vector_norm_array(x: Any, p: float) -> Any:
+    """:func:`_vector_norm` on a numpy array, operation for operation."""
+    import numpy as np
+
+    if math.isinf(p):
+        return np.abs(x).max(axis=-1)
+    if p == 1.0:
+        return np.abs(x).sum(axis=-1)
+    scale = np.abs(x).max(axis=-1, keepdims=True)
+    safe = np.where(scale > 0, scale, 1.0)
+    return ((np.abs(x) / safe) ** p).sum(axis=-1) ** (1.0 / p) * scale[..., 0]
 
 
 def _entrywise_steepest(Z: torch.Tensor, q: float) -> torch.Tensor:

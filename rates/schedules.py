@@ -27,7 +27,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from rates.errors import InputError
+from rates.exponents import parse_exponent_fraction
 
 t_symbol = sp.Symbol("t", positive=True, integer=True)
 t0_symbol = sp.Symbol("t_0", nonnegative=True, integer=True)
@@ -35,28 +35,18 @@ a_symbol = sp.Symbol("a", positive=True)
 eta0_symbol = sp.Symbol("eta_0", positive=True)
 
 
-MAX_EXPONENT_DENOMINATOR = 10**15
-
-
 def parse_exponent(a, option: str = "a") -> sp.Rational:
     """The schedule exponent ``a`` of ``eta_t = eta_0 (t+2)^(-a)`` as an exact Rational, from ``1/2``, ``0.5``,
     ``2/3`` or a number; docs/theory.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
-    (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`.
+    (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`: it is
+    :func:`rates.exponents.parse_exponent_fraction` (which ``rates run`` calls directly, without sympy) as a
+    sympy ``Rational``.
 
     >>> parse_exponent("0.3"), parse_exponent("2/3"), parse_exponent(1)
     (3/10, 2/3, 1)
     """
-    try:
-        value = sp.Rational(str(a).strip())
-    except (TypeError, ValueError, SyntaxError, ZeroDivisionError, sp.SympifyError):
-        raise InputError(option, f"expected a number such as 1/2, 0.5 or 2/3, got {a!r}") from None
-    if not (0 < value <= 1):
-        raise InputError(option, f"must be in (0, 1], got {a}")
-    # 1e-400 is 0 in the engine's float64 and its exact powers never end
-    if isinstance(a, str) and value.q > MAX_EXPONENT_DENOMINATOR:
-        raise InputError(option, f"must be a fraction with denominator <= 1e{len(str(MAX_EXPONENT_DENOMINATOR)) - 1} "
-                                 f"(the engine steps in float64), got {str(a).strip()[:40]}")
-    return value
+    value = parse_exponent_fraction(a, option)
+    return sp.Rational(value.numerator, value.denominator)
 
 
 def _check_a(a) -> sp.Rational:

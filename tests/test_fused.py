@@ -191,6 +191,38 @@ def test_fused_engine_matches_torch_engine(recipe, dataset):
     assert relative(engine_W(spec, H, y, k, "fused"), engine_W(spec, H, y, k, "torch")) < TOLERANCE
 
 
+@pytest.mark.parametrize("dataset", list(DATASETS))
+def test_numpy_checkpoints_match_the_torch_measure(dataset):
+    """The fused path records its checkpoints in numpy (rates.fused.measure: no torch in a default run); the
+    torch path's ``_Measure`` on the same iterates is the independent expectation. Every field to 1e-13
+    relative: log L, ||W|| and the margins relative to the scale of the logits whose differences they are
+    (rounding of two BLAS products and SVDs), every recipe, 30 checkpoints over 2,000 steps (log L from -1
+    to -2,100 on "hard", where margins pass 700 and e^-u is subnormal)."""
+    from rates.engine import REPORTED_NORMS, _Measure
+
+    compared = 0
+    for recipe in RECIPES:
+        H, y, k, spec = problem(recipe, dataset)
+        run = resolve_spec(spec, len(y))
+        _, records = run_group([run], torch.tensor(H), torch.tensor(y), k, STEPS, checkpoint_times(STEPS, 30),
+                               engine="fused")
+        torch_measure = _Measure(torch.tensor(H), torch.tensor(y), k, run.recipe.norm)
+        for record in records:
+            expected = torch_measure(torch.from_numpy(record["W"]))
+            assert set(record) == set(expected)
+            np.testing.assert_array_equal(record["W"], expected["W"])
+            logit_scale = 1.0 + float(np.abs(record["W"][0] @ H.T).max())
+            assert abs(record["log_loss"][0] - expected["log_loss"][0]) <= 1e-13 * max(
+                abs(expected["log_loss"][0]), logit_scale), recipe
+            assert record["norm"][0] == pytest.approx(expected["norm"][0], rel=1e-13), recipe
+            for name in ("margin", *(f"margin:{n}" for n in REPORTED_NORMS)):
+                norm = run.recipe.norm if name == "margin" else name.partition(":")[2]
+                value = float(parse_norm(norm).value(torch.from_numpy(record["W"]))[0])
+                assert abs(record[name][0] - expected[name][0]) <= 1e-13 * logit_scale / value, (recipe, name)
+            compared += 1
+    assert compared >= 25 * len(RECIPES)
+
+
 def test_segments_threads_and_batching_change_no_bit(monkeypatch):
     """A VR + momentum mini-batch group advanced in one call, in 37-step chunks on two threads, and each run
     alone give the same W bit for bit (state and permutations carry over between kernel calls)."""

@@ -63,6 +63,20 @@ def test_log_loss_without_underflow_matches_mpmath(moderate, scale):
     assert float(log_proxy(W, H, y)[0]) == pytest.approx(expected_proxy, rel=1e-12)
 
 
+def test_log_loss_from_margins_is_exact_where_e_to_the_minus_u_is_subnormal():
+    """u in (708, 745): x = e^-u is subnormal, where torch.log1p is inexact (log1p(1.33e-322) = 1.4e-322 made
+    log L 0.036 too high at u = 741.16); log L = log softplus(-u) against 60-digit mpmath, torch and numpy."""
+    from rates.fused.measure import log_loss_from_u as numpy_log_loss_from_u
+    from rates.losses import log_loss_from_u
+
+    u = np.array([[0.5], [36.0], [37.5], [500.0], [708.0], [709.5], [720.0], [741.15939526], [744.9], [746.0],
+                  [1e4], [-3.0], [-800.0]])
+    with mp.workdps(60):
+        expected = np.array([float(mp.log(mp.log1p(mp.exp(-mp.mpf(float(v)))))) for v in u[:, 0]])
+    np.testing.assert_allclose(log_loss_from_u(torch.from_numpy(u)).numpy(), expected, rtol=1e-15)
+    np.testing.assert_allclose(numpy_log_loss_from_u(u), expected, rtol=1e-15)
+
+
 def test_scale_free_coefficients_are_a_positive_multiple_of_the_exact_ones():
     """What steepest-only recipes use: the same coefficients divided by one positive number per run."""
     from rates.losses import coefficients, direction_coefficients, labels

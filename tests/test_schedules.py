@@ -97,3 +97,30 @@ def test_schedule_rejects_a_outside_unit_interval():
     with pytest.raises(InputError) as err:
         Schedule(R(3, 2))
     assert err.value.option == "--a"
+
+
+EXPONENT_TEXTS = ["1/2", "0.5", " 2 / 3 ", "1", "0.3", "1e-3", "3/10", "1.5/3", "0.25/0.5", "7/7", "1_0/2_0", "+1/3",
+                  "2/3/4", "1/0", "0", "-1/2", "3/2", "", "abc", "1/x", "nan", "inf", "1e-20", "1/" + "9" * 16]
+
+
+@pytest.mark.parametrize("text", EXPONENT_TEXTS)
+def test_sympy_free_exponent_parser_reads_what_sympy_reads(text):
+    """rates run parses a with fractions (rates.exponents); the expectation is sympy's Rational(str), which
+    parse_exponent used before: the same number, or both refuse (out of range and a denominator > 1e15
+    refused by the range checks of both routes)."""
+    from rates.exponents import MAX_EXPONENT_DENOMINATOR, parse_exponent_fraction
+    from rates.schedules import parse_exponent
+
+    try:
+        expected = sp.Rational(text.strip())
+    except (TypeError, ValueError, ZeroDivisionError, SyntaxError):
+        expected = None
+    if expected is None or not (0 < expected <= 1) or expected.q > MAX_EXPONENT_DENOMINATOR:
+        with pytest.raises(InputError):
+            parse_exponent_fraction(text)
+        with pytest.raises(InputError):
+            parse_exponent(text)
+        return
+    fraction = parse_exponent_fraction(text)
+    assert (fraction.numerator, fraction.denominator) == (expected.p, expected.q)
+    assert parse_exponent(text) == expected and float(fraction) == float(expected)

@@ -3,7 +3,8 @@
 Timings live in benchmarks/startup.py; here each command runs in a fresh process, as a user starts it, and
 reports the watched modules found in ``sys.modules`` when it exits. A command must not import what it does
 not use: ``rates --help`` none of them, ``rates predict`` no torch/scipy/cvxpy (and, answered from the cache,
-no sympy), a warm ``rates run`` no cvxpy and no scipy.optimize (its max margins come from the cache).
+no sympy), a warm ``rates run`` no cvxpy and no scipy.optimize (its max margins come from the cache) and, on
+the default full-batch CPU path (the fused kernels), neither torch nor sympy (issue #11: ~2.5 s and ~0.6 s).
 """
 
 import json
@@ -67,3 +68,22 @@ def test_warm_run_needs_neither_cvxpy_nor_scipy_optimize_and_writes_the_same_tra
     assert not loaded_second & {"cvxpy", "clarabel", "scipy.optimize", "scipy.stats", "matplotlib", "dask",
                                 "distributed", "sklearn", "pandas"}, loaded_second
     assert _without_timings(tmp_path / "second.json") == _without_timings(tmp_path / "first.json")
+
+
+def test_warm_full_batch_cpu_run_imports_neither_torch_nor_sympy(tmp_path):
+    """The default path: full batch, fused kernels, ``--device auto`` on a machine where no GPU device file
+    exists (``rates.engine.gpu_impossible``; with one, auto asks torch for cuda, so only ``--device cpu`` is
+    checked there), and ``--device cpu`` everywhere. A mini-batch run may import torch (its batches come from
+    torch's generator), so it is not checked."""
+    from rates.engine import gpu_impossible
+
+    cache = tmp_path / "cache"
+    argv = ("run", "--algo", "signgd", "--a", "1/2", "--steps", "30", "--no-progress", "--out")
+    _, first = rates(*argv, str(tmp_path / "first.json"), cache=cache)  # solves the max margins (torch, cvxpy)
+    assert "torch" in first
+    devices = ("auto", "cpu") if gpu_impossible() else ("cpu",)
+    for device in devices:
+        out, loaded = rates(*argv, str(tmp_path / f"{device}.json"), "--device", device, cache=cache)
+        assert "family nsd" in out and "on cpu" in out
+        assert not loaded & {"torch", "sympy", "cvxpy", "scipy.optimize"}, (device, loaded)
+        assert _without_timings(tmp_path / f"{device}.json") == _without_timings(tmp_path / "first.json")

@@ -20,7 +20,7 @@ from rates.data import gaussian, orthogonal_skewed
 from rates.report import fit_group, independent_replicates
 from rates.theorems import predict
 from rates.theorems.hypotheses import Facts, data_facts, is_orthogonal_skewed
-from rates.theorems.registry import COVERED, NO_THEOREM, NOT_APPLICABLE, family_of, gate
+from rates.theorems.registry import COVERED, DECLARATIONS, NO_THEOREM, NOT_APPLICABLE, family_of, gate
 from rates.trajectory import Trajectory, save
 
 
@@ -92,6 +92,17 @@ def test_family_declarations_are_disjoint_and_cover_every_named_algorithm():
             config = resolve_algorithm(name, n=12, batch=batch, norm="max" if name == "nsd" else None)
             family = family_of(config)  # raises if two declarations claim the configuration
             assert family is not None and family.name == config.family
+            # the declarations themselves, evaluated one by one (family_of answers through coverage.family_name)
+            assert [f.name for f in DECLARATIONS if f.covers(config)] == [config.family]
+
+
+def test_the_sympy_free_coverage_table_is_the_registry_s_declarations():
+    """rates.algorithms names a run's family with rates.theorems.coverage (no sympy for `rates run`); the
+    registry's declarations must carry those very predicates, in the same order."""
+    from rates.theorems.coverage import COVERS
+
+    assert [f.name for f in DECLARATIONS] == list(COVERS)
+    assert all(f.covers is COVERS[f.name] for f in DECLARATIONS)
 
 
 def test_predict_batch_one_prints_no_minibatch_rate(capsys):

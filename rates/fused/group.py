@@ -31,7 +31,6 @@ import numpy as np
 
 from rates.fused import kernels
 from rates.norms import parse_norm
-from rates.optim.sources import epoch_permutations
 
 # Per call ~0.4 s (R = 256, two threads) to ~2.5 s (R = 1) of kernel time on the 2-core machine.
 CHUNK_CONFIG_STEPS = 1 << 20
@@ -123,8 +122,11 @@ class FusedGroup:
         self.mom_scale = np.full(R, -np.inf)
         self.adam_s = np.full(R, -np.inf)
         self.snap_scale = np.full(R, -np.inf)
-        stochastic = self.source != kernels.SOURCE_FULL
-        self.streams = [epoch_permutations(r.spec.seed, n) for r in runs] if stochastic else None
+        self.streams = None
+        if self.source != kernels.SOURCE_FULL:  # torch's generator: imported for mini-batch and VR runs only
+            from rates.optim.sources import epoch_permutations
+
+            self.streams = [epoch_permutations(r.spec.seed, n) for r in runs]
         self.current: Optional[np.ndarray] = None  # (R, n): the permutation of the epoch in progress
         self.threads = max(1, min(R, threads if threads is not None else available_cores()))
 

@@ -5,13 +5,13 @@ Setting: docs/theory.md section 2. Seventeen named algorithms (rates.algorithms)
 norm, polar method, Adam or steepest direction, momentum or not), so all runs sharing a recipe advance
 as one batched tensor program and differ only in per-run numbers (eta0, a, beta, Adam betas, eps,
 seed). The recipe is a function of one run's configuration alone, so a run takes the same code path
-whether it is advanced alone or with others.
+whether it is advanced alone or with others; it lives in :mod:`rates.recipe` (torch-free) and is re-exported here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -19,18 +19,7 @@ from rates.norms import parse_norm
 from rates.optim.base import GradientTransformation, chain
 from rates.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced
 from rates.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """What code a run executes. ``source`` is ``full``, ``minibatch`` or ``vr``."""
-
-    source: str
-    batch: Optional[int]
-    norm: str
-    polar: str
-    adam: bool
-    momentum: bool
+from rates.recipe import Recipe
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from rates.engine import RunSpec, resolve_device, resolve_spec
 from rates.errors import InputError
-from rates.optim.compose import Recipe
+from rates.recipe import Recipe
 from rates.schedules import parse_exponent
 from rates.sweep.tasks import EngineTask
 

@@ -5,50 +5,23 @@ Registry: built from each family module's own declaration (:mod:`rates.theorems.
 Each family module holds its bound template, hypotheses, assumptions, source and derivation (docstrings in
 the PEPit style). The per-sample theorem predicts a limit direction, not a rate: see
 :mod:`rates.theorems.per_sample`.
+
+The names below live in :mod:`rates.theorems.prediction` and are imported on first use: the sympy-free
+modules of this package (:mod:`~rates.theorems.coverage`, :mod:`~rates.theorems.hypotheses`,
+:mod:`~rates.theorems.per_sample`, :mod:`~rates.theorems.sources`) serve ``rates run``, which must not pay
+~0.6 s for sympy when it only names a run's family (issue #11).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-import sympy as sp
-
-from rates.errors import InputError
-from rates.theorems.base import BoundTemplate, Prediction, Source, make_prediction
-from rates.theorems.registry import DECLARATIONS, REGISTRY
-
-# configurations are rates.algorithms.AlgorithmConfig; not imported, since rates.algorithms resolves its family
-# through this package's registry (importing it back would make a cycle)
-FAMILIES: dict[str, Callable[[Any], BoundTemplate]] = {
-    family.name: family.template for family in DECLARATIONS if family.template is not None}
-
-
-def template_for(config: Any) -> BoundTemplate:
-    if config.family in REGISTRY and config.family not in FAMILIES:
-        family = REGISTRY[config.family]
-        raise InputError("batch", f"{config.name} with b = 1 is covered by the {family.name} family "
-                                    f"({family.source.seed} {family.source.theorem}), which predicts a limit "
-                                    "direction, not a rate")
-    if config.family not in FAMILIES:
-        raise InputError("algo", f"no theorem family {config.family!r}; known: {', '.join(FAMILIES)}")
-    return FAMILIES[config.family](config)
-
-
-def predict(config: Any, a: sp.Rational, constants: dict[str, float] | None = None) -> Prediction:
-    """What the theory predicts for ``config`` with ``eta_t = eta_0 (t+2)^(-a)``.
-
-    ``constants`` may hold ``gamma, B, eta_0, n, k, c_adam`` (``n``, ``b``, ``beta`` default to the config's);
-    thresholds get numeric values when what they need is present.
-    """
-    a = sp.Rational(a)
-    if not (0 < a <= 1):
-        raise InputError("a", f"must be in (0, 1], got {a}")
-    values = dict(constants or {})
-    if values:
-        values.setdefault("n", config.n)
-        values.setdefault("b", config.batch if config.batch is not None else (None if config.stochastic else config.n))
-        values.setdefault("beta", config.momentum)
-    return make_prediction(template_for(config), config.name, config.norm, a, values or None)
-
+import importlib
+from typing import Any
 
 __all__ = ["DECLARATIONS", "FAMILIES", "Prediction", "REGISTRY", "Source", "predict", "template_for"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        home = "rates.theorems.sources" if name == "Source" else "rates.theorems.prediction"
+        return getattr(importlib.import_module(home), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,6 +35,7 @@ from rates.theorems.base import (
     curvature_alpha,
     gamma,
 )
+from rates.theorems.coverage import covers_adam
 from rates.theorems.hypotheses import (
     FAILS,
     HOLDS,
@@ -73,8 +74,7 @@ def template(norm: str = "max") -> BoundTemplate:
     )
 
 
-def covers(config) -> bool:
-    return bool(config.adam)
+covers = covers_adam  # rates.theorems.coverage: sympy-free
 
 
 def _eps_zero(facts: Facts) -> Finding:

@@ -31,15 +31,16 @@ import numpy as np
 import sympy as sp
 
 from rates import asymptotics
-from rates.references import reference_for
 from rates.schedules import Schedule, a_symbol, eta0_symbol
+
+# re-exported: the family modules import them from here with the rest of their template vocabulary
+from rates.theorems.sources import SEED_MINIBATCH as SEED_MINIBATCH
+from rates.theorems.sources import SEED_SIGNADAM as SEED_SIGNADAM
+from rates.theorems.sources import Source
 
 # Constants shared by the templates (docs/theory.md section 1).
 gamma, B, n, k, b, beta = sp.symbols("gamma B n k b beta", positive=True)
 alpha = sp.Symbol("alpha", positive=True)
-
-SEED_SIGNADAM = "SIGNADAM"
-SEED_MINIBATCH = "MINIBATCH"
 
 
 def curvature_alpha(B_value=B, eta0_value=eta0_symbol):
@@ -52,24 +53,6 @@ def curvature_alpha(B_value=B, eta0_value=eta0_symbol):
     (SIGNADAM Lemma B.5 / MINIBATCH Lemma C.9) with ``||W' - W|| <= eta_t <= eta_0``.
     """
     return 2 * B_value**2 * sp.exp(2 * B_value * eta0_value)
-
-
-@dataclass(frozen=True)
-class Source:
-    seed: str
-    theorem: str
-
-    def to_json(self) -> dict:
-        return {"seed": self.seed, "theorem": self.theorem}
-
-    @property
-    def text(self) -> str:
-        return f"{self.seed} {self.theorem}"
-
-    @property
-    def reference(self):
-        """The paper this source cites (:mod:`rates.references`), or None for a seed name it does not know."""
-        return reference_for(self.seed)
 
 
 @dataclass(frozen=True)

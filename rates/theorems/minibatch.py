@@ -30,8 +30,8 @@ from rates.theorems.base import (
     gamma,
     n,
 )
+from rates.theorems.coverage import covers_minibatch
 from rates.theorems.hypotheses import (
-    PER_SAMPLE_NORMS,
     FamilyDeclaration,
     a_in_unit_interval,
     effective_margin,
@@ -102,16 +102,7 @@ def template(norm: str = "max") -> BoundTemplate:
     )
 
 
-def is_per_sample(config) -> bool:
-    """b = 1 without momentum or VR in a norm MINIBATCH Thm 4.9 treats: the per-sample family's setting."""
-    return (config.batch == 1 and not (config.adam or config.vr or config.momentum > 0)
-            and config.norm in PER_SAMPLE_NORMS)
-
-
-def covers(config) -> bool:
-    """Mini-batch steepest descent without momentum or VR (b = 1 in a per-sample norm belongs to Thm 4.9)."""
-    return bool(config.stochastic and not (config.adam or config.vr or config.momentum > 0)
-                and not is_per_sample(config))
+covers = covers_minibatch  # stochastic, no momentum or VR, not per-sample (rates.theorems.coverage: sympy-free)
 
 
 _CITE = f"{SEED_MINIBATCH} Thm 4.1 [given], gamma_eff [rebuilt]"

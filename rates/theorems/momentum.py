@@ -37,6 +37,7 @@ from rates.theorems.base import (
     gamma,
     n,
 )
+from rates.theorems.coverage import covers_momentum
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, effective_margin, momentum_range, separable
 from rates.theorems.minibatch import minibatch_gradient_error_bound
 
@@ -115,9 +116,7 @@ def template(norm: str = "max") -> BoundTemplate:
 
 
 
-def covers(config) -> bool:
-    """Heavy-ball momentum (any batch size) without VR, not Adam."""
-    return bool(config.momentum > 0 and not (config.adam or config.vr))
+covers = covers_momentum  # heavy ball without VR, not Adam (rates.theorems.coverage: sympy-free)
 
 
 _CITE = f"{SEED_MINIBATCH} Thm 4.3 [given], gamma_eff [rebuilt]"

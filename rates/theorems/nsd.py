@@ -35,6 +35,7 @@ from rates.theorems.base import (
     curvature_alpha,
     gamma,
 )
+from rates.theorems.coverage import covers_nsd
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, full_batch, separable
 
 SOURCE = Source(SEED_SIGNADAM, "Thm 5.3, Cor. 5.4/C.5, Rem. 5.5")
@@ -72,9 +73,7 @@ def template(norm: str = "max") -> BoundTemplate:
     )
 
 
-def covers(config) -> bool:
-    """Full-batch normalised steepest descent in any norm: no momentum, no VR, not Adam, not stochastic."""
-    return not (config.adam or config.vr or config.momentum > 0 or config.stochastic)
+covers = covers_nsd  # full batch, no momentum, no VR, not Adam (rates.theorems.coverage: sympy-free)
 
 
 _CITE = f"{SEED_SIGNADAM} Thm 5.3 [given]"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rates.errors import InputError
-from rates.theorems.base import SEED_MINIBATCH, Source
+from rates.theorems.sources import SEED_MINIBATCH, Source
 
 SOURCE = Source(SEED_MINIBATCH, "Thm 4.9/H.2/H.3, Def. 4.8, Lemma H.1")
 PER_SAMPLE_ALGORITHMS = {"signsgd": "max", "nsgd": "frobenius", "spectral-sgd": "spectral"}

@@ -13,6 +13,7 @@ every ``n >= 2`` (``gamma <= 2B``, README Finding F2).
 
 from __future__ import annotations
 
+from rates.theorems.coverage import is_per_sample
 from rates.theorems.hypotheses import (
     FAILS,
     HOLDS,
@@ -24,7 +25,7 @@ from rates.theorems.hypotheses import (
     Hypothesis,
     a_in_unit_interval,
 )
-from rates.theorems.minibatch import gamma_eff_minibatch, is_per_sample
+from rates.theorems.minibatch import gamma_eff_minibatch
 from rates.theorems.per_sample import SOURCE
 
 

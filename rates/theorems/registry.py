@@ -4,7 +4,8 @@ Setting: every family module declares ``FAMILY`` (:class:`rates.theorems.hypothe
 which configurations it covers and which hypotheses it needs.
 
 Algorithm: :func:`family_of` returns the one declaration that covers a configuration (the declarations'
-``covers`` are disjoint; a test checks it on every named algorithm); :func:`gate` evaluates its hypotheses.
+``covers`` are disjoint; a test checks it on every named algorithm; they live in the sympy-free
+:mod:`rates.theorems.coverage`, which answers for them); :func:`gate` evaluates its hypotheses.
 
 Guarantee: ``rates predict``, ``rates fit``, ``rates table --fits`` and ``rates report`` decide "which theorem,
 if any, may judge this run" here and nowhere else (the old if/elif in ``rates.algorithms`` and the
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from rates.theorems import adam, minibatch, momentum, nsd, per_sample_family, variance_reduction
+from rates.theorems.coverage import family_name
 from rates.theorems.hypotheses import CONSTANT, FAILS, STRUCTURE, UNKNOWN, Facts, FamilyDeclaration, Finding, Hypothesis
 
 DECLARATIONS: tuple[FamilyDeclaration, ...] = (nsd.FAMILY, adam.FAMILY, minibatch.FAMILY, momentum.FAMILY,
@@ -29,11 +31,10 @@ COVERED, NO_THEOREM, NOT_APPLICABLE = "covered", "no-theorem", "not-applicable"
 
 
 def family_of(config) -> Optional[FamilyDeclaration]:
-    """The declaration covering ``config`` (None: no family covers it)."""
-    covering = [family for family in DECLARATIONS if family.covers(config)]
-    if len(covering) > 1:  # declarations are meant to be disjoint; two claims would make the gate ambiguous
-        raise AssertionError(f"{config.name}: covered by {', '.join(f.name for f in covering)}")
-    return covering[0] if covering else None
+    """The declaration covering ``config`` (None: no family covers it), decided by the declarations' own
+    predicates, which :func:`rates.theorems.coverage.family_name` holds without sympy."""
+    name = family_name(config)
+    return None if name is None else REGISTRY[name]
 
 
 @dataclass(frozen=True)

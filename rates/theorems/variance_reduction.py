@@ -39,6 +39,7 @@ from rates.theorems.base import (
     gamma,
     n,
 )
+from rates.theorems.coverage import covers_vr
 from rates.theorems.hypotheses import FamilyDeclaration, a_in_unit_interval, momentum_range, separable
 from rates.theorems.minibatch import batch_error_factor
 from rates.theorems.momentum import momentum_drift_alpha
@@ -90,8 +91,7 @@ def template(norm: str = "max", with_momentum: bool = False) -> BoundTemplate:
     )
 
 
-def covers(config) -> bool:
-    return bool(config.vr and not config.adam)
+covers = covers_vr  # rates.theorems.coverage: sympy-free
 
 
 _CITE = f"{SEED_MINIBATCH} Thm 4.6 [given]"

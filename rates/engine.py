@@ -273,22 +273,31 @@ def resolve_engine(engine: str, device: Any) -> str:
     return key
 
 
-def run_group(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int, steps: int,
-              times: np.ndarray, advance=None,
-              engine: str = "auto") -> tuple[torch.Tensor, list[dict[str, np.ndarray]]]:
-    """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records."""
+def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, times: np.ndarray, advance=None,
+              engine: str = "auto") -> tuple[Any, list[dict[str, np.ndarray]]]:
+    """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records.
+
+    ``H``, ``y``: numpy arrays (the CPU) or torch tensors (on their device); W comes back of the same kind.
+    The fused stepper takes numpy arrays as they are, so a CPU run given numpy data never imports torch."""
     recipe = runs[0].recipe
     if any(r.recipe != recipe for r in runs):
         raise ValueError("run_group needs runs of one recipe")
-    if resolve_engine(engine, H.device) == "fused":
+    on_host = isinstance(H, np.ndarray)
+    if resolve_engine(engine, "cpu" if on_host else H.device) == "fused":
         from rates.fused.group import supports
 
         if supports(recipe):
+            if on_host:
+                return _run_group_fused(runs, H, np.asarray(y), k, steps, times, advance)
             W, records = _run_group_fused(runs, H.numpy(), y.numpy(), k, steps, times, advance)
             return torch.from_numpy(W), records
         if str(engine).strip().lower() == "fused":
             raise InputError("engine", f"the fused kernels have no steepest direction for norm {recipe.norm!r}; "
                                        "use --engine torch")
+    if on_host:
+        W, records = run_group(runs, torch.as_tensor(H, dtype=torch.float64), torch.as_tensor(y, dtype=torch.long),
+                               k, steps, times, advance, engine)
+        return W.numpy(), records
     from rates.optim.compose import build
 
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
@@ -412,20 +421,11 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
     times = checkpoint_times(int(steps), int(checkpoints))
 
-    H_host = np.ascontiguousarray(np.asarray(data.H), dtype=np.float64)
-    y_host = np.ascontiguousarray(np.asarray(data.y), dtype=np.int64)
-    on_device: list = []  # (H, y) as torch tensors on dev, made when a group first needs them
-
-    def run_one_group(runs: list[ResolvedRun], advance) -> list[dict[str, np.ndarray]]:
-        if stepper.startswith("fused"):
-            from rates.fused.group import supports
-
-            if supports(runs[0].recipe):  # straight to the kernels, with numpy data: no torch
-                return _run_group_fused(runs, H_host, y_host, int(data.k), int(steps), times, advance)[1]
-        if not on_device:
-            on_device.extend((torch.as_tensor(H_host, dtype=torch.float64).to(dev),
-                              torch.as_tensor(y_host, dtype=torch.long).to(dev)))
-        return run_group(runs, *on_device, int(data.k), int(steps), times, advance, engine)[1]
+    # numpy on the CPU (run_group converts for the torch stepper only), tensors on cuda
+    H = np.ascontiguousarray(np.asarray(data.H), dtype=np.float64)
+    y = np.ascontiguousarray(np.asarray(data.y), dtype=np.int64)
+    if device_type(dev) != "cpu":
+        H, y = torch.as_tensor(H).to(dev), torch.as_tensor(y).to(dev)
 
     groups: dict[Recipe, list[int]] = {}
     for i, r in enumerate(resolved):
@@ -436,7 +436,8 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
     started = time.perf_counter()
     with progress_bar(steps * len(groups), "steps", progress) as advance:
         for members in groups.values():
-            group_records = run_one_group([resolved[i] for i in members], advance)
+            _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance,
+                                         engine)
             for position, i in enumerate(members):
                 records[i], positions[i] = group_records, position
     wall = time.perf_counter() - started

@@ -38,7 +38,8 @@ Why 64: LLVM fully unrolls constant loops of up to ~32 iterations before its loo
 numba disables the SLP vectoriser that would re-vectorise the unrolled code (numba issue #8705), so a
 32-lane block ran as scalar code (measured: 0.85M against 1.5M configuration-steps per CPU second). The
 lane count is a compile-time constant (``numba.literally``): :func:`_gradient_lanes` is compiled for 64
-lanes and for one. With one lane its lane loops vanish and the sample loop is innermost, vectorised where
+lanes (with samples shared by all lanes, full batch, or one set per lane, mini-batches) and for one.
+With one lane its lane loops vanish and the sample loop is innermost, vectorised where
 no sum over samples is involved; runs left over after the full blocks go through it one at a time when
 they are fewer than ``MIN_FILLED_LANES`` (measured break-even: one lane ~0.48M configuration-steps per CPU
 second, a 64-lane block ~22k per CPU second per configuration it holds), or when a block's scratch would

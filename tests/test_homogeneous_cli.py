@@ -6,6 +6,7 @@ import pytest
 
 from cli.app import main
 from rates.studies import StudyOptions, get_study
+from rates.tables import latex_document
 
 
 def run_cli(args, capsys):
@@ -62,7 +63,7 @@ def test_quick_flavors_study_writes_figures_and_a_compiling_claims_table(tmp_pat
     shampoo = [row for row in claims["rows"] if row["claim"].startswith("Shampoo")]
     assert len(shampoo) == 2
     assert any("tolerance" in note for note in claims["notes"])
-    compile_latex((tmp_path / "claims.tex").read_text())
+    compile_latex(latex_document((tmp_path / "claims.tex").read_text()))
 
 
 @pytest.mark.slow

@@ -59,6 +59,18 @@ def render_text(prediction) -> str:
     return "\n".join(lines)
 
 
+def english_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def hypotheses_hold(names: list[str]) -> str:
+    """``the hypothesis separable holds`` / ``the hypotheses separable and b = n hold``."""
+    if len(names) == 1:
+        return f"the hypothesis {names[0]} holds"
+    return f"the hypotheses {english_list(names)} hold"
+
+
 def render_gate(result: GateResult) -> str:
     """Which family covers the configuration and each of its hypotheses with the numbers that decide it."""
     from rates.theorems.registry import COVERED
@@ -71,7 +83,7 @@ def render_gate(result: GateResult) -> str:
               for hyp, finding in result.checks]
     if result.outcome == COVERED:
         unknown = [hyp.name for hyp, finding in result.checks if finding.status == "unknown"]
-        lines.append("applies     yes" + (f", if {', '.join(unknown)} hold (give the data's constants to check)"
+        lines.append("applies     yes" + (f", if {hypotheses_hold(unknown)} (give the data's constants to check)"
                                           if unknown else ""))
     else:
         lines.append(f"applies     no: {result.outcome} - {result.reason}")

@@ -8,6 +8,7 @@ import tomllib
 from typer.testing import CliRunner
 
 from cli.app import app
+from cli.predict import english_list
 from cli.sweep import run_converters
 from rates.sweep.grid import GRID_KEYS, REQUIRED_KEYS, expand, normalise_grid
 
@@ -26,3 +27,34 @@ def test_sweep_help_lists_every_grid_key_and_an_example_that_is_a_valid_grid():
     converters, defaults = run_converters()
     configurations = expand(normalise_grid(grid, converters, defaults), check_device=False)
     assert len(configurations) == 3 * 2 * 2 * 2  # algo x a x seed x batch, as the example's lists say
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(app, list(args), terminal_width=200)
+    return result.exit_code, result.output
+
+
+def test_predict_names_unchecked_hypotheses_in_english():
+    code, out = _invoke("predict", "--algo", "signgd", "--a", "1/2")
+    assert code == 0
+    assert "applies     yes, if the hypothesis separable holds (give the data's constants" in out
+    code, out = _invoke("predict", "--algo", "signsgd", "--batch", "5", "--n", "30", "--a", "1/2")
+    assert code == 0 and "if the hypotheses gamma_eff > 0 and separable hold (" in out
+    assert english_list(["a", "b", "c"]) == "a, b and c" and english_list(["a"]) == "a"
+
+
+def test_check_list_with_a_chain_prints_that_chain_in_order():
+    from proofs.chains import CHAINS
+
+    code, listing = _invoke("check", "--list")
+    assert code == 0
+    code, out = _invoke("check", "--list", "--chain", "nsd")
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0] == f"chain nsd: {CHAINS['nsd'].title}"
+    steps = [re.match(r"\s*(\d+)\. ([^\s:]+)", line).groups() for line in lines[1:]]
+    assert [int(n) for n, _ in steps] == list(range(1, len(CHAINS["nsd"].steps) + 1))
+    assert [name for _, name in steps] == [step.claim or "definition" for step in CHAINS["nsd"].steps]
+    assert out != listing
+    code, out = _invoke("check", "--list", "--chain", "adam")
+    assert code == 0 and out.startswith(f"chain adam: {CHAINS['adam'].title}")
+    assert len(out.strip().splitlines()) == 1 + len(CHAINS["adam"].steps) != 1 + len(CHAINS["nsd"].steps)

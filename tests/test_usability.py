@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import tomllib
 from typer.testing import CliRunner
 
 from cli.app import app
 from cli.predict import english_list
 from cli.sweep import run_converters
+from rates.data import load_file
+from rates.errors import InputError
 from rates.sweep.grid import GRID_KEYS, REQUIRED_KEYS, expand, normalise_grid
 
 
@@ -58,3 +61,20 @@ def test_check_list_with_a_chain_prints_that_chain_in_order():
     code, out = _invoke("check", "--list", "--chain", "adam")
     assert code == 0 and out.startswith(f"chain adam: {CHAINS['adam'].title}")
     assert len(out.strip().splitlines()) == 1 + len(CHAINS["adam"].steps) != 1 + len(CHAINS["nsd"].steps)
+
+
+@pytest.mark.parametrize("text, named", [
+    ("x1;x2;label\n1.0;2.0;0\n-1.0;0.5;1\n", "semicolons (;)"),
+    ("1,5;2,0;0\n-1,0;0,5;1\n", "semicolons (;)"),  # decimal commas as well
+    ("x1\tx2\tlabel\n1.0\t2.0\t0\n-1.0\t0.5\t1\n", "tabs"),
+])
+def test_a_csv_with_another_delimiter_is_told_so(tmp_path, text, named):
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_file(path)
+    assert err.value.option == "--data" and f"separated by {named}" in err.value.message
+    assert "',' as the delimiter" in err.value.message
+    path.write_text(text.replace(",", ".").replace(";", ",").replace("\t", ","))  # the same data, commas
+    data = load_file(path)
+    assert data.H.shape == (2, 2) and list(data.y) == [0, 1]

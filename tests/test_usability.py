@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+import time
 
 import pytest
 import tomllib
@@ -78,3 +80,27 @@ def test_a_csv_with_another_delimiter_is_told_so(tmp_path, text, named):
     path.write_text(text.replace(",", ".").replace(";", ",").replace("\t", ","))  # the same data, commas
     data = load_file(path)
     assert data.H.shape == (2, 2) and list(data.y) == [0, 1]
+
+
+def test_the_time_estimate_is_measured_and_within_a_factor_of_the_real_run():
+    """A long run's announced time comes from probing the engine, not from constants (which said hours for a
+    run of seconds): the estimate for 1e6 SignGD steps lies within a factor 3 of the run's measured time."""
+    from rates import budget
+    from rates.data import parse_data
+    from rates.engine import RunSpec, simulate
+
+    dataset = parse_data("default", seed=0)
+    specs = [RunSpec(algo="signgd", a="1/2")]
+    steps = 1_000_000
+
+    def run(s: int):
+        return simulate(specs, dataset, s, checkpoints=min(60, s))
+
+    estimate = budget.measured_seconds(run, steps)
+    start = time.perf_counter()
+    trajectory = run(steps)
+    real = time.perf_counter() - start
+    assert trajectory.runs[0].t[-1] == steps
+    assert real / 3 <= estimate <= 3 * real, (estimate, real)
+    rough = budget.estimate_linear_runs(1, steps, 60, dataset.n, dataset.k, dataset.d).seconds
+    assert abs(math.log(estimate / real)) < abs(math.log(rough / real))  # nearer than the constants' guess

@@ -24,7 +24,7 @@ def _positive(value: Optional[float], option: str) -> Optional[float]:
 
 def render_text(prediction) -> str:
     """A small readable block; every theory number names its source and its given/rebuilt status."""
-    source = f"{prediction.source.seed} {prediction.source.theorem} [{prediction.status}]"
+    source = prediction_source(prediction)
     lines = [
         f"algorithm   {prediction.algorithm} (norm {prediction.norm}, family {prediction.family})",
         f"a           {prediction.a}   regime {prediction.regime}",
@@ -57,6 +57,12 @@ def render_text(prediction) -> str:
     if prediction.source.reference is not None:
         lines.append(f"reference   {prediction.source.reference.citation()}")
     return "\n".join(lines)
+
+
+def prediction_source(prediction) -> str:
+    """``MINIBATCH Thm 4.1/D.4, Cor. 4.2/D.5 at b = n, beta = 0 [given]``: the theorem a rate comes from, as
+    ``predict`` and ``tightness`` both cite it."""
+    return f"{prediction.source.seed} {prediction.source.theorem} [{prediction.status}]"
 
 
 def english_list(items: list[str]) -> str:

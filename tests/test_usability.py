@@ -104,3 +104,15 @@ def test_the_time_estimate_is_measured_and_within_a_factor_of_the_real_run():
     assert real / 3 <= estimate <= 3 * real, (estimate, real)
     rough = budget.estimate_linear_runs(1, steps, 60, dataset.n, dataset.k, dataset.d).seconds
     assert abs(math.log(estimate / real)) < abs(math.log(rough / real))  # nearer than the constants' guess
+
+
+def test_tightness_cites_the_source_predict_gives():
+    """spectral-gd (a Schatten norm) is MINIBATCH Thm 4.1 at b = n, not SIGNADAM (entry-wise norms only)."""
+    code, predicted = _invoke("predict", "--algo", "spectral-gd", "--a", "1/2")
+    assert code == 0
+    source = next(line.split(None, 1)[1] for line in predicted.splitlines() if line.startswith("source"))
+    assert source.startswith("MINIBATCH Thm 4.1")
+    code, out = _invoke("tightness", "--algo", "spectral-gd", "--a", "1/2", "--budget", "1", "--steps", "12000")
+    assert code == 0
+    cited = next(line for line in out.splitlines() if line.startswith("bound exponent"))
+    assert cited.endswith(f"[rates predict: {source}]") and "SIGNADAM" not in cited

@@ -116,3 +116,15 @@ def test_tightness_cites_the_source_predict_gives():
     assert code == 0
     cited = next(line for line in out.splitlines() if line.startswith("bound exponent"))
     assert cited.endswith(f"[rates predict: {source}]") and "SIGNADAM" not in cited
+
+
+@pytest.mark.parametrize("checkpoints", ["60", "20"])
+def test_a_run_too_short_says_how_many_steps_would_do_and_that_many_do(checkpoints):
+    args = ["fit", "--algo", "signgd", "--a", "1/2", "--checkpoints", checkpoints]
+    code, out = _invoke(*args, "--steps", "2000")
+    assert code == 0 and "inconclusive" in out
+    needed = int(re.search(r"a run of (\d+) steps or more would give one", out).group(1))
+    assert 10_000 < needed < 40_000  # a decade from t = 1000, plus checkpoint spacing
+    code, out = _invoke(*args, "--steps", str(needed))
+    verdict = next(line for line in out.splitlines() if line.strip().startswith("verdict"))
+    assert code == 0 and re.search(r": (tight|loose) ", verdict), verdict  # the advice is enough for a verdict

@@ -92,6 +92,7 @@ def legend_below(ax, fontsize: float = 7, ncol: int = 2, **options):
     legend = ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), fontsize=fontsize,
                        frameon=False, ncol=min(ncol, max(len(labels), 1)), **options)
     legend.below = dict(fontsize=fontsize, **options)
+    legend.below_columns = min(ncol, max(len(labels), 1))
     return legend
 
 
@@ -118,11 +119,12 @@ def _arrange_legends(fig: Figure) -> None:
     fig.canvas.draw()  # the layout's axes sizes, tick labels and legend sizes
     for ax in below:
         legend = ax.get_legend()
-        if legend._ncols > 1 and legend.get_window_extent(renderer).width > ax.bbox.width:
+        if legend.below_columns > 1 and legend.get_window_extent(renderer).width > ax.bbox.width:
             handles, labels = ax.get_legend_handles_labels()
             texts = [t.get_text() for t in legend.get_texts()]
-            ax.legend(handles, texts, loc="upper center", bbox_to_anchor=(0.5, 0), frameon=False, ncol=1,
-                      **legend.below).below = legend.below
+            single = ax.legend(handles, texts, loc="upper center", bbox_to_anchor=(0.5, 0), frameon=False, ncol=1,
+                               **legend.below)
+            single.below, single.below_columns = legend.below, 1
     grow: dict[int, float] = {}
     for ax in below:
         legend = ax.get_legend()

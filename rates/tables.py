@@ -39,7 +39,7 @@ _LATEX_UNICODE = {
 }
 _LATEX_PATTERN = re.compile(r"\|\|([A-Za-z0-9_]{1,12})\|\||[\\&%$#_{}~^|<>]|[^\x00-\x7f]")
 # Where a long unbreakable token (a seed file name) may break inside a narrow column.
-_BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z0-9])|\.(?=[A-Za-z]))")
+_BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z])|\.(?=[A-Za-z]))")  # never inside 1/2 or 0.25
 LONG_RUN = 6  # a run of letters and digits longer than this (a hash in a file name) may break every 6
 _LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{" + f"{LONG_RUN + 5:d}" + ",}")  # has a digit
 SCRIPT_SIZE = 0.7  # sub- and superscripts, fractions: their share of the text size
@@ -109,7 +109,8 @@ def _longest_word(cell: Cell) -> int:
     """Characters of the longest piece of ``cell`` that cannot break (a formula is one piece)."""
     if cell.latex is not None and "$" in cell.latex:
         return math.ceil(max(_math_width(m) for m in re.findall(r"\$([^$]*)\$", cell.latex)))
-    pieces = re.findall(r"[^\s_/,.-]*[_/,.-]?", cell.text)  # a break is allowed after the separator
+    # where a line may break: spaces, after _ , and an explicit hyphen, after / or . before a letter (_breakable)
+    pieces = re.split(r"\s+|(?<=[_,-])|(?<=[/.])(?=[A-Za-z])", cell.text)
     return max([LONG_RUN + 1 if _LONG_RUN.match(p) else _width(p) for p in pieces] + [0])
 
 
@@ -139,13 +140,17 @@ def _math_width(latex: str) -> float:
 def _width(text: str) -> float:
     """Width in average characters: m and w are half as wide again as the rest, and capitals (paper names
     such as MINIBATCH) about 40% wider than an average character of Computer Modern."""
-    return len(text) + 0.5 * sum(ch in "mwMW" for ch in text) + 0.4 * sum(ch.isupper() for ch in text)
+    return (len(text) + 0.5 * sum(ch in "mwMW+=" for ch in text) + 0.4 * sum(ch.isupper() for ch in text))
 
 
 def _breakable(latex: str) -> str:
-    """Allow line breaks inside file names and hashes of long plain-text cells (never inside a formula)."""
-    if "$" in latex or len(latex) <= 12:
-        return latex
+    """Allow line breaks inside file names, option and column names (after ``_``, ``/``, ``.``) and hashes of
+    plain text, never inside a formula (``$...$`` pieces are left as they are)."""
+    pieces = re.split(r"(\$[^$]*\$)", latex)
+    return "".join(piece if piece.startswith("$") else _breakable_text(piece) for piece in pieces)
+
+
+def _breakable_text(latex: str) -> str:
     latex = _LONG_RUN.sub(lambda m: r"\hspace{0pt}".join(m.group()[i:i + LONG_RUN]
                                                           for i in range(0, len(m.group()), LONG_RUN)), latex)
     return _BREAK_AFTER.sub(lambda m: m.group() + r"\hspace{0pt}", latex)
@@ -201,6 +206,9 @@ class Table:
             cell = _cell(c)
             return cell.latex if cell.latex is not None else latex_escape(cell.text)
 
+        parts = self._column_parts()
+        if len(parts) > 1:  # too wide even in landscape: a paper splits the columns, each part keyed by the first
+            return "".join(part.to_latex() for part in parts)
         size, _, landscape = self._latex_layout()
         columns = len(self.columns)
 
@@ -228,10 +236,37 @@ class Table:
         lines += [r"\end{landscape}" if landscape else "%", r"\endgroup"]
         return "\n".join(lines) + "\n"
 
+    def _column_need(self, i: int) -> float:
+        """Characters column ``i``'s longest unbreakable word needs, with its gap."""
+        return max(_longest_word(_cell(c)) for c in [self.columns[i]] + [row[i] for row in self.rows]) + 1.5
+
     def _latex_need(self) -> float:
         """Characters the columns' longest unbreakable words need, with their gaps."""
-        return sum(max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows]) + 1.5
-                   for i, name in enumerate(self.columns))
+        return sum(self._column_need(i) for i in range(len(self.columns)))
+
+    def _column_parts(self) -> list[Table]:
+        """This table, or (when its words need more than a landscape line) tables of consecutive columns that
+        each fit one, every part led by the first column; the caption says which part, the notes follow the
+        last."""
+        capacity = LATEX_SIZES[-1][1] * LANDSCAPE_RATIO
+        if self._latex_need() <= capacity or len(self.columns) < 3:
+            return [self]
+        key = self._column_need(0)
+        groups: list[list[int]] = [[]]
+        for i in range(1, len(self.columns)):
+            if groups[-1] and key + sum(self._column_need(j) for j in groups[-1] + [i]) > capacity:
+                groups.append([])
+            groups[-1].append(i)
+        parts = []
+        for number, group in enumerate(groups, 1):
+            which = f" (part {number} of {len(groups)})"
+            indices = [0] + group
+            parts.append(Table([self.columns[i] for i in indices], [[row[i] for i in indices] for row in self.rows],
+                               caption=self.caption + which if self.caption else "",
+                               label=self.label if number == 1 else "",
+                               notes=self.notes if number == len(groups) else [],
+                               caption_latex=self.caption_latex + which if self.caption_latex else ""))
+        return parts
 
     def _latex_layout(self) -> tuple[str, int, bool]:
         """(font size, characters per line, landscape): the largest font in which every column's longest
@@ -260,7 +295,7 @@ class Table:
         spare = budget - sum(need)
         total_extra = sum(e for e in extra if e > 0)
         widths = [w + (spare * e / total_extra if e > 0 and total_extra else 0) for w, e in zip(need, extra)]
-        scale = 1 / sum(widths)
+        scale = 0.998 / sum(widths)  # a hair under the line: rounding the fractions must never overfill it
         return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr {w * scale:.4f}\linewidth-2\tabcolsep\relax}}"
                        for w in widths)
 

@@ -152,3 +152,19 @@ def test_verdict_table_notes_compile_readable(tmp_path, compile_latex):
     words = words_on_pages(pdf)
     for note in table.notes:
         assert_on_page(words, " ".join(note.split()[-2:]).replace("--", "--"))
+
+
+def test_a_table_too_wide_for_landscape_is_split_into_column_parts(tmp_path, compile_latex):
+    _needs_poppler()
+    columns = ["configuration"] + [f"measurement{i:02d}" for i in range(16)]
+    table = Table(columns, caption="Sixteen measurements", notes=["Every part is keyed by its first column."])
+    for row in range(5):
+        table.add(f"run{row}", *[f"{row * i:+.4e}" for i in range(16)])
+    (tmp_path / "wide.tex").write_text(table.to_latex())
+    pdf = compile_latex(input_document(tmp_path / "wide.tex"), name="widedoc")  # no overfull box
+    words = words_on_pages(pdf)
+    parts = [w for w in words if w[1] == "(part"]
+    assert len(parts) >= 2  # the caption says which part of how many
+    text = " ".join(w[1] for w in words)
+    assert all(name in text for name in columns[1:]) and text.count("run4") == len(parts)
+    assert assert_on_page(words, "Every part is keyed by its first column.") == pages_written(pdf)

@@ -47,6 +47,9 @@ def check(
     if save_dir is not None and save_dir.exists() and not save_dir.is_dir():
         raise InputError("--save-dir", f"must be a directory (it is created if missing), got the file {save_dir}")
     if list_only:
+        if families is not None:  # --chain: the derivation's steps in order, each with the claim it rests on
+            print("\n".join(_chain_listing(families, {claim.name: claim for claim in claims}, short_source)))
+            return
         for claim in claims:
             print(f"{claim.name}\t[{claim.status}]\t{short_source(claim.source)}")
         return
@@ -82,6 +85,27 @@ def _families(chain: Optional[str], known: list[str]) -> Optional[list[str]]:
     if chain not in allowed:
         raise InputError("--chain", f"must be one of {', '.join(allowed)}, all; got {chain!r}")
     return [chain]
+
+
+def _chain_listing(families: list[str], claims: dict, short_source) -> list[str]:
+    """``--list --chain FAMILY``: each chain's title and numbered steps (claim, status, source, what it gives),
+    without checking anything."""
+    from proofs.chains import CHAINS
+
+    lines = []
+    for family in families:
+        if family == "per-sample":
+            lines.append("chain per-sample: MINIBATCH Thm 4.9 (limit direction)")
+            lines += [f"   1. {name} [{claims[name].status}] {short_source(claims[name].source)}"
+                      for name in claims if name.startswith("per-sample")]
+            continue
+        chain = CHAINS[family]
+        lines.append(f"chain {family}: {chain.title}")
+        for number, step in enumerate(chain.steps, 1):
+            claim = claims.get(step.claim) if step.claim else None
+            where = f" [{claim.status}] {short_source(claim.source)}" if claim is not None else ""
+            lines.append(f"  {number:2d}. {step.claim or 'definition'}{where}: {step.uses}")
+    return lines
 
 
 def _run_chains(families: list[str], results) -> tuple[list, bool]:

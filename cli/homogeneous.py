@@ -27,7 +27,8 @@ def homogeneous(
     loss: str = typer.Option("logistic", "--loss", help="exp | logistic"),
     lr: Optional[float] = typer.Option(None, "--lr", help="learning rate eta (default: per algorithm and data)"),
     steps: int = typer.Option(2000, "--steps", help="number of full-batch steps"),
-    seeds: int = typer.Option(5, "--seeds", help="number of seeds (runs 0..seeds-1, trained together)"),
+    seeds: str = typer.Option("0..4", "--seeds", help="seeds trained together, as in rates run: a range such as "
+                              "0..4 or a list such as 0,3,7"),
     init_scale: float = typer.Option(1.0, "--init-scale", help="initialisation scale alpha (> 0)"),
     init: str = typer.Option("auto", "--init", help="fan-in | width | auto (width for cd, as FLAVORS §4.1)"),
     n_train: Optional[int] = typer.Option(None, "--n-train", help="training points (default 32 teacher, 100 digits)"),
@@ -48,6 +49,7 @@ def homogeneous(
 ) -> None:
     """Train homogeneous ReLU nets (FLAVORS) and print the measured margins."""
     # here, not at the top: torch costs seconds that `rates --help` must not pay
+    from cli.run import parse_seeds
     from rates.homogeneous.data import load_dataset, parse_data_spec
     from rates.homogeneous.measures import check_loss
     from rates.homogeneous.models import INIT_RULES, relu_network
@@ -68,8 +70,7 @@ def homogeneous(
     check_loss(loss)
     if steps <= 0:
         raise InputError("--steps", f"must be a positive integer, got {steps}")
-    if seeds <= 0:
-        raise InputError("--seeds", f"must be a positive integer, got {seeds}")
+    seed_list = parse_seeds(0, seeds)
     if init not in (*INIT_RULES, "auto"):
         raise InputError("--init", f"must be fan-in, width or auto, got {init!r}")
     if fmt not in FORMATS:
@@ -81,7 +82,6 @@ def homogeneous(
     make_optimizer(algo, rate, eps, beta1, beta2, signal)  # validates --lr/--eps/--beta*/--subgradient first
     torch_device = pick_device(device)
 
-    seed_list = list(range(seeds))
     teacher = {"d": dim, "teacher_width": teacher_width, "active": teacher_active}
     dataset = load_dataset(data, seed_list, n_train=n_train, **({} if kind == "digits" else teacher))
     rule = ("width" if algo == "cd" else "fan-in") if init == "auto" else init

@@ -24,7 +24,7 @@ def _positive(value: Optional[float], option: str) -> Optional[float]:
 
 def render_text(prediction) -> str:
     """A small readable block; every theory number names its source and its given/rebuilt status."""
-    source = f"{prediction.source.seed} {prediction.source.theorem} [{prediction.status}]"
+    source = prediction_source(prediction)
     lines = [
         f"algorithm   {prediction.algorithm} (norm {prediction.norm}, family {prediction.family})",
         f"a           {prediction.a}   regime {prediction.regime}",
@@ -59,6 +59,24 @@ def render_text(prediction) -> str:
     return "\n".join(lines)
 
 
+def prediction_source(prediction) -> str:
+    """``MINIBATCH Thm 4.1/D.4, Cor. 4.2/D.5 at b = n, beta = 0 [given]``: the theorem a rate comes from, as
+    ``predict`` and ``tightness`` both cite it."""
+    return f"{prediction.source.seed} {prediction.source.theorem} [{prediction.status}]"
+
+
+def english_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def hypotheses_hold(names: list[str]) -> str:
+    """``the hypothesis separable holds`` / ``the hypotheses separable and b = n hold``."""
+    if len(names) == 1:
+        return f"the hypothesis {names[0]} holds"
+    return f"the hypotheses {english_list(names)} hold"
+
+
 def render_gate(result: GateResult) -> str:
     """Which family covers the configuration and each of its hypotheses with the numbers that decide it."""
     from rates.theorems.registry import COVERED
@@ -71,7 +89,7 @@ def render_gate(result: GateResult) -> str:
               for hyp, finding in result.checks]
     if result.outcome == COVERED:
         unknown = [hyp.name for hyp, finding in result.checks if finding.status == "unknown"]
-        lines.append("applies     yes" + (f", if {', '.join(unknown)} hold (give the data's constants to check)"
+        lines.append("applies     yes" + (f", if {hypotheses_hold(unknown)} (give the data's constants to check)"
                                           if unknown else ""))
     else:
         lines.append(f"applies     no: {result.outcome} - {result.reason}")

@@ -6,6 +6,7 @@ input exits with code 2 and one line naming the option, and no output file is cr
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from pathlib import Path
 from typing import Optional
@@ -80,8 +81,15 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
         specs = [make_spec(s) for s in shuffles]
         refuse_identical_replicates(specs, dataset.n, shuffles)
         if number == 0:
-            budget.check(budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
-                                                     dataset.n, dataset.k, dataset.d, calls=len(data_seeds)))
+            estimate = budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
+                                                   dataset.n, dataset.k, dataset.d, calls=len(data_seeds))
+            if estimate.seconds > budget.ANNOUNCE_SECONDS:  # worth announcing? measure this engine's rate first
+                seconds = budget.measured_seconds(
+                    lambda s, specs=specs, dataset=dataset: simulate(
+                        specs, dataset, s, checkpoints=min(checkpoints, s), device=device, engine=engine),
+                    steps, calls=len(data_seeds))
+                estimate = dataclasses.replace(estimate, seconds=seconds)
+            budget.check(estimate)
         trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
                               progress=progress, engine=engine)
         for run in trajectory.runs:

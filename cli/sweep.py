@@ -64,7 +64,22 @@ def sweep(
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write a figure per configuration"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="a progress bar over tasks (terminal only)"),
 ) -> None:
-    """Run every configuration of GRID not yet done in DIR, then fit them all and write the verdict tables."""
+    """Run every configuration of GRID not yet done in DIR, then fit them all and write the verdict tables.
+
+    GRID is a TOML file with a [grid] table whose keys are rates run options: a list varies the option, a
+    scalar fixes it, a key left out keeps its rates run default. Required: algo, a, steps. The others:
+    eta0, seed, norm, batch, momentum, vr, adam-beta1, adam-beta2, adam-eps, polar, data, checkpoints,
+    device. For example:
+
+    \b
+        [grid]
+        algo = ["signgd", "ngd", "spectral-gd"]
+        a = ["1/2", "3/4"]
+        seed = [0, 1]      # the data draw and the reshuffling seed, as in rates run
+        steps = 60000
+        data = "default"
+        batch = ["none", 10]   # "none" leaves an optional option out (full batch)
+    """
     from rates.sweep.run import run_sweep
     from rates.sweep.tasks import executor_name
 

@@ -65,8 +65,9 @@ def table(
     """Print (or write) the predicted-rate table for every family and regime of a; with --fits, predicted vs
     fitted for the given Trajectory files (exit 1 when a row is violated).
 
-    LaTeX is a table float to \\input into a paper (it fits \\textwidth; needs booktabs, tabularx, amsmath);
-    --standalone writes a document that compiles on its own."""
+    LaTeX is a booktabs longtable to \\input into a paper: it fits \\textwidth and breaks across pages
+    (its first line names the packages it needs: booktabs, longtable, array, amsmath); --standalone writes a
+    document that compiles on its own."""
     if fmt not in FORMATS:
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
     records = []

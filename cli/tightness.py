@@ -47,7 +47,7 @@ def tightness(
     print(f"algorithm {result.algo}, a = {result.a}, seed {result.seed}, budget {result.budget} runs of {result.steps} "
           f"steps ({result.scored} with a decided comparator verdict)")
     print(f"bound exponent r = {result.bound_exponent} (log power {result.bound_log_power}) "
-          "[rates predict: SIGNADAM Cor. 5.4 / 6.4 templates]")
+          f"[rates predict: {_source(algo, a)}]")
     if worst is not None:
         print(f"worst empirical exponent r_hat = {worst.exponent:.3f} (95% CI [{worst.ci[0]:.3f}, {worst.ci[1]:.3f}], "
               f"{worst.window}); bound's local exponent on that window {worst.bound_local:.3f}; comparator: "
@@ -55,6 +55,18 @@ def tightness(
         print(f"worst dataset: n = {len(worst.y)}, k = {worst.k}, d = {worst.H.shape[1]}, gamma = {worst.gamma:.4g}, "
               f"y = {worst.y.tolist()}, H = {json.dumps([[round(v, 6) for v in row] for row in worst.H.tolist()])}")
     print(f"verdict: {result.verdict}")
+
+
+def _source(algo: str, a: str) -> str:
+    """The source ``rates predict`` cites for the algorithm's full-batch rate (SIGNADAM for entry-wise norms,
+    MINIBATCH at b = n for Schatten norms such as spectral-gd's), never a fixed text."""
+    from cli.predict import prediction_source
+    from rates.algorithms import resolve_algorithm
+    from rates.schedules import parse_exponent
+    from rates.theorems import predict
+
+    config = resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False)
+    return prediction_source(predict(config, parse_exponent(a)))
 
 
 def register(app: typer.Typer) -> None:

@@ -81,3 +81,31 @@ def check(estimate: Estimate, option: str = "seeds", available: Optional[int] = 
     if estimate.seconds > ANNOUNCE_SECONDS:
         print(f"rates: note: this request is estimated at {estimate.text()} (rough; Ctrl-C stops it)",
               file=sys.stderr)
+
+
+PROBE_SECONDS = 0.1  # a probe long enough that timer noise and per-call costs are small against it
+
+
+def measured_seconds(run_steps, steps: int, calls: int = 1) -> float:
+    """Wall time of ``calls`` x ``steps`` steps from the engine's measured rate on this machine, not from
+    constants: ``run_steps(s)`` runs ``s`` steps of the real configuration. After a two-step warm-up (max
+    margin, compiled kernels), probes double until one takes :data:`PROBE_SECONDS`; the rate is the
+    difference of the last two probes per step, so each call's fixed cost (checkpoints, set-up) cancels."""
+    from time import perf_counter
+
+    def timed(s: int) -> float:
+        start = perf_counter()
+        run_steps(s)
+        return perf_counter() - start
+
+    timed(2)
+    probe, previous = 64, timed(64)
+    while previous < PROBE_SECONDS and probe * 2 <= steps:
+        probe *= 2
+        current = timed(probe)
+        rate = max(current - previous, 0.0) / (probe // 2)
+        previous = current
+        if current >= PROBE_SECONDS:
+            return calls * (rate * steps + current - rate * probe)
+    return calls * previous * steps / probe  # too short to measure a difference: scale the whole probe
+

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from rates.io import write_text_atomic
-from rates.tables import Cell, Table, latex_document
+from rates.tables import Cell, Table
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -122,9 +122,9 @@ class ClaimsTable:
         return table
 
     def write(self, out_dir: Path, stem: str = "claims") -> list[Path]:
-        """``claims.md``, ``claims.tex`` (a compilable document) and ``claims.json`` in ``out_dir``."""
+        """``claims.md``, ``claims.tex`` (a table to ``\\input`` into a paper) and ``claims.json`` in ``out_dir``."""
         table = self.table()
         out_dir = Path(out_dir)
         return [write_text_atomic(out_dir / f"{stem}.md", table.to_markdown()),
-                write_text_atomic(out_dir / f"{stem}.tex", latex_document(table.to_latex())),
+                write_text_atomic(out_dir / f"{stem}.tex", table.to_latex()),
                 write_text_atomic(out_dir / f"{stem}.json", table.to_json())]

@@ -254,7 +254,14 @@ def choose_window(run: Run, override: Optional[tuple[float, float]] = None, deca
     if floor_idx is not None and floor_idx < len(t) - 1:
         problem_if_short = "gap at the solver floor"
     elif t_end < min_start * 10.0 ** min_decades:
-        problem_if_short = f"run too short for an asymptotic window (t >= {min_start:g})"
+        # a decade from the window's start, plus two checkpoint gaps (log-spaced, as many as this run has)
+        start = max(min_start, entry_t or 0.0) * 10.0 ** min_decades
+        gap = math.log10(start) / max(len(t) - 1, 1)
+        exact = start * 10.0 ** (2 * gap)
+        unit = 10 ** max(math.floor(math.log10(exact)) - 1, 0)  # rounded up to two significant digits
+        needed = math.ceil(exact / unit) * unit
+        problem_if_short = (f"run too short for an asymptotic window (t >= {min_start:g}); a run of {needed} steps "
+                            f"or more would give one")
     else:
         problem_if_short = None
     return _window(t, chosen, "auto", entry_t, floor, floor_t, None, min_decades, min_points,

@@ -448,6 +448,10 @@ def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
                                  f"{err.start}); save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
     except csv.Error as err:
         raise InputError(OPTION, f"{path.name}: not a readable CSV file ({err})") from None
+    for delimiter, name in ((";", "semicolons (;)"), ("\t", "tabs")):  # a spreadsheet's export in some locales
+        if any(delimiter in cell for row in rows[:2] for cell in row):
+            raise InputError(OPTION, f"{path.name}: its columns are separated by {name}; rates reads comma-separated "
+                                     f"values with '.' decimals: save it as CSV with ',' as the delimiter")
     if rows and not _numeric_row(rows[0]):
         if not rows[0][0].strip():
             raise InputError(OPTION, f"{path.name}: the header starts with an empty cell, as pandas writes its index "

@@ -43,9 +43,25 @@ def _draw_phase(ax, verdict: Verdict, t_last: float) -> None:
             continue
         if 1 <= float(value) <= t_last:
             ax.axvline(float(value), color="tab:green", lw=1.0, ls=style,
-                       label=f"{name} = {float(value):.3g} [rebuilt]")
+                       label=f"${name[0]}_{name[1]}$ = {_sci(float(value))} [rebuilt]")
         elif float(value) > t_last:
-            ax.plot([], [], " ", label=f"{name} = {float(value):.3g} [rebuilt], beyond the run")
+            ax.plot([], [], " ", label=f"${name[0]}_{name[1]}$ = {_sci(float(value))} [rebuilt], beyond the run")
+
+
+def _sci(value: float) -> str:
+    """``1.07e+10`` as mathtext ``$1.07 \\times 10^{10}$``; plain ``%g`` where no exponent is needed."""
+    text = f"{value:.3g}"
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return rf"${mantissa} \times 10^{{{int(exponent)}}}$"
+
+
+def _bound_math(bound: Optional[BoundLike], bound_label: str) -> str:
+    """The bound's rate in mathtext (``bound $t^{-1/4}$``) when the prediction carries one."""
+    rate = getattr(bound, "rate", None)
+    latex = getattr(rate, "latex", None)
+    return f"bound ${latex}$" if isinstance(latex, str) and latex else bound_label
 
 
 def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
@@ -58,32 +74,47 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
     """
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     targets = figure_targets([check_figure_path(p) for p in paths])
-    fig = Figure(figsize=(6.4, 4.4), dpi=FIGURE_DPI)
+    fig = fit_figure(runs, verdict, bound, title, bound_label)
+    for target in targets:
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=target.suffix.lower().lstrip("."), dpi=FIGURE_DPI)
+    return targets[0]
+
+
+def fit_figure(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike], title: str,
+               bound_label: str = "bound shape") -> Figure:
+    """The drawing :func:`plot_fit` saves. The legend sits below the axes, outside them, so it hides no data;
+    constrained layout sizes the axes so that labels and legend lie inside the figure's own box, which is
+    the saved image (no ``bbox_inches="tight"``: what is drawn is what is saved)."""
+    fig = Figure(figsize=(6.4, 5.2), dpi=FIGURE_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     shown = []
+    data_seeds = {run.config.get("data_seed") for run in runs}
     for i, run in enumerate(runs):
         t = np.asarray(run.t, dtype=float)
         gap = np.asarray(run.gap, dtype=float)
-        keep = (t >= 1) & (gap > 0)
+        keep = (t >= 1) & (gap > 0) & np.isfinite(gap)
         shown.append(gap[keep])
-        seed = run.config.get("seed", i)
-        ax.loglog(t[keep], gap[keep], ".-", lw=0.8, ms=3, alpha=0.8, label=f"gap, seed {seed}")
+        seed = f"seed {run.config.get('seed', i)}"
+        if len(data_seeds) > 1:  # runs on several generated datasets: name the draw as well
+            seed += f", data seed {run.config.get('data_seed')}"
+        ax.loglog(t[keep], gap[keep], ".-", lw=0.8, ms=3, alpha=0.8, label=f"gap, {seed}")
     values = np.concatenate(shown) if shown else np.array([])
     low, high = (values.min(), values.max()) if len(values) else (1e-12, 1.0)
 
     window = verdict.window
     if np.isfinite(window.t0) and np.isfinite(window.t1):
-        ax.axvspan(window.t0, window.t1, color="tab:gray", alpha=0.15, label=f"window ({window.source})")
+        ax.axvspan(window.t0, window.t1, color="tab:gray", alpha=0.15, label=f"fit window ({window.source})")
     # The floor is drawn only when it is near the data; otherwise it would squash the plot to 1e-10.
     if window.floor > low / 100:
-        ax.axhline(window.floor, color="tab:red", lw=0.8, ls=":", label="solver floor (100 x accuracy)")
+        ax.axhline(window.floor, color="tab:red", lw=0.8, ls=":", label="solver floor (100 × accuracy)")
         low = min(low, window.floor)
     fit = verdict.fit
     if fit is not None:
         tw = np.logspace(np.log10(window.t0), np.log10(window.t1), 50)
         line = np.exp(fit.intercept) * tw ** fit.slope
-        ax.loglog(tw, line, "k-", lw=2, label=f"fit: slope {fit.slope:+.3f} ± {fit.stderr:.3f}")
+        ax.loglog(tw, line, "k-", lw=2, label=f"fit: slope ${fit.slope:+.3f} \\pm {fit.stderr:.3f}$")
         if bound is not None and verdict.predicted_local_slope is not None:
             # From two decades before the window: earlier, before t_1, the bound's shape says nothing.
             t_last = float(np.asarray(runs[0].t, dtype=float)[-1])
@@ -91,24 +122,19 @@ def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
             values = np.asarray(bound.bound_shape(np.concatenate([[window.t0], ts])), dtype=float)
             anchor, shape = values[0], values[1:]
             scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
+            envelope = verdict.envelope.text() if verdict.envelope else f"{verdict.predicted_local_slope:.3f}"
+            # two short lines: one long entry would run past the figure
             ax.loglog(ts, scale * shape, "--", color="tab:purple", lw=1.8, zorder=5,
-                      label=f"shape of the {bound_label} (unit constants), scaled to the fit at the window start; "
-                            "slope envelope "
-                            f"{verdict.envelope.text() if verdict.envelope else verdict.predicted_local_slope}")
+                      label=f"shape of the {_bound_math(bound, bound_label)}, unit constants,\n"
+                            f"scaled to the fit at the window start; slope envelope {envelope}")
     _draw_phase(ax, verdict, float(np.asarray(runs[0].t, dtype=float)[-1]) if runs else 1.0)
     ax.set_ylim(low / 2, high * 2)
-    ax.set_xlabel("iteration t")
-    ax.set_ylabel("margin gap  γ − γ(W_t)")
+    ax.set_xlabel(r"iteration $t$")
+    ax.set_ylabel(r"margin gap $\gamma - \gamma(W_t)$")
     ax.set_title(f"{title}: {verdict.label}", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower left")
-    # left margin wide enough for the y-label and tick labels such as 10^-10 (tight_layout costs ~1 s)
-    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.12, top=0.92)
-    for target in targets:
-        with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=target.suffix.lower().lstrip("."), dpi=FIGURE_DPI, bbox_inches="tight",
-                        pad_inches=0.05)
-    return targets[0]
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    return fig
 
 
 def figure_targets(paths: Sequence[Path]) -> list[Path]:

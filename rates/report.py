@@ -35,7 +35,7 @@ from rates.compare import DEFAULT_TOLERANCE, Verdict, fit_slope, judge, judged_w
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.references import references_note
-from rates.tables import Cell, Table, latex_document
+from rates.tables import Cell, Table
 from rates.trajectory import Run, Trajectory
 from rates.trajectory import save as save_trajectory
 
@@ -590,7 +590,7 @@ def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, 
             written += paths
     table = verdict_table(records, caption=caption, seeds_note=seeds_note, columns=columns)
     written.append(write_text_atomic(out_dir / "table.md", table.to_markdown()))
-    written.append(write_text_atomic(out_dir / "table.tex", latex_document(table.to_latex())))
+    written.append(write_text_atomic(out_dir / "table.tex", table.to_latex()))  # to \\input into a paper
     written.append(write_text_atomic(out_dir / "table.json", table.to_json()))
     written.append(write_text_atomic(out_dir / "fits.json",
                                      json.dumps([rec.to_json() for rec in records], indent=1, default=str) + "\n"))

@@ -589,9 +589,10 @@ def fig1_figure(out_dir: Path, cfgs: dict[tuple, Fig1Config], algo: str, size: S
                 sf.curve(axes[0, col], c.t, c.rel[own], label, log_y=True, **style)
                 sf.curve(axes[1, col], c.t, c.cos[own], label, log_y=False, **style)
         name = DISPLAY[algo] if beta == 0 else f"{MOMENTUM_NAME[algo]} beta={beta:g}"
-        sf.finish(axes[0, col], "iteration t", f"relative error ({own} norm)", f"{name}: (γ-γ(W_t))/γ",
+        sf.finish(axes[0, col], sf.T_LABEL, f"relative error ({own} norm)", f"{name}: {sf.RELATIVE_GAP}",
                   legend=col == 0)
-        sf.finish(axes[1, col], "iteration t", f"cos(W_t, W*_{own})", f"{name}: cosine to max-margin W*",
+        sf.finish(axes[1, col], sf.T_LABEL, rf"$\cos(W_t, W^*_{{\mathrm{{{own}}}}})$",
+                  f"{name}: cosine to max-margin $W^*$",
                   legend=False)
     fig.suptitle(f"MINIBATCH Fig. 1 / App. K analogue: {DISPLAY[algo]} ({own} norm), a = {FIG1_A}, "
                  "solid: no VR, dashed: VR", fontsize=10)
@@ -607,12 +608,12 @@ def persample_figure(out_dir: Path, ps: dict[tuple, dict], name: str, seeds: lis
         t = runs[0]["t"]
         for norm, color in zip(("max", "frobenius", "spectral"), ("tab:red", "tab:blue", "tab:orange")):
             sf.curve(axes[row, 0], t, [r["rel"][norm] for r in runs], f"{norm} norm", color=color)
-            sf.curve(axes[row, 1], t, [r["cos_W"][norm] for r in runs], f"cos to W*_{norm}", log_y=False,
-                     color=color, ls=":")
+            sf.curve(axes[row, 1], t, [r["cos_W"][norm] for r in runs], rf"cos to $W^*_{{\mathrm{{{norm}}}}}$",
+                     log_y=False, color=color, ls=":")
         sf.curve(axes[row, 1], t, [r["cos_M"] for r in runs], "cos to M/||M|| (Def. 4.8)", log_y=False,
                  color="tab:green", lw=2)
-        sf.finish(axes[row, 0], "iteration t", "relative margin error", f"per-sample {DISPLAY[algo]}: (γ-γ(W_t))/γ")
-        sf.finish(axes[row, 1], "iteration t", "cosine similarity", f"per-sample {DISPLAY[algo]}: direction")
+        sf.finish(axes[row, 0], sf.T_LABEL, "relative margin error", f"per-sample {DISPLAY[algo]}: {sf.RELATIVE_GAP}")
+        sf.finish(axes[row, 1], sf.T_LABEL, "cosine similarity", f"per-sample {DISPLAY[algo]}: direction")
     fig.suptitle(f"MINIBATCH App. J Fig. 2 analogue: b = 1 on {name}, a = {PERSAMPLE_A}", fontsize=10)
     return sf.save(fig, out_dir, f"fig2_persample_{name}", dpi)
 
@@ -628,7 +629,7 @@ def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, dpi: int
             gaps = [np.asarray(r.gap, float) for r in rec.runs]
             slope = f"{rec.verdict.fit.slope:+.2f}" if rec.verdict.fit else "n/a"
             sf.curve(axes[0, col], t, gaps, f"a={a}: slope {slope}, {rec.verdict.label}")
-        sf.finish(axes[0, col], "iteration t", "margin gap γ - γ(W_t)", f"{DISPLAY[algo]}: {family}")
+        sf.finish(axes[0, col], sf.T_LABEL, sf.GAP_LABEL, f"{DISPLAY[algo]}: {family}")
     return sf.save(fig, out_dir, f"rates_{family.replace(' ', '').replace('.', '_')}", dpi)
 
 

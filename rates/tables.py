@@ -39,10 +39,10 @@ _LATEX_UNICODE = {
 }
 _LATEX_PATTERN = re.compile(r"\|\|([A-Za-z0-9_]{1,12})\|\||[\\&%$#_{}~^|<>]|[^\x00-\x7f]")
 # Where a long unbreakable token (a seed file name) may break inside a narrow column.
-_BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z0-9])|\.(?=[A-Za-z]))")
+_BREAK_AFTER = re.compile(r"(\\_|/(?=[A-Za-z])|\.(?=[A-Za-z]))")  # never inside 1/2 or 0.25
 LONG_RUN = 6  # a run of letters and digits longer than this (a hash in a file name) may break every 6
 _LONG_RUN = re.compile(r"(?<![\\A-Za-z0-9])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{" + f"{LONG_RUN + 5:d}" + ",}")  # has a digit
-MATH_WIDTH = 0.85  # a formula typesets narrower than its plain-text spelling (t^(1/2) -> t^{1/2})
+SCRIPT_SIZE = 0.7  # sub- and superscripts, fractions: their share of the text size
 
 
 def _latex_piece(match: re.Match) -> str:
@@ -56,34 +56,108 @@ def _latex_piece(match: re.Match) -> str:
 
 def latex_escape(text: str) -> str:
     """Plain text as LaTeX that compiles under pdflatex's defaults: specials escaped, ``||M||`` as a norm,
-    the Unicode the tool prints as math, anything else as ``?`` (never a compile error)."""
-    return _LATEX_PATTERN.sub(_latex_piece, text)
+    the Unicode the tool prints as math, anything else as ``?`` (never a compile error). The tool's plain
+    notation becomes what a paper would print: a command-line option ``--data-seeds`` in typewriter type
+    (``-{}-``, not an en dash) and a symbol with sub- or superscripts (``S_{3/2}``, ``eta^p``, ``gamma_eff``,
+    ``t^(-1/2)``, ``W_t``) in math mode."""
+    out, end = [], 0
+    for match in _NOTATION.finditer(text):
+        out.append(_LATEX_PATTERN.sub(_latex_piece, text[end:match.start()]))
+        out.append(_notation(match))
+        end = match.end()
+    out.append(_LATEX_PATTERN.sub(_latex_piece, text[end:]))
+    return "".join(out)
+
+
+_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "rho", "sigma", "tau")
+_SCRIPTS = r"(?:_\{[^{}\s$\\]*\}|_[A-Za-z0-9]+|\^\{[^{}\s$\\]*\}|\^\([^()\s$\\]*\)|\^-?[A-Za-z0-9/]+)+"
+_SYMBOL = rf"(?:(?:{'|'.join(_GREEK)})(?:{_SCRIPTS})?|[A-Za-z]{_SCRIPTS})"  # a Greek name alone is a symbol too
+_NOTATION = re.compile(
+    r"(?P<option>(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9])"  # an option of the command line
+    rf"|\|\|(?P<norm>{_SYMBOL}|[A-Za-z0-9]{{1,12}})\|\|"  # ||W_t||, ||M||: a norm, not four bars
+    rf"|(?<![\w/.\\-])(?P<symbol>{_SYMBOL})(?!\w|\.\w)"
+    rf"|(?<=\))(?P<power>\^(?:\([^()\s$\\]*\)|-?[A-Za-z0-9/]+))(?!\w|\.\w)")  # (t+2)^-a
+_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|(-?[A-Za-z0-9/]+))")
+
+
+def _script_latex(match: re.Match) -> str:
+    body = next(group for group in match.groups()[1:] if group is not None)
+    if re.fullmatch(r"[A-Za-z]{2,}", body):  # gamma_eff: a word, upright
+        body = rf"\mathrm{{{body}}}"
+    return f"{match.group(1)}{{{body}}}"
+
+
+def _notation(match: re.Match) -> str:
+    if match.group("option"):
+        return r"\texttt{" + match.group("option").replace("--", "-{}-") + "}"
+    if match.group("power"):
+        return "$" + _SCRIPT.sub(_script_latex, match.group("power")) + "$"
+    if match.group("norm"):
+        return rf"$\|{_symbol_latex(match.group('norm'))}\|$"
+    return "$" + _symbol_latex(match.group("symbol")) + "$"
+
+
+def _symbol_latex(symbol: str) -> str:
+    """``eta^p`` -> ``\\eta^{p}``, ``S_{3/2}`` -> ``S_{3/2}``, ``gamma_eff`` -> ``\\gamma_{\\mathrm{eff}}``."""
+    base = re.match(r"[A-Za-z0-9]+", symbol).group()
+    if base not in _GREEK and len(base) > 1:  # a letter and its scripts: S_2 read as S then _2
+        base = base[0]
+    return ("\\" + base if base in _GREEK else base) + _SCRIPT.sub(_script_latex, symbol[len(base):])
 
 
 def _longest_word(cell: Cell) -> int:
     """Characters of the longest piece of ``cell`` that cannot break (a formula is one piece)."""
     if cell.latex is not None and "$" in cell.latex:
-        return math.ceil(MATH_WIDTH * len(cell.text) + sum(ch in "-±" for ch in cell.text))  # wide math signs
-    pieces = re.findall(r"[^\s_/,.-]*[_/,.-]?", cell.text)  # a break is allowed after the separator
+        return math.ceil(max(_math_width(m) for m in re.findall(r"\$([^$]*)\$", cell.latex)))
+    # where a line may break: spaces, after _ , and an explicit hyphen, after / or . before a letter (_breakable)
+    pieces = re.split(r"\s+|(?<=[_,-])|(?<=[/.])(?=[A-Za-z])", cell.text)
     return max([LONG_RUN + 1 if _LONG_RUN.match(p) else _width(p) for p in pieces] + [0])
+
+
+_FRACTION = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
+_SCRIPT_GROUP = re.compile(r"[_^](\{(?:[^{}]|\{[^{}]*\})*\}|\\?[A-Za-z0-9])")
+
+
+def _math_width(latex: str) -> float:
+    """Width of a formula in average text characters: sub- and superscripts and fractions are set at about
+    70% size, a command (``\\in``, ``\\log``) as its symbol or word, binary signs with their spacing."""
+    def small(text: str) -> float:
+        return SCRIPT_SIZE * _math_width(text.strip("{}"))
+
+    width = 0.0
+    for fraction in _FRACTION.finditer(latex):
+        width += SCRIPT_SIZE * max(_math_width(fraction.group(1)), _math_width(fraction.group(2)))
+    latex = _FRACTION.sub("", latex)
+    for script in _SCRIPT_GROUP.finditer(latex):
+        width += small(script.group(1))
+    latex = _SCRIPT_GROUP.sub("", latex)
+    for command in re.findall(r"\\([A-Za-z]+)", latex):
+        width += len(command) if command in ("log", "exp", "max", "min", "sum") else 1.5
+    latex = re.sub(r"\\[A-Za-z]+|[{}\s]", "", latex)
+    return width + len(latex) + sum(ch in "-+=<>" for ch in latex)
 
 
 def _width(text: str) -> float:
     """Width in average characters: m and w are half as wide again as the rest, and capitals (paper names
     such as MINIBATCH) about 40% wider than an average character of Computer Modern."""
-    return len(text) + 0.5 * sum(ch in "mwMW" for ch in text) + 0.4 * sum(ch.isupper() for ch in text)
+    return (len(text) + 0.5 * sum(ch in "mwMW+=" for ch in text) + 0.4 * sum(ch.isupper() for ch in text))
 
 
 def _breakable(latex: str) -> str:
-    """Allow line breaks inside file names and hashes of long plain-text cells (never inside a formula)."""
-    if "$" in latex or len(latex) <= 12:
-        return latex
+    """Allow line breaks inside file names, option and column names (after ``_``, ``/``, ``.``) and hashes of
+    plain text, never inside a formula (``$...$`` pieces are left as they are)."""
+    pieces = re.split(r"(\$[^$]*\$)", latex)
+    return "".join(piece if piece.startswith("$") else _breakable_text(piece) for piece in pieces)
+
+
+def _breakable_text(latex: str) -> str:
     latex = _LONG_RUN.sub(lambda m: r"\hspace{0pt}".join(m.group()[i:i + LONG_RUN]
                                                           for i in range(0, len(m.group()), LONG_RUN)), latex)
     return _BREAK_AFTER.sub(lambda m: m.group() + r"\hspace{0pt}", latex)
 
 
-LATEX_PACKAGES = ("booktabs", "tabularx", "amsmath", "graphicx")
+LATEX_PACKAGES = ("booktabs", "longtable", "array", "amsmath")
+LANDSCAPE_RATIO = 1.5  # an article's \textheight over its \textwidth: a landscape line holds this much more
 # (font size, characters of it on an article's \linewidth of 345 pt, less column gaps), largest first
 LATEX_SIZES = (("footnotesize", 62), ("scriptsize", 80))  # \tiny gains little: cmr5 is a wide design
 MAX_COLUMN_CHARS = 40  # a column never asks for more than this share of the line
@@ -123,55 +197,94 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        r"""A ``table`` float to ``\input`` into a paper: ``\small`` booktabs rules in a ``tabularx`` as wide as
-        ``\linewidth``, long text columns wrapping so nothing runs off the page. Needs the packages in
-        :data:`LATEX_PACKAGES` (stated in the first line); :func:`latex_document` makes it compilable alone."""
+        r"""A table to ``\input`` into a paper: a booktabs ``longtable`` as wide as ``\linewidth`` that breaks
+        across pages (its header repeated), caption above, notes below as text; long text columns wrap so
+        nothing runs off the page, and a table whose unbreakable words need more than a portrait line is set
+        in landscape. The packages it needs are named in its first line (:func:`latex_packages`);
+        :func:`latex_document` makes it compilable alone."""
         def tex(c: CellLike) -> str:
             cell = _cell(c)
             return cell.latex if cell.latex is not None else latex_escape(cell.text)
 
-        spec = self._latex_columns()
-        # Too many words even for \tiny: lay the table out wider and shrink it to the line (graphicx).
-        widen = max(1.0, self._latex_need() / self._latex_line_chars())
+        parts = self._column_parts()
+        if len(parts) > 1:  # too wide even in landscape: a paper splits the columns, each part keyed by the first
+            return "".join(part.to_latex() for part in parts)
+        size, _, landscape = self._latex_layout()
+        columns = len(self.columns)
 
         def row_text(cells) -> str:
             return " & ".join(_breakable(text) for text in cells) + r" \\"
 
-        lines = [r"\begin{table}[ht] % rates table: needs \usepackage{" + ",".join(LATEX_PACKAGES) + "}", r"\centering",
-                 "\\" + self._latex_size()[0],
-                 r"\setlength{\tabcolsep}{2pt}",
-                 (r"\resizebox{\linewidth}{!}{%" if widen > 1 else "%")
-                 + "\n" + rf"\begin{{tabularx}}{{{widen:.3f}\linewidth}}{{" + spec + "}",
-                 r"\toprule", row_text([latex_escape(c) for c in self.columns]), r"\midrule"]
+        header = row_text([latex_escape(c) for c in self.columns])
+        caption = self.caption_latex or (latex_escape(self.caption) if self.caption else "")
+        lines = ["% rates table: needs \\usepackage{" + ",".join(latex_packages(landscape)) + "}",
+                 r"\begingroup", r"\begin{landscape}" if landscape else "%", "\\" + size,
+                 r"\setlength{\tabcolsep}{2pt}", r"\setlength{\LTcapwidth}{\linewidth}",
+                 r"\begin{longtable}{" + self._latex_columns() + "}"]
+        if caption:
+            lines.append(r"\caption{" + caption + "}" + (r"\label{" + self.label + "}" if self.label else "") + r"\\")
+        lines += [r"\toprule", header, r"\midrule", r"\endfirsthead"]
+        if caption:
+            lines.append(rf"\multicolumn{{{columns}}}{{@{{}}l}}{{\tablename~\thetable{{}} (continued)}} \\")
+        lines += [r"\toprule", header, r"\midrule", r"\endhead",
+                  r"\midrule", rf"\multicolumn{{{columns}}}{{r@{{}}}}{{continued on the next page}} \\", r"\endfoot",
+                  r"\bottomrule", r"\endlastfoot"]
         lines += [row_text([tex(c) for c in row]) for row in self.rows]
-        lines.append(r"\bottomrule")
-        lines.append(r"\end{tabularx}" + ("}" if widen > 1 else ""))
-        if self.caption or self.caption_latex:
-            lines.append(r"\caption{" + (self.caption_latex or latex_escape(self.caption)) + "}")
-        if self.label:
-            lines.append(r"\label{" + self.label + "}")
+        lines.append(r"\end{longtable}")
         for note in self.notes:
-            lines.append(r"\par\smallskip{\footnotesize " + _breakable(latex_escape(note)) + "}")
-        lines.append(r"\end{table}")
+            lines.append(r"{\footnotesize\raggedright\noindent " + _breakable(latex_escape(note)) + r"\par}\smallskip")
+        lines += [r"\end{landscape}" if landscape else "%", r"\endgroup"]
         return "\n".join(lines) + "\n"
+
+    def _column_need(self, i: int) -> float:
+        """Characters column ``i``'s longest unbreakable word needs, with its gap."""
+        return max(_longest_word(_cell(c)) for c in [self.columns[i]] + [row[i] for row in self.rows]) + 1.5
 
     def _latex_need(self) -> float:
         """Characters the columns' longest unbreakable words need, with their gaps."""
-        return sum(max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows]) + 1.5
-                   for i, name in enumerate(self.columns))
+        return sum(self._column_need(i) for i in range(len(self.columns)))
 
-    def _latex_size(self) -> tuple[str, int]:
-        """The largest font in which every column's longest unbreakable word fits the line (and its capacity)."""
+    def _column_parts(self) -> list[Table]:
+        """This table, or (when its words need more than a landscape line) tables of consecutive columns that
+        each fit one, every part led by the first column; the caption says which part, the notes follow the
+        last."""
+        capacity = LATEX_SIZES[-1][1] * LANDSCAPE_RATIO
+        if self._latex_need() <= capacity or len(self.columns) < 3:
+            return [self]
+        key = self._column_need(0)
+        groups: list[list[int]] = [[]]
+        for i in range(1, len(self.columns)):
+            if groups[-1] and key + sum(self._column_need(j) for j in groups[-1] + [i]) > capacity:
+                groups.append([])
+            groups[-1].append(i)
+        parts = []
+        for number, group in enumerate(groups, 1):
+            which = f" (part {number} of {len(groups)})"
+            indices = [0] + group
+            parts.append(Table([self.columns[i] for i in indices], [[row[i] for i in indices] for row in self.rows],
+                               caption=self.caption + which if self.caption else "",
+                               label=self.label if number == 1 else "",
+                               notes=self.notes if number == len(groups) else [],
+                               caption_latex=self.caption_latex + which if self.caption_latex else ""))
+        return parts
+
+    def _latex_layout(self) -> tuple[str, int, bool]:
+        """(font size, characters per line, landscape): the largest font in which every column's longest
+        unbreakable word fits a portrait line, else the smallest font on a landscape line."""
         need = self._latex_need()
-        return next(((size, chars) for size, chars in LATEX_SIZES if need <= chars), LATEX_SIZES[-1])
+        for size, chars in LATEX_SIZES:
+            if need <= chars:
+                return size, chars, False
+        size, chars = LATEX_SIZES[-1]
+        return size, int(chars * LANDSCAPE_RATIO), True
 
     def _latex_line_chars(self) -> int:
-        return self._latex_size()[1]
+        return self._latex_layout()[1]
 
     def _latex_columns(self) -> str:
         r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word,
-        the rest of the line goes to the columns with longer text (tabularx ``X`` columns scaled by
-        ``\hsize``, whose widths must average to 1)."""
+        the rest of the line goes to the columns with longer text (ragged-right ``p`` columns whose widths,
+        column gaps included, add up to the line)."""
         texts = [[str(name)] + [_cell(row[i]).text for row in self.rows] for i, name in enumerate(self.columns)]
         words = [max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows])
                  for i, name in enumerate(self.columns)]
@@ -182,8 +295,9 @@ class Table:
         spare = budget - sum(need)
         total_extra = sum(e for e in extra if e > 0)
         widths = [w + (spare * e / total_extra if e > 0 and total_extra else 0) for w, e in zip(need, extra)]
-        scale = len(widths) / sum(widths)
-        return "".join(rf">{{\raggedright\arraybackslash\hsize={w * scale:.3f}\hsize}}X" for w in widths)
+        scale = 0.998 / sum(widths)  # a hair under the line: rounding the fractions must never overfill it
+        return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr {w * scale:.4f}\linewidth-2\tabcolsep\relax}}"
+                       for w in widths)
 
     def to_records(self) -> list[dict[str, Any]]:
         out = []
@@ -209,8 +323,13 @@ class Table:
         raise ValueError(f"unknown table format {fmt!r}")
 
 
+def latex_packages(landscape: bool = False) -> tuple[str, ...]:
+    """The packages a table of :meth:`Table.to_latex` needs (pdflscape only for a landscape table)."""
+    return LATEX_PACKAGES + (("pdflscape",) if landscape else ())
+
+
 def latex_document(*bodies: str) -> str:
     """A compilable ``article`` around table bodies: what ``--standalone`` writes, and what the tests compile
     (default page size and margins, so a table that fits here fits a paper's text width)."""
-    return "\n".join([r"\documentclass{article}", rf"\usepackage{{{','.join(LATEX_PACKAGES)}}}",
+    return "\n".join([r"\documentclass{article}", rf"\usepackage{{{','.join(latex_packages(True))}}}",
                       r"\begin{document}", *bodies, r"\end{document}", ""])

@@ -10,12 +10,14 @@ venv="${RATES_VENV:-.venv}"
 extras=""
 if [ "${1:-}" = "--test" ]; then
   extras="[test]"
-  # pdflatex + booktabs for the test that compiles the generated LaTeX tables.
-  if ! command -v pdflatex >/dev/null 2>&1 || ! kpsewhich booktabs.sty >/dev/null 2>&1; then
+  # pdflatex + booktabs for the tests that compile the generated LaTeX tables; poppler-utils (pdftotext)
+  # for the tests that read back what is on the compiled pages.
+  if ! command -v pdflatex >/dev/null 2>&1 || ! kpsewhich booktabs.sty >/dev/null 2>&1 \
+      || ! command -v pdftotext >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
       apt-get update -qq
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        texlive-latex-base texlive-latex-recommended >/dev/null
+        texlive-latex-base texlive-latex-recommended poppler-utils >/dev/null
     else
       echo "setup: pdflatex with booktabs is missing and cannot be installed here; the LaTeX test will fail" >&2
     fi

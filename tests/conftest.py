@@ -31,6 +31,8 @@ def compile_latex(tmp_path):
         log = (tmp_path / f"{name}.log").read_text(encoding="latin-1")
         overfull = [line for line in log.splitlines() if line.startswith("Overfull \\hbox")]
         assert not overfull, f"{len(overfull)} overfull boxes, e.g. {overfull[0]}"
+        too_large = [line for line in log.splitlines() if "Float too large" in line]
+        assert not too_large, too_large[0]  # a float taller than the page loses its rows, caption and notes
         pdf = tmp_path / f"{name}.pdf"
         assert pdf.exists() and pdf.stat().st_size > 0
         return pdf

@@ -6,6 +6,7 @@ import pytest
 
 from cli.app import main
 from rates.studies import StudyOptions, get_study
+from rates.tables import latex_document
 
 
 def run_cli(args, capsys):
@@ -26,23 +27,32 @@ def run_cli(args, capsys):
 ])
 def test_bad_input_exits_2_with_one_line_and_no_file(args, option, capsys, tmp_path):
     out_file = tmp_path / "run.json"
-    code, out, err = run_cli(["homogeneous", *args, "--steps", "5", "--seeds", "2", "--out", str(out_file)], capsys)
+    code, out, err = run_cli(["homogeneous", *args, "--steps", "5", "--seeds", "0,1", "--out", str(out_file)], capsys)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"rates: error: {option}:")
     assert out == "" and not out_file.exists()
 
 
+@pytest.mark.parametrize("seeds", ["5x", "0..x", "-1", "1,1"])
+def test_seeds_take_the_list_syntax_of_rates_run(seeds, capsys, tmp_path):
+    code, out, err = run_cli(["homogeneous", "--algo", "gd", "--steps", "5", "--seeds", seeds,
+                              "--out", str(tmp_path / "run.json")], capsys)
+    assert code == 2 and err.startswith("rates: error: --seeds: expected") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run.json").exists()
+
+
 def test_a_small_run_prints_the_table_and_writes_the_history(capsys, tmp_path):
     out_file = tmp_path / "run.json"
     code, out, err = run_cli(["homogeneous", "--algo", "sd", "--data", "digits:3,6", "--n-train", "20",
-                              "--width", "6", "--steps", "60", "--seeds", "2", "--loss", "logistic",
+                              "--width", "6", "--steps", "60", "--seeds", "3,7", "--loss", "logistic",
                               "--out", str(out_file)], capsys)
     assert code == 0, err
     assert "gamma_1" in out and "FLAVORS eq. 13" in out and "arXiv:2410.22069" in out
     record = json.loads(out_file.read_text())
     assert record["schema"] == "rates.homogeneous/1" and record["degree"] == 2 and record["geometry"] == "linf"
     assert len(record["metrics"]["gamma_1"]) == 2 and record["t"][-1] == 60
+    assert record["command"]["seeds"] == [3, 7]  # --seeds is a list, as in rates run (3,7 is two seeds)
     assert record["homogeneity_error"] < 1e-12
 
 
@@ -62,7 +72,7 @@ def test_quick_flavors_study_writes_figures_and_a_compiling_claims_table(tmp_pat
     shampoo = [row for row in claims["rows"] if row["claim"].startswith("Shampoo")]
     assert len(shampoo) == 2
     assert any("tolerance" in note for note in claims["notes"])
-    compile_latex((tmp_path / "claims.tex").read_text())
+    compile_latex(latex_document((tmp_path / "claims.tex").read_text()))
 
 
 @pytest.mark.slow

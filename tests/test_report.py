@@ -95,7 +95,7 @@ def test_quick_default_study_writes_one_row_per_configuration(tmp_path, compile_
     assert len(rows) == len(DEFAULT_STUDY_CONFIGS) == 15
     for (algo, a), row in zip(DEFAULT_STUDY_CONFIGS, rows):
         assert row.startswith(f"| {algo} | {a} |")
-    compile_latex((tmp_path / "table.tex").read_text(), name="study")
+    compile_latex(latex_document((tmp_path / "table.tex").read_text()), name="study")
     figures = sorted((tmp_path / "figures").glob("*.png"))
     assert len(figures) == 15
     trajectories = sorted((tmp_path / "trajectories").glob("*.json"))

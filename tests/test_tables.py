@@ -24,5 +24,6 @@ def test_markdown_and_json_agree():
 
 def test_latex_escapes_and_compiles(compile_latex):
     tex = _table().to_latex()
-    assert r"50\% of\_it" in tex and r"\toprule" in tex and r"$\log t / t^{1/2}$" in tex
+    assert r"50\% of\_\hspace{0pt}it" in tex  # a line may break after the underscore
+    assert r"\toprule" in tex and r"$\log t / t^{1/2}$" in tex
     compile_latex(latex_document(tex))

@@ -510,7 +510,7 @@ def _plot_curves(ax, runs: dict[str, History], metric: str, log_y: bool, colors:
     ax.set_xlim(0.5, max(float(np.max(h.t)) for h in runs.values()) * 1.1)
     if log_y and any(np.any(np.isfinite(line.get_ydata()) & (line.get_ydata() > 0)) for line in ax.get_lines()):
         ax.set_yscale("log")  # a panel with no positive value (nothing separated yet) stays linear
-    ax.set_xlabel("step t")
+    ax.set_xlabel(r"step $t$")
     ax.set_ylabel(_LABELS[metric])
     ax.set_title(_LABELS[metric], fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
@@ -525,7 +525,7 @@ def _curve_figure(runs: dict[str, History], panels: list[tuple[str, bool]], titl
     axes = axes[0]
     for ax, (metric, log_y) in zip(axes, panels):
         _plot_curves(ax, runs, metric, log_y, colors)
-    axes[0].legend(fontsize=7)
+    sf.legend_below(axes[0])
     fig.suptitle(title, fontsize=10)
     return fig, axes
 
@@ -553,7 +553,7 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
 
     axes[3].xaxis.set_major_locator(matplotlib.ticker.SymmetricalLogLocator(base=100, linthresh=1e-6))
     axes[3].tick_params(axis="x", labelrotation=30)
-    axes[3].legend(title="one point per seed", fontsize=5, ncol=3, title_fontsize=6)
+    sf.legend_below(axes[3], fontsize=5, ncol=3, title="one point per seed", title_fontsize=6)
     figs = [(fig, "fig1_teacher_student")]
 
     scale_colors = {f"alpha={a:g}": c for a, c in zip(INIT_SCALES, ("tab:red", "tab:orange", "tab:green"))}
@@ -561,7 +561,7 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
     for ax, (algo, metric) in zip(axes[0], _OWN_MARGIN.items()):
         _plot_curves(ax, {f"alpha={a:g}": h[fig1_key(algo, a)] for a in INIT_SCALES}, metric, True, scale_colors)
         ax.set_title(f"{algo.upper()}: {_LABELS[metric]}", fontsize=9)
-        ax.legend(fontsize=7)
+        sf.legend_below(ax)
     fig.suptitle("FLAVORS sec. 4.1 (ii): init scale alpha and the final margin (exponential loss)", fontsize=10)
     figs.append((fig, "fig1_init_scales"))
 
@@ -573,8 +573,8 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
     eps_colors = {f"eps={eps:g}": c for eps, c in zip(ADAM_EPS_VALUES, ("tab:purple", "tab:olive"))}
     fig, axes = _curve_figure(long_runs, [("log_loss", False), ("gamma_1", True), ("gamma_2", True)],
                               "FLAVORS sec. 4.2: Adam's two phases (the second once L < 1e-7)", colors=eps_colors)
-    axes[0].axhline(PHASE_TWO_LEVEL, color="k", ls=":", lw=0.8, label="L = 1e-7")
-    axes[0].legend(fontsize=7)
+    axes[0].axhline(PHASE_TWO_LEVEL, color="k", ls=":", lw=0.8, label=r"$\mathcal{L} = 10^{-7}$")
+    sf.legend_below(axes[0])
     figs.append((fig, "fig2_adam_phases"))
     fig3 = {"gd": h["fig3-gd"], "adam": h["fig3-adam"], "spectral": h["fig3-spectral"], "shampoo": h["fig3-shampoo"],
             "shampoo-no-acc": h["fig3-shampoo-no-acc"]}

@@ -1,0 +1,130 @@
+"""Help texts, messages and estimates a new user reads: each says what the tool expects or will do."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import pytest
+import tomllib
+from typer.testing import CliRunner
+
+from cli.app import app
+from cli.predict import english_list
+from cli.sweep import run_converters
+from rates.data import load_file
+from rates.errors import InputError
+from rates.sweep.grid import GRID_KEYS, REQUIRED_KEYS, expand, normalise_grid
+
+
+def test_sweep_help_lists_every_grid_key_and_an_example_that_is_a_valid_grid():
+    result = CliRunner().invoke(app, ["sweep", "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    text = result.output
+    for key in GRID_KEYS:
+        assert re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text), key
+    assert f"Required: {', '.join(REQUIRED_KEYS)}." in " ".join(text.split())
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "[grid]")
+    example = "\n".join(lines[start:lines.index("Arguments:")])
+    grid = tomllib.loads("\n".join(line.strip() for line in example.splitlines()))["grid"]
+    converters, defaults = run_converters()
+    configurations = expand(normalise_grid(grid, converters, defaults), check_device=False)
+    assert len(configurations) == 3 * 2 * 2 * 2  # algo x a x seed x batch, as the example's lists say
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(app, list(args), terminal_width=200)
+    return result.exit_code, result.output
+
+
+def test_predict_names_unchecked_hypotheses_in_english():
+    code, out = _invoke("predict", "--algo", "signgd", "--a", "1/2")
+    assert code == 0
+    assert "applies     yes, if the hypothesis separable holds (give the data's constants" in out
+    code, out = _invoke("predict", "--algo", "signsgd", "--batch", "5", "--n", "30", "--a", "1/2")
+    assert code == 0 and "if the hypotheses gamma_eff > 0 and separable hold (" in out
+    assert english_list(["a", "b", "c"]) == "a, b and c" and english_list(["a"]) == "a"
+
+
+def test_check_list_with_a_chain_prints_that_chain_in_order():
+    from proofs.chains import CHAINS
+
+    code, listing = _invoke("check", "--list")
+    assert code == 0
+    code, out = _invoke("check", "--list", "--chain", "nsd")
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0] == f"chain nsd: {CHAINS['nsd'].title}"
+    steps = [re.match(r"\s*(\d+)\. ([^\s:]+)", line).groups() for line in lines[1:]]
+    assert [int(n) for n, _ in steps] == list(range(1, len(CHAINS["nsd"].steps) + 1))
+    assert [name for _, name in steps] == [step.claim or "definition" for step in CHAINS["nsd"].steps]
+    assert out != listing
+    code, out = _invoke("check", "--list", "--chain", "adam")
+    assert code == 0 and out.startswith(f"chain adam: {CHAINS['adam'].title}")
+    assert len(out.strip().splitlines()) == 1 + len(CHAINS["adam"].steps) != 1 + len(CHAINS["nsd"].steps)
+
+
+@pytest.mark.parametrize("text, named", [
+    ("x1;x2;label\n1.0;2.0;0\n-1.0;0.5;1\n", "semicolons (;)"),
+    ("1,5;2,0;0\n-1,0;0,5;1\n", "semicolons (;)"),  # decimal commas as well
+    ("x1\tx2\tlabel\n1.0\t2.0\t0\n-1.0\t0.5\t1\n", "tabs"),
+])
+def test_a_csv_with_another_delimiter_is_told_so(tmp_path, text, named):
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_file(path)
+    assert err.value.option == "--data" and f"separated by {named}" in err.value.message
+    assert "',' as the delimiter" in err.value.message
+    path.write_text(text.replace(",", ".").replace(";", ",").replace("\t", ","))  # the same data, commas
+    data = load_file(path)
+    assert data.H.shape == (2, 2) and list(data.y) == [0, 1]
+
+
+def test_the_time_estimate_is_measured_and_within_a_factor_of_the_real_run():
+    """A long run's announced time comes from probing the engine, not from constants (which said hours for a
+    run of seconds): the estimate for 1e6 SignGD steps lies within a factor 3 of the run's measured time."""
+    from rates import budget
+    from rates.data import parse_data
+    from rates.engine import RunSpec, simulate
+
+    dataset = parse_data("default", seed=0)
+    specs = [RunSpec(algo="signgd", a="1/2")]
+    steps = 1_000_000
+
+    def run(s: int):
+        return simulate(specs, dataset, s, checkpoints=min(60, s))
+
+    estimate = budget.measured_seconds(run, steps)
+    start = time.perf_counter()
+    trajectory = run(steps)
+    real = time.perf_counter() - start
+    assert trajectory.runs[0].t[-1] == steps
+    assert real / 3 <= estimate <= 3 * real, (estimate, real)
+    rough = budget.estimate_linear_runs(1, steps, 60, dataset.n, dataset.k, dataset.d).seconds
+    assert abs(math.log(estimate / real)) < abs(math.log(rough / real))  # nearer than the constants' guess
+
+
+def test_tightness_cites_the_source_predict_gives():
+    """spectral-gd (a Schatten norm) is MINIBATCH Thm 4.1 at b = n, not SIGNADAM (entry-wise norms only)."""
+    code, predicted = _invoke("predict", "--algo", "spectral-gd", "--a", "1/2")
+    assert code == 0
+    source = next(line.split(None, 1)[1] for line in predicted.splitlines() if line.startswith("source"))
+    assert source.startswith("MINIBATCH Thm 4.1")
+    code, out = _invoke("tightness", "--algo", "spectral-gd", "--a", "1/2", "--budget", "1", "--steps", "12000")
+    assert code == 0
+    cited = next(line for line in out.splitlines() if line.startswith("bound exponent"))
+    assert cited.endswith(f"[rates predict: {source}]") and "SIGNADAM" not in cited
+
+
+@pytest.mark.parametrize("checkpoints", ["60", "20"])
+def test_a_run_too_short_says_how_many_steps_would_do_and_that_many_do(checkpoints):
+    args = ["fit", "--algo", "signgd", "--a", "1/2", "--checkpoints", checkpoints]
+    code, out = _invoke(*args, "--steps", "2000")
+    assert code == 0 and "inconclusive" in out
+    needed = int(re.search(r"a run of (\d+) steps or more would give one", out).group(1))
+    assert 10_000 < needed < 40_000  # a decade from t = 1000, plus checkpoint spacing
+    code, out = _invoke(*args, "--steps", str(needed))
+    verdict = next(line for line in out.splitlines() if line.strip().startswith("verdict"))
+    assert code == 0 and re.search(r": (tight|loose) ", verdict), verdict  # the advice is enough for a verdict

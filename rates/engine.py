@@ -5,7 +5,8 @@ exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :fun
 every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
 :class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group from ``W_0 = 0``
-(``W`` has shape (R, k, d)), by the stepper below.
+(``W`` has shape (R, k, d)), by the stepper below. :func:`simulate_draws` does the same for several datasets
+of one shape (draws) at once: a group then holds the runs of one recipe on every draw, each on its own data.
 
 Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-domain weights) ->
 [momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 (t+2)^-a``.
@@ -66,6 +67,9 @@ torch = lazy_module("torch", globals())
 REPORTED_NORMS = ("max", "frobenius", "spectral")
 POLAR_METHODS = ("exact", "newton-schulz")
 ENGINES = ("auto", "fused", "torch", "graph")
+# Runs of a group on several datasets get a copy of their data each (the kernels read per-run arrays); above this
+# many bytes of copies the group runs one dataset at a time instead.
+PER_RUN_DATA_BYTES = 1 << 28
 # On Linux a GPU that torch can use shows one of these: the NVIDIA kernel driver and its control device
 # (also mounted into containers by the NVIDIA container toolkit), WSL's GPU paravirtualisation device, and
 # the AMD KFD device of ROCm builds (which torch reports as cuda).
@@ -486,10 +490,18 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
     Hs = [np.ascontiguousarray(np.asarray(data.H), dtype=np.float64) for data in datasets]
     ys = [np.ascontiguousarray(np.asarray(data.y), dtype=np.int64) for data in datasets]
 
-    # a group: one recipe on datasets of one shape (n, d, k)
+    # a group: one recipe on datasets of one shape (n, d, k); one engine call per group, unless its runs' own
+    # copies of the data would pass PER_RUN_DATA_BYTES: then one call per dataset
     groups: dict[tuple, list[int]] = {}
     for i, (number, r) in enumerate(plan):
         groups.setdefault((r.recipe, Hs[number].shape, int(datasets[number].k)), []).append(i)
+    calls: list[tuple[int, list[int]]] = []
+    for (_, (n, d), k), members in groups.items():
+        numbers = [plan[i][0] for i in members]
+        if len(set(numbers)) == 1 or len(members) * (n * d + n) * 8 <= PER_RUN_DATA_BYTES:
+            calls.append((k, members))
+        else:
+            calls += [(k, [i for i in members if plan[i][0] == number]) for number in dict.fromkeys(numbers)]
 
     def group_data(members: list[int]) -> tuple[Any, Any]:
         numbers = [plan[i][0] for i in members]
@@ -504,8 +516,8 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
     records: list[Optional[list[dict[str, np.ndarray]]]] = [None] * len(plan)
     positions: list[int] = [0] * len(plan)
     started, started_cpu = time.perf_counter(), time.process_time()
-    with progress_bar(steps * len(groups), "steps", progress) as advance:
-        for (_, _, k), members in groups.items():
+    with progress_bar(steps * len(calls), "steps", progress) as advance:
+        for k, members in calls:
             H, y = group_data(members)
             _, group_records = run_group([resolved[i] for i in members], H, y, k, int(steps), times, advance, engine)
             for position, i in enumerate(members):

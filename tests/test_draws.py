@@ -75,13 +75,20 @@ def test_vr_group_refuses_per_run_data_in_one_kernel_call():
         group.FusedGroup(runs, np.stack([d.H for d in datasets]), np.stack([d.y for d in datasets]), SHAPE["k"])
 
 
-def test_simulate_draws_lists_runs_draw_by_draw_as_separate_calls_give_them():
+@pytest.mark.parametrize("engine, copies_limit", [("auto", None), ("auto", 0), ("torch", None)])
+def test_simulate_draws_lists_runs_draw_by_draw_as_separate_calls_give_them(engine, copies_limit, monkeypatch):
+    """One group on all draws (fused), one call per draw (the per-run copies over the limit), and the torch
+    stepper (one call per distinct dataset): the same runs as one simulate call per draw."""
+    import rates.engine
+
+    if copies_limit is not None:
+        monkeypatch.setattr(rates.engine, "PER_RUN_DATA_BYTES", copies_limit)
     datasets = draws(3)
     specs = [RunSpec("signsgd", "1/2", batch=5, seed=s) for s in (0, 1)] + [RunSpec("ngd", "1/2")]
-    together = simulate_draws(specs, datasets, 200, checkpoints=8, device="cpu")
+    together = simulate_draws(specs, datasets, 200, checkpoints=8, device="cpu", engine=engine)
     assert len(together.runs) == 9 and together.meta["datasets"] == 3 and together.meta["runs"] == 9
     for number, data in enumerate(datasets):
-        alone = simulate(specs, data, 200, checkpoints=8, device="cpu")
+        alone = simulate(specs, data, 200, checkpoints=8, device="cpu", engine=engine)
         for i, run in enumerate(alone.runs):
             batched = together.runs[number * len(specs) + i]
             assert batched.config == run.config and batched.gamma == run.gamma

@@ -7,6 +7,8 @@ input exits with code 2 and one line naming the option, and no output file is cr
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import time
 import typing
 from pathlib import Path
 from typing import Optional
@@ -65,41 +67,47 @@ def refuse_identical_replicates(specs: list[RunSpec], n: int, shuffles: list[int
 
 def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[int], steps: int, checkpoints: int,
                   device: str, engine: str = "auto", progress: bool = False):
-    """Run every (data draw, reshuffling stream) pair; one ``simulate`` call per data draw.
+    """Run every (data draw, reshuffling stream) pair in one :func:`rates.engine.simulate_draws` call (runs of
+    one recipe on draws of one shape advance together, each on its own data).
 
     The memory/time estimate is checked on the first draw (one draw tells the size of all) before any step, and
-    a diverged run (NaN gaps) is refused before anything is saved.
+    a diverged run (NaN gaps) is refused before anything is saved. ``meta`` keeps the engine's timing of the
+    whole call (every draw) and adds ``call_wall_s``: the whole of this function (drawing the data, the max
+    margins, stepping, measures).
     """
     from rates import budget
     from rates.data import parse_data  # here, not at the top: torch costs seconds that `rates --help` must not pay
-    from rates.engine import simulate
+    from rates.engine import simulate_draws
     from rates.trajectory import Trajectory, require_finite
 
-    runs, meta = [], {}
+    started = time.perf_counter()
+    datasets = []
     for number, data_seed in enumerate(data_seeds):
         dataset = parse_data(data, seed=data_seed)
-        specs = [make_spec(s) for s in shuffles]
-        refuse_identical_replicates(specs, dataset.n, shuffles)
         if number == 0:
+            specs = [make_spec(s) for s in shuffles]
+            refuse_identical_replicates(specs, dataset.n, shuffles)
             estimate = budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
-                                                   dataset.n, dataset.k, dataset.d, calls=len(data_seeds))
+                                                   dataset.n, dataset.k, dataset.d, calls=1)
             if estimate.seconds > budget.ANNOUNCE_SECONDS:  # worth announcing? measure this engine's rate first
                 seconds = budget.measured_seconds(
-                    lambda s, specs=specs, dataset=dataset: simulate(
-                        specs, dataset, s, checkpoints=min(checkpoints, s), device=device, engine=engine),
-                    steps, calls=len(data_seeds))
+                    lambda s, specs=specs, dataset=dataset: simulate_draws(
+                        specs, [dataset] * len(data_seeds), s, checkpoints=min(checkpoints, s), device=device,
+                        engine=engine),
+                    steps)
                 estimate = dataclasses.replace(estimate, seconds=seconds)
             budget.check(estimate)
-        trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
-                              progress=progress, engine=engine)
-        for run in trajectory.runs:
-            run.config["data_seed"] = data_seed
-        runs += trajectory.runs
-        meta = meta or trajectory.meta
-    require_finite(runs)
-    meta = {**meta, "data_seeds": data_seeds, "seeds": shuffles, "seed_meaning": SEED_MEANING}
+        datasets.append(dataset)
+    specs = [make_spec(s) for s in shuffles]
+    trajectory = simulate_draws(specs, datasets, steps, checkpoints=checkpoints, device=device, progress=progress,
+                                engine=engine)
+    for run, (data_seed, _) in zip(trajectory.runs, itertools.product(data_seeds, shuffles)):
+        run.config["data_seed"] = data_seed
+    require_finite(trajectory.runs)
+    meta = {**trajectory.meta, "data_seeds": data_seeds, "seeds": shuffles, "seed_meaning": SEED_MEANING}
     meta["data"] = {**meta.get("data", {}), "spec": data}
-    return Trajectory(runs, meta)
+    meta["call_wall_s"] = time.perf_counter() - started
+    return Trajectory(trajectory.runs, meta)
 
 
 def summary(trajectory) -> str:
@@ -114,8 +122,14 @@ def summary(trajectory) -> str:
             f"accuracy {g['accuracy']:.1e}]"
             f"  t={int(run.t[-1])}  gap={run.gap[-1]:.6g}  margin={run.margin[-1]:.12g}  log L={run.log_loss[-1]:.6g}")
     meta = trajectory.meta
-    lines.append(f"{len(trajectory.runs)} run(s) x {meta['steps']} steps on {meta['device']} in {meta['wall_s']:.2f} s "
-                 f"({meta['config_steps_per_s']:.0f} config-steps/s)")
+    line = (f"{len(trajectory.runs)} run(s) x {meta['steps']} steps on {meta['device']} in {meta['wall_s']:.2f} s "
+            f"({meta['config_steps_per_s']:.0f} config-steps/s")
+    if "cpu_s" in meta:
+        line += f"; {meta['cpu_s']:.2f} CPU s"
+    line += ")"
+    if "call_wall_s" in meta:
+        line += f"; {meta['call_wall_s']:.2f} s with the data draws and max margins"
+    lines.append(line)
     return "\n".join(lines)
 
 

@@ -5,7 +5,8 @@ exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :fun
 every spec (``rates.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.margins.max_margin``, certified to <= 1e-9), groups the runs by
 :class:`~rates.optim.compose.Recipe` (the code they execute) and advances each group from ``W_0 = 0``
-(``W`` has shape (R, k, d)), by the stepper below.
+(``W`` has shape (R, k, d)), by the stepper below. :func:`simulate_draws` does the same for several datasets
+of one shape (draws) at once: a group then holds the runs of one recipe on every draw, each on its own data.
 
 Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-domain weights) ->
 [momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 (t+2)^-a``.
@@ -66,6 +67,9 @@ torch = lazy_module("torch", globals())
 REPORTED_NORMS = ("max", "frobenius", "spectral")
 POLAR_METHODS = ("exact", "newton-schulz")
 ENGINES = ("auto", "fused", "torch", "graph")
+# Runs of a group on several datasets get a copy of their data each (the kernels read per-run arrays); above this
+# many bytes of copies the group runs one dataset at a time instead.
+PER_RUN_DATA_BYTES = 1 << 28
 # On Linux a GPU that torch can use shows one of these: the NVIDIA kernel driver and its control device
 # (also mounted into containers by the NVIDIA container toolkit), WSL's GPU paravirtualisation device, and
 # the AMD KFD device of ROCm builds (which torch reports as cuda).
@@ -278,11 +282,16 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records.
 
     ``H``, ``y``: numpy arrays (the CPU) or torch tensors (on their device); W comes back of the same kind.
-    The fused stepper takes numpy arrays as they are, so a CPU run given numpy data never imports torch."""
+    The fused stepper takes numpy arrays as they are, so a CPU run given numpy data never imports torch.
+    One dataset for every run (``H`` (n, d), ``y`` (n,)), or one per run (``H`` (R, n, d), ``y`` (R, n): draws of
+    a dataset of one shape): the fused stepper advances those in one call, each run on its own data; the torch
+    steppers, and the fused one for VR runs (whose snapshot reads one dataset), once per distinct dataset."""
     recipe = runs[0].recipe
     if any(r.recipe != recipe for r in runs):
         raise ValueError("run_group needs runs of one recipe")
     on_host = isinstance(H, np.ndarray)
+    if H.ndim == 3:
+        return _run_group_per_run_data(runs, H, y, k, steps, times, advance, engine)
     if resolve_engine(engine, "cpu" if on_host else H.device) == "fused":
         from rates.fused.group import supports
 
@@ -327,11 +336,47 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     return W, records
 
 
+def _run_group_per_run_data(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, times: np.ndarray,
+                            advance=None, engine: str = "auto") -> tuple[Any, list[dict[str, np.ndarray]]]:
+    """:func:`run_group` with one dataset per run: one fused call where the kernels take per-run data, else
+    one call per distinct dataset (runs on equal data stay together), merged back into the runs' order."""
+    recipe = runs[0].recipe
+    on_host = isinstance(H, np.ndarray)
+    if resolve_engine(engine, "cpu" if on_host else H.device) == "fused" and recipe.source != "vr":
+        from rates.fused.group import supports
+
+        if supports(recipe):
+            host_H, host_y = (H, np.asarray(y)) if on_host else (H.numpy(), y.numpy())
+            W, records = _run_group_fused(runs, host_H, host_y, k, steps, times, advance)
+            return (W if on_host else torch.from_numpy(W)), records
+    parts: dict[tuple[bytes, bytes], list[int]] = {}
+    host_H, host_y = (H, np.asarray(y)) if on_host else (H.cpu().numpy(), y.cpu().numpy())
+    for r in range(len(runs)):
+        parts.setdefault((host_H[r].tobytes(), host_y[r].tobytes()), []).append(r)
+    share = None if advance is None else (lambda count: advance(count / len(parts)))  # the bar counts one group
+    W, records = None, None
+    for members in parts.values():
+        first = members[0]
+        W_part, part_records = run_group([runs[r] for r in members], H[first], y[first], k, steps, times, share,
+                                         engine)
+        if W is None:
+            shape = (len(runs),) + tuple(W_part.shape[1:])
+            W = np.empty(shape) if on_host else torch.empty(shape, dtype=W_part.dtype, device=W_part.device)
+            records = [{key: np.empty((len(runs),) + value.shape[1:], dtype=value.dtype) for key, value in row.items()}
+                       for row in part_records]
+        W[members if on_host else torch.as_tensor(members, device=W.device)] = W_part
+        for row, part_row in zip(records, part_records):
+            for key, value in part_row.items():
+                row[key][members] = value
+    return W, records
+
+
 def _run_group_fused(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, k: int, steps: int,
                      times: np.ndarray, advance=None) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
     """:func:`run_group` with the compiled kernels: one call per segment between checkpoints, measured in
     numpy (:mod:`rates.fused.measure`), so that this path imports no torch (full batch; a mini-batch group
-    draws its batches from torch's generator, :mod:`rates.fused.group`)."""
+    draws its batches from torch's generator, :mod:`rates.fused.group`). ``H`` (n, d) for every run, or
+    (R, n, d): each run's own data."""
     from rates.fused.group import FusedGroup
     from rates.fused.measure import NumpyMeasure
 
@@ -398,16 +443,35 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
 
     Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
     """
+    return simulate_draws(specs, [data], steps, checkpoints, device, progress, engine)
+
+
+def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int, checkpoints: int = 60,
+                   device: str = "auto", progress: bool = False, engine: str = "auto") -> Trajectory:
+    """Run every spec on every dataset (draws of a generated dataset, typically) for ``steps`` steps, all in
+    one call: runs of one recipe on datasets of one shape form one group, advanced together whatever their
+    data (:func:`run_group` with per-run data). The Trajectory lists the runs dataset by dataset, each in
+    the order of ``specs``; each run is bit for bit what it is in a call of its own.
+
+    ``meta`` times the whole call's stepping (every group, every dataset, checkpoint measures included):
+    ``wall_s``, ``cpu_s`` (this process's CPU seconds over the same span, all threads) and
+    ``config_steps_per_s`` = runs x steps / ``wall_s``.
+    Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
+    """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise InputError("steps", f"must be a positive integer, got {steps}")
     if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
         raise InputError("checkpoints", f"must be an integer >= 2, got {checkpoints}")
     if not specs:
         raise InputError("algo", "no run configuration given")
+    if not datasets:
+        raise InputError("data", "no dataset given")
     # the default CPU run decides its device without torch (cpu_without_torch), so that it never imports it
     dev: Any = "cpu" if cpu_without_torch(device) else resolve_device(device)
     stepper = resolve_engine(engine, dev)
-    resolved = [resolve_spec(spec, data.n) for spec in specs]
+    # (dataset index, resolved run) per run, dataset by dataset
+    plan = [(number, resolve_spec(spec, data.n)) for number, data in enumerate(datasets) for spec in specs]
+    resolved = [r for _, r in plan]
     if stepper == "fused":
         from rates.fused.group import supports
 
@@ -418,38 +482,59 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
 
         if not all(graphable(r.recipe) for r in resolved):
             stepper = "graph, torch for recipes it cannot record"
-    gammas = {r.algorithm.norm: max_margin(data, r.algorithm.norm) for r in resolved}
+    gammas = [{norm: max_margin(data, norm) for norm in dict.fromkeys(r.algorithm.norm for r in resolved)}
+              for data in datasets]
     times = checkpoint_times(int(steps), int(checkpoints))
 
     # numpy on the CPU (run_group converts for the torch stepper only), tensors on cuda
-    H = np.ascontiguousarray(np.asarray(data.H), dtype=np.float64)
-    y = np.ascontiguousarray(np.asarray(data.y), dtype=np.int64)
-    if device_type(dev) != "cpu":
-        H, y = torch.as_tensor(H).to(dev), torch.as_tensor(y).to(dev)
+    Hs = [np.ascontiguousarray(np.asarray(data.H), dtype=np.float64) for data in datasets]
+    ys = [np.ascontiguousarray(np.asarray(data.y), dtype=np.int64) for data in datasets]
 
-    groups: dict[Recipe, list[int]] = {}
-    for i, r in enumerate(resolved):
-        groups.setdefault(r.recipe, []).append(i)
+    # a group: one recipe on datasets of one shape (n, d, k); one engine call per group, unless its runs' own
+    # copies of the data would pass PER_RUN_DATA_BYTES: then one call per dataset
+    groups: dict[tuple, list[int]] = {}
+    for i, (number, r) in enumerate(plan):
+        groups.setdefault((r.recipe, Hs[number].shape, int(datasets[number].k)), []).append(i)
+    calls: list[tuple[int, list[int]]] = []
+    for (_, (n, d), k), members in groups.items():
+        numbers = [plan[i][0] for i in members]
+        if len(set(numbers)) == 1 or len(members) * (n * d + n) * 8 <= PER_RUN_DATA_BYTES:
+            calls.append((k, members))
+        else:
+            calls += [(k, [i for i in members if plan[i][0] == number]) for number in dict.fromkeys(numbers)]
 
-    records: list[Optional[list[dict[str, np.ndarray]]]] = [None] * len(specs)
-    positions: list[int] = [0] * len(specs)
-    started = time.perf_counter()
-    with progress_bar(steps * len(groups), "steps", progress) as advance:
-        for members in groups.values():
-            _, group_records = run_group([resolved[i] for i in members], H, y, int(data.k), int(steps), times, advance,
-                                         engine)
+    def group_data(members: list[int]) -> tuple[Any, Any]:
+        numbers = [plan[i][0] for i in members]
+        if len(set(numbers)) == 1:  # one dataset: the kernels' shared-samples path
+            H, y = Hs[numbers[0]], ys[numbers[0]]
+        else:
+            H, y = np.stack([Hs[j] for j in numbers]), np.stack([ys[j] for j in numbers])
+        if device_type(dev) != "cpu":
+            H, y = torch.as_tensor(H).to(dev), torch.as_tensor(y).to(dev)
+        return H, y
+
+    records: list[Optional[list[dict[str, np.ndarray]]]] = [None] * len(plan)
+    positions: list[int] = [0] * len(plan)
+    started, started_cpu = time.perf_counter(), time.process_time()
+    with progress_bar(steps * len(calls), "steps", progress) as advance:
+        for k, members in calls:
+            H, y = group_data(members)
+            _, group_records = run_group([resolved[i] for i in members], H, y, k, int(steps), times, advance, engine)
             for position, i in enumerate(members):
                 records[i], positions[i] = group_records, position
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
 
     from rates.theorems.per_sample import bias_reference
 
-    references, skipped = max_margin_references(data, required={r.algorithm.norm for r in resolved})
+    norms = {r.algorithm.norm for r in resolved}
+    per_dataset = [max_margin_references(data, required=norms) for data in datasets]
     runs = []
-    for i, r in enumerate(resolved):
+    for i, (number, r) in enumerate(plan):
+        data = datasets[number]
+        references, skipped = per_dataset[number]
         rows, p = records[i], positions[i]
         column = {key: np.array([row[key][p] for row in rows], dtype=float) for key in rows[0]}
-        gamma = gammas[r.algorithm.norm]
+        gamma = gammas[number][r.algorithm.norm]
         margins = {name: column[f"margin:{name}"] for name in REPORTED_NORMS}
         run_references = dict(references)
         bias = bias_reference(data, r.algorithm.norm)
@@ -466,8 +551,12 @@ def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int =
             references={**{name: {"name": name, "skipped": why} for name, why in skipped.items()},
                         **{name: ref.to_json() for name, ref in run_references.items()}},
         ))
+    first = datasets[0]
     meta = {"engine": "rates.engine.simulate", "stepper": stepper, "steps": int(steps), "device": str(dev),
             "dtype": "float64",
-            "data": {"name": data.name, "n": int(data.n), "d": int(data.d), "k": int(data.k)},
-            "groups": len(groups), "wall_s": wall, "config_steps_per_s": len(specs) * steps / max(wall, 1e-12)}
+            "data": {"name": first.name, "n": int(first.n), "d": int(first.d), "k": int(first.k)},
+            "groups": len(groups), "runs": len(plan), "wall_s": wall, "cpu_s": cpu,
+            "config_steps_per_s": len(plan) * steps / max(wall, 1e-12)}
+    if len(datasets) > 1:
+        meta["datasets"] = len(datasets)
     return Trajectory(runs=runs, meta=meta)

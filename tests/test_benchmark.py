@@ -32,3 +32,17 @@ def test_engine_on_cuda_is_timed_by_the_wall_clock():
 
     assert bench.engine_clock_for(torch.device("cuda")) is time.perf_counter
     assert bench.engine_clock_for(torch.device("cpu")) is time.process_time
+
+
+def test_jax_peer_is_skipped_with_a_message_where_jax_is_absent(capsys):
+    """The JAX peer is an optional benchmark: without JAX it says so and runs nothing (never run with JAX here)."""
+    import pytest
+
+    if importlib.util.find_spec("jax") is not None:
+        pytest.skip("jax is installed: the peer would run, which tests never do")
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "jax_peer.py"
+    spec = importlib.util.spec_from_file_location("jax_peer", path)
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    assert peer.main([]) == {}
+    assert "jax is not installed here: the JAX peer benchmark is skipped" in capsys.readouterr().out

@@ -54,7 +54,7 @@ def test_predict_imports_sympy_only_to_derive_and_nothing_numeric(tmp_path):
 def _without_timings(path: Path) -> str:
     """The trajectory as canonical JSON text (floats as their shortest repr: equal text, equal bits; NaN too)."""
     trajectory = json.loads(path.read_text())
-    for key in ("wall_s", "config_steps_per_s"):
+    for key in ("wall_s", "cpu_s", "call_wall_s", "config_steps_per_s"):
         trajectory["meta"].pop(key)
     return json.dumps(trajectory, sort_keys=True)
 

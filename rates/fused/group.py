@@ -15,6 +15,11 @@ and VR runs draw their epoch permutations here, one per epoch, from the stream
 :func:`rates.optim.sources.epoch_permutations` (a CPU ``torch.Generator`` seeded with the run's seed),
 exactly when the torch path draws them, so both paths see the same batches.
 
+Data: one dataset for every run (``H`` (n, d), ``y`` (n,)), or one per run (``H`` (R, n, d), ``y`` (R, n)):
+draws of a dataset of one shape advance in one kernel call, each lane of a 64-lane block reading its own
+samples (the kernel's mini-batch layout), instead of one call per draw; VR runs, whose snapshot reads the
+one dataset of the call, take one dataset per group (:func:`rates.engine.run_group` splits them).
+
 Guarantee: after ``advance_to(t)``, ``W`` holds every run's iterate after t steps; the state (momentum,
 Adam moments, VR snapshot, current permutation) carries over between calls, so splitting the steps
 into segments, and the runs into threads and blocks, changes no bit of the result.
@@ -85,14 +90,25 @@ def _split(count: int, parts: int) -> list[slice]:
 
 
 class FusedGroup:
-    """Runs sharing one recipe, from ``W_0 = 0``; ``runs`` are :class:`rates.engine.ResolvedRun`."""
+    """Runs sharing one recipe, from ``W_0 = 0``; ``runs`` are :class:`rates.engine.ResolvedRun`; ``H`` (n, d)
+    and ``y`` (n,) for all runs, or (R, n, d) and (R, n): run r's own data (see the module docstring)."""
 
     def __init__(self, runs: Sequence[Any], H: np.ndarray, y: np.ndarray, k: int, threads: Optional[int] = None):
         recipe = runs[0].recipe
-        self.H = np.ascontiguousarray(H, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.int64)
-        n, d = self.H.shape
+        H = np.ascontiguousarray(H, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.int64)
         R = len(runs)
+        if H.ndim == 3:  # one dataset per run
+            if H.shape[0] != R or y.shape != H.shape[:2]:
+                raise ValueError(f"per-run data must be (R, n, d) and (R, n) with R = {R}, got {H.shape}, {y.shape}")
+            if recipe.source == "vr":
+                raise ValueError("VR runs take one dataset per group: their snapshot reads the group's data")
+            self.lane_H, self.lane_y = H, y
+            H, y = H[0], y[0]  # the kernel's shape source; no lane reads it
+        else:
+            self.lane_H, self.lane_y = np.zeros((0,) + H.shape), np.zeros((0,) + y.shape, dtype=np.int64)
+        self.H, self.y = H, y
+        n, d = self.H.shape
         self.t = 0
         self.source = _SOURCES[recipe.source]
         self.batch = int(recipe.batch) if recipe.batch is not None else n
@@ -159,7 +175,13 @@ class FusedGroup:
                         self.use_momentum, self.eta0[part], self.a[part], self.beta[part], self.beta1[part],
                         self.beta2[part], self.eps[part], self.mom[part], self.mom_scale[part], self.adam_m[part],
                         self.adam_v[part], self.adam_s[part], perms[part], epoch0, self.snap_coeff[part],
-                        self.snap_full[part], self.snap_scale[part])
+                        self.snap_full[part], self.snap_scale[part], self._lanes(self.lane_H, part),
+                        self._lanes(self.lane_y, part))
+
+    @staticmethod
+    def _lanes(values: np.ndarray, part: slice) -> np.ndarray:
+        """The runs ``part`` of per-run data, or the empty placeholder (no per-run data) as it is."""
+        return values[part] if values.shape[0] else values
 
     def advance_to(self, t_end: int, progress: Optional[Callable[[int], None]] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""

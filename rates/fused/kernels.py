@@ -583,8 +583,14 @@ def _newton_schulz_direction(Z, D):
 
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
-            mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale):
+            mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale,
+            lane_H, lane_y):
     """Advance every configuration r of ``W`` (R, k, d) from step t0 to t1 (see the module docstring).
+
+    Data: every run trains on ``H`` (n, d) with labels ``y`` (n,), unless ``lane_H`` (R, n, d) and ``lane_y``
+    (R, n) are given (a leading axis of length R, not 0): then run r trains on its own ``lane_H[r]``,
+    ``lane_y[r]`` (draws of a dataset of one shape, advanced together; each lane of a block reads its own
+    samples, the mini-batch layout of :func:`_gradient_lanes`). Not for VR: its snapshot reads ``H``.
 
     Per-run arrays have a leading R axis: hyper-parameters (R,), momentum (R, k, d) with log-scales (R,),
     Adam's m and sqrt(v) (R, k, d) with one shared log-scale (R,), the epoch permutations (R, E, n) of
@@ -594,8 +600,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
     of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
     ``BLOCK_BYTES``) goes one configuration at a time. Lanes of a block past its last configuration are
-    padding (zero weights and step sizes; zero samples for mini-batches) that no result reads. A block's
-    iterates are copied into the block layout once, at ``t0``, and back once, at ``t1``.
+    padding (zero weights and step sizes; zero samples where lanes read their own) that no result reads. A
+    block's iterates are copied into the block layout once, at ``t0``, and back once, at ``t1``.
 
     Per step: one compiled call computes the block's gradients (:func:`_gradient_lanes`); the rest of the
     recipe is written inline below rather than in a function called per configuration, because a compiled
@@ -603,6 +609,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     """
     R, k, d = W.shape
     n = H.shape[0]
+    own_data = lane_H.shape[0] > 0
     count = n if source == SOURCE_FULL else batch
     steps_per_epoch = n // count
     blocks = (d + k + 4) * count * LANES * 8 <= BLOCK_BYTES
@@ -616,7 +623,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         lanes = LANES if wide else 1
         stop = min(R, first + lanes)
         W_lanes = np.zeros((k, d, lanes))
-        shared = wide and source == SOURCE_FULL
+        shared = wide and source == SOURCE_FULL and not own_data
         sample_lanes = 1 if shared else lanes
         X = np.zeros((count, d, sample_lanes))
         Y = np.zeros((count, sample_lanes), dtype=np.int64)
@@ -637,7 +644,13 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 for l in range(d):
                     W_lanes[c, l, r] = W[first + r, c, l]
         plain_sign = direction == DIRECTION_SIGN and not use_momentum and source != SOURCE_VR
-        if source == SOURCE_FULL:  # every lane sees every sample, in order
+        if source == SOURCE_FULL and own_data:  # every lane sees every sample of its own data, in order
+            for r in range(stop - first):
+                for j in range(count):
+                    Y[j, r] = lane_y[first + r, j]
+                    for l in range(d):
+                        X[j, l, r] = lane_H[first + r, j, l]
+        elif source == SOURCE_FULL:  # every lane sees every sample, in order
             for j in range(count):
                 for l in range(d):
                     for r in range(sample_lanes):
@@ -650,9 +663,9 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 if source != SOURCE_FULL:
                     for j in range(count):
                         i = perms[first + r, epoch, offset + j]
-                        Y[j, r] = y[i]
+                        Y[j, r] = lane_y[first + r, i] if own_data else y[i]
                         for l in range(d):
-                            X[j, l, r] = H[i, l]
+                            X[j, l, r] = lane_H[first + r, i, l] if own_data else H[i, l]
             if shared:
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
                                 G_lanes, log_scale, LANES, 1)

@@ -57,13 +57,14 @@ def log_loss_from_u(u: np.ndarray) -> np.ndarray:
 
 class NumpyMeasure:
     """``NumpyMeasure(H, y, k, norm, reported)(W)`` with ``W`` (R, k, d): a dict of (R, ...) arrays, the
-    fields of ``rates.engine._Measure`` (``reported``: the norms with a ``margin:<N>`` field)."""
+    fields of ``rates.engine._Measure`` (``reported``: the norms with a ``margin:<N>`` field). ``H`` (n, d)
+    and ``y`` (n,) for every run, or (R, n, d) and (R, n): each run's own data."""
 
     def __init__(self, H: np.ndarray, y: np.ndarray, k: int, norm: str, reported: Sequence[str]):
-        self.Ht = np.ascontiguousarray(np.asarray(H, dtype=np.float64).T)
+        self.Ht = np.ascontiguousarray(np.swapaxes(np.asarray(H, dtype=np.float64), -1, -2))
         y = np.asarray(y, dtype=np.int64)
-        self.onehot = np.zeros((k, len(y)))
-        self.onehot[y, np.arange(len(y))] = 1.0
+        self.onehot = np.zeros(y.shape[:-1] + (k, y.shape[-1]))
+        np.put_along_axis(self.onehot, y[..., None, :], 1.0, axis=-2)
         self.mask = np.where(self.onehot > 0, -math.inf, 0.0)
         self.norms = {name: parse_norm(name) for name in dict.fromkeys((norm, *reported))}
         self.norm, self.reported = norm, tuple(reported)

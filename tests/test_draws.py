@@ -1,0 +1,139 @@
+"""Draws of a dataset advanced in one engine call (rates.engine.simulate_draws, per-run data in the kernels):
+each run's iterates are bit for bit those of the run alone, and the recorded timing is the whole call's."""
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+import rates.fused.group as group
+import rates.fused.kernels as kernels
+from cli.app import main
+from rates.data import gaussian, parse_data
+from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, simulate, simulate_draws
+from rates.margins import max_margin
+
+SHAPE = dict(k=3, d=4, per_class=5)  # n = 15: batches of 5
+
+
+def draws(count: int):
+    return [gaussian(**SHAPE, seed=seed) for seed in range(count)]
+
+
+# recipes whose step reads the samples differently: plain SignGD (direction in the block loop), NGD (the
+# per-configuration direction), Adam, reshuffled mini-batches with momentum, and VR (one dataset per call)
+RECIPES = {
+    "signgd": dict(algo="signgd", a="1/3", eta0=2.0),
+    "ngd": dict(algo="ngd", a="1/2"),
+    "adam": dict(algo="adam", a="2/3", eta0=0.1),
+    "signum": dict(algo="signum", a="1/2", batch=5, momentum=0.5, seed=3),
+    "vr-nsgd": dict(algo="vr-nsgd", a="1/2", batch=5, seed=4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_each_draw_in_a_batch_gives_the_bits_of_the_draw_alone(name):
+    """LANES + 3 draws in one group (a 64-lane block whose lanes read their own samples, then three single-lane
+    runs; two threads): every run's final W and every checkpoint record equal those of the draw advanced alone
+    on its own data, bit for bit; and the draws really differ (no lane read another's data)."""
+    datasets = draws(kernels.LANES + 3)
+    spec = RunSpec(**RECIPES[name])
+    runs = [resolve_spec(spec, datasets[0].n)] * len(datasets)
+    steps, times = 300, checkpoint_times(300, 6)
+    H = np.stack([data.H for data in datasets])
+    y = np.stack([data.y for data in datasets])
+    W, records = run_group(runs, H, y, SHAPE["k"], steps, times)
+    assert W.shape == (len(datasets), SHAPE["k"], SHAPE["d"])
+    for r in (0, 1, 30, kernels.LANES - 1, kernels.LANES, kernels.LANES + 2):
+        alone_W, alone_records = run_group(runs[:1], datasets[r].H, datasets[r].y, SHAPE["k"], steps, times)
+        np.testing.assert_array_equal(W[r], alone_W[0])
+        for row, alone_row in zip(records, alone_records):
+            for key, value in alone_row.items():
+                np.testing.assert_array_equal(row[key][r], value[0], err_msg=f"{name} run {r} {key}")
+    assert len({w.tobytes() for w in W}) == len(datasets)
+
+
+def test_per_run_data_in_the_kernel_group_is_independent_of_threads_and_segments(monkeypatch):
+    """The group with per-run data on one thread in one call equals two threads in 37-step chunks."""
+    datasets = draws(kernels.LANES + kernels.MIN_FILLED_LANES)  # two 64-lane blocks, the second padded
+    runs = [resolve_spec(RunSpec("signgd", "1/4", eta0=1.5), datasets[0].n)] * len(datasets)
+    H, y = np.stack([d.H for d in datasets]), np.stack([d.y for d in datasets])
+    whole = group.FusedGroup(runs, H, y, SHAPE["k"], threads=1)
+    whole.advance_to(400)
+    monkeypatch.setattr(group, "CHUNK_CONFIG_STEPS", len(runs) * 37)
+    pieces = group.FusedGroup(runs, H, y, SHAPE["k"], threads=2)
+    for t in (1, 5, 38, 200, 400):
+        pieces.advance_to(t)
+    np.testing.assert_array_equal(pieces.W, whole.W)
+
+
+def test_vr_group_refuses_per_run_data_in_one_kernel_call():
+    datasets = draws(2)
+    runs = [resolve_spec(RunSpec(**RECIPES["vr-nsgd"]), datasets[0].n)] * 2
+    with pytest.raises(ValueError, match="VR"):
+        group.FusedGroup(runs, np.stack([d.H for d in datasets]), np.stack([d.y for d in datasets]), SHAPE["k"])
+
+
+@pytest.mark.parametrize("engine, copies_limit", [("auto", None), ("auto", 0), ("torch", None)])
+def test_simulate_draws_lists_runs_draw_by_draw_as_separate_calls_give_them(engine, copies_limit, monkeypatch):
+    """One group on all draws (fused), one call per draw (the per-run copies over the limit), and the torch
+    stepper (one call per distinct dataset): the same runs as one simulate call per draw."""
+    import rates.engine
+
+    if copies_limit is not None:
+        monkeypatch.setattr(rates.engine, "PER_RUN_DATA_BYTES", copies_limit)
+    datasets = draws(3)
+    specs = [RunSpec("signsgd", "1/2", batch=5, seed=s) for s in (0, 1)] + [RunSpec("ngd", "1/2")]
+    together = simulate_draws(specs, datasets, 200, checkpoints=8, device="cpu", engine=engine)
+    assert len(together.runs) == 9 and together.meta["datasets"] == 3 and together.meta["runs"] == 9
+    for number, data in enumerate(datasets):
+        alone = simulate(specs, data, 200, checkpoints=8, device="cpu", engine=engine)
+        for i, run in enumerate(alone.runs):
+            batched = together.runs[number * len(specs) + i]
+            assert batched.config == run.config and batched.gamma == run.gamma
+            for field in ("t", "gap", "margin", "log_loss", "norm"):
+                np.testing.assert_array_equal(getattr(batched, field), getattr(run, field))
+            for key, value in run.cosines.items():
+                np.testing.assert_array_equal(batched.cosines[key], value)
+
+
+def test_meta_times_the_whole_call_not_its_last_draw():
+    """meta's wall time covers every draw's stepping: at most the measured wall clock of the call, and most of
+    it when the max margins are already solved (a timing of the last draw alone would be about 1/8 of it);
+    the rate is runs x steps over that time, and the CPU time is the process's over the same span."""
+    datasets = [parse_data("gaussian:k=4,d=6,per_class=12", seed=seed) for seed in range(8)]
+    for data in datasets:  # solved (and kept in memory) before the clock starts
+        for norm in ("max", "frobenius", "spectral"):
+            max_margin(data, norm)
+    simulate_draws([RunSpec("signgd", "1/2")], datasets[:1], 10, checkpoints=2, device="cpu")  # loads the kernels
+    steps = 40_000
+    started = time.perf_counter()
+    out = simulate_draws([RunSpec("signgd", "1/2")], datasets, steps, checkpoints=30, device="cpu")
+    measured = time.perf_counter() - started
+    meta = out.meta
+    assert meta["runs"] == 8 and meta["steps"] == steps
+    assert 0.5 * measured <= meta["wall_s"] <= measured
+    assert meta["config_steps_per_s"] == pytest.approx(8 * steps / meta["wall_s"], rel=1e-12)
+    assert meta["cpu_s"] > 0
+
+
+def test_rates_run_with_data_seeds_records_and_prints_the_whole_calls_timing(tmp_path, capsys):
+    out = tmp_path / "draws.json"
+    started = time.perf_counter()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--algo", "signgd", "--a", "1/2", "--steps", "3000", "--data", "gaussian:k=3,d=4,per_class=5",
+              "--data-seeds", "0..4", "--device", "cpu", "--checkpoints", "6", "--no-progress", "--out", str(out)])
+    measured = time.perf_counter() - started
+    printed, err = capsys.readouterr()
+    assert exit_info.value.code == 0, err
+    saved = json.loads(out.read_text())
+    meta = saved["meta"]
+    assert [run["config"]["data_seed"] for run in saved["runs"]] == [0, 1, 2, 3, 4]
+    assert meta["runs"] == 5 and meta["data_seeds"] == [0, 1, 2, 3, 4]
+    assert meta["wall_s"] <= meta["call_wall_s"] <= measured
+    assert meta["config_steps_per_s"] == pytest.approx(5 * 3000 / meta["wall_s"], rel=1e-12)
+    summary = [line for line in printed.splitlines() if line.startswith("5 run(s) x 3000 steps")]
+    assert len(summary) == 1
+    assert f"in {meta['wall_s']:.2f} s ({meta['config_steps_per_s']:.0f} config-steps/s" in summary[0]
+    assert f"{meta['call_wall_s']:.2f} s with the data draws" in summary[0]

@@ -70,25 +70,25 @@ def log_sample_weights(u: torch.Tensor) -> torch.Tensor:
     return -softplus(u)
 
 
-def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor,
-                    exact_scale: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor, exact_scale: bool = True,
+                    per_row: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
     """The mean gradient over the m samples of ``logits`` as ``(G, log_scale)``: grad = exp(log_scale) * G.
 
     ``H_mean`` (R, m, d) holds the block's samples divided by m (:func:`sample_views`: the 1/m is folded
     into data prepared once, which saves a kernel per step). ``log_scale`` has shape (R, k, 1), one per
-    class row (:func:`coefficients`): the largest per-sample coefficient of each row of ``G`` is 1.
+    class row (:func:`coefficients`; (R, 1, 1) without ``per_row``).
     With ``exact_scale=False`` the scale is not computed (``None``): ``G`` is then the gradient times an
     unknown positive factor per run, which is all a normalised step needs (two kernels fewer) unless it
     takes each entry's sign (then a row ~1e-308 below the largest would be 0 there: see
     :func:`rates.optim.compose.build`).
     """
     if exact_scale:
-        coeff, log_scale = coefficients(logits, lab)
+        coeff, log_scale = coefficients(logits, lab, per_row)
         return over_samples(coeff, H_mean), log_scale
     return over_samples(direction_coefficients(logits, lab), H_mean), None
 
 
-def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch.Tensor]:
+def coefficients(logits: torch.Tensor, lab: Labels, per_row: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-sample gradient coefficients ``(S_i - e_{y_i})``, class row c divided by ``exp(log_scale[c])``
     (R, k, m), and ``log_scale`` (R, k, 1): one per class row.
 
@@ -97,9 +97,17 @@ def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch
     fused log_softmax), and the label's ``log(1 - S_y) = logsumexp_{c != y} log S_c`` is formed from them,
     never as a difference with 1. ``log_scale[c]`` is the largest log-coefficient of row c, so each row's
     largest |entry| is 1: a row far below the others (a class far from every sample but its own, whose
-    samples it classifies with a large margin) keeps its signs, which sign-type directions need.
+    samples it classifies with a large margin) keeps its signs, which sign-type directions need. Without
+    ``per_row``, one ``log_scale`` (R, 1, 1), the largest of all, and the label's entry is minus the sum of
+    the others as rounded (each column sums to 0 to one rounding, so the gradient's rank deficiency stays
+    at rounding level): what directions that weigh entries against each other need (per-row scales would
+    add the rounding of the log-scales, ~|log_scale| eps, to the ratios of rows).
     """
     log_wrong = torch.log_softmax(logits, dim=-2).add_(lab.mask)
+    if not per_row:  # the label's entry is minus the sum of the others as computed: columns sum to 0
+        log_scale = log_wrong.amax(dim=(-2, -1), keepdim=True)
+        wrong = torch.exp_(log_wrong.sub_(log_scale))
+        return wrong.addcmul_(lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
     log_label = torch.logsumexp(log_wrong, dim=-2, keepdim=True)  # log(1 - S_y): -inf rows are masked
     log_coeff = torch.where(lab.onehot.bool(), log_label, log_wrong)
     log_scale = log_coeff.amax(dim=-1, keepdim=True)

@@ -281,7 +281,7 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
     mean gradient over that lane's samples.
 
     ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); the
-    ``s_c`` go to ``log_scale`` (k, lanes). Scratch: ``Z``, ``K`` (k, count, lanes), ``T``, ``L``, ``U``, ``P``
+    ``s_c / ln 2`` go to ``log_scale`` (k, lanes). Scratch: ``Z``, ``K`` (k, count, lanes), ``T``, ``L``, ``U``, ``P``
     (count, lanes), each with a flat view of the same memory (``*_flat``) for the loops that need no index.
     ``lanes`` is a compile-time constant (see the module docstring), and so is ``shared``: when 1,
     every lane sees the same samples in the same order (full batch), ``X`` is (count, d, 1) and ``Y``
@@ -303,10 +303,11 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
     the label's slot (which gives ``e^{-b_j}`` when ``lead_j > 0``, and ``e^{lead_j}`` for ``A_j`` otherwise).
     A coefficient is then a mantissa ``mu`` in ~[0.35/(k count), 2/count] times ``2^E`` with an exact integer
     ``E``; row c's exponent ``N_c`` is the largest ``E`` of its coefficients, and the row is computed as
-    ``sum_j mu 2^{E - N_c} x_j``, so ``s_c = N_c ln 2``. Each class row has its own scale because sign-type
-    directions (sign, Signum, Adam per entry) take every entry's sign whatever its size: a row 1e-400 below
-    another is as much a part of the step as the largest. Coefficients below ``2^FLUSH_EXPONENT`` of
-    their row's largest ``2^E`` are 0 (no subnormal operand: see :func:`_exp`).
+    ``sum_j mu 2^{E - N_c} x_j``, so ``s_c = N_c ln 2``; ``log_scale[c, r]`` holds ``N_c`` (an exact integer,
+    so that rows are brought to a common scale by exact powers of two). Each class row has its own scale
+    because sign-type directions (sign, Signum, Adam per entry) take every entry's sign whatever its size:
+    a row 1e-400 below another is as much a part of the step as the largest. Coefficients below
+    ``2^FLUSH_EXPONENT`` of their row's largest ``2^E`` are 0 (no subnormal operand: see :func:`_exp`).
 
     Which signs can still be wrong (and why that does not happen on generic data). An entry
     ``G[c, l] = sum_j coef_{c,j} x_{j,l}`` is computed with a relative error of ~(count + |z| + 10) eps
@@ -399,9 +400,6 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
                 wrong = c != (label_of_all if shared else Y[j, r])
                 exponent = (K[c, j, r] if wrong else 0.0) + P[j, r] - log_scale[c, r]
                 Z[c, j, r] = (Z[c, j, r] if wrong else -T[j, r]) * U[j, r] * _power_of_two(exponent)
-    for c in range(k):
-        for r in range(lanes):
-            log_scale[c, r] *= _LN2
     # G = sum_j coefficients x_j, in sample order. A weight flushed to 0 adds +-0 terms, which change no
     # entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
     for c in range(k):
@@ -416,9 +414,11 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
 
 
 @njit(cache=True)
-def _coefficients(W, H, y, count, coeff, log_top, row_scale):
+def _coefficients(W, H, y, count, coeff, log_top, row_scale, per_row):
     """Per-sample coefficients ``(S_i - e_{y_i})`` of the gradient over all n samples (VR snapshot), row c
-    divided by ``e^{row_scale[c]}`` (its largest |coefficient|, so each row's largest is 1): (k, n).
+    divided by ``e^{row_scale[c]}`` (its largest |coefficient|, so each row's largest is 1): (k, n). Without
+    ``per_row`` every ``row_scale[c]`` is the largest over all rows (one scale, as the steepest directions
+    other than the sign need).
 
     Computed from the logarithms ``log S_c = z_c - t_i - log_total_i`` (``t_i`` the top wrong logit) and
     ``log(1 - S_y) = log(sum_{c != y} e^{z_c - t_i}) - log_total_i``, so no row underflows (see
@@ -452,6 +452,12 @@ def _coefficients(W, H, y, count, coeff, log_top, row_scale):
             coeff[c, i] -= log_total  # log |coefficient|
             if coeff[c, i] > row_scale[c]:
                 row_scale[c] = coeff[c, i]
+    if not per_row:
+        top = -np.inf
+        for c in range(k):
+            top = max(top, row_scale[c])
+        for c in range(k):
+            row_scale[c] = top
     for i in range(count):
         label = y[i]
         for c in range(k):
@@ -460,35 +466,26 @@ def _coefficients(W, H, y, count, coeff, log_top, row_scale):
 
 
 @njit(cache=True)
-def _renormalise(value, scale):
-    """Divide each row by its largest |entry| (when non-zero) and add the log of that factor to the row's
-    log-scale ``scale[c]`` (rates.optim.base.renormalise)."""
+def _renormalise(value, scale, per_row):
+    """Divide each row (``per_row``) or the whole matrix by its largest |entry| (when non-zero) and add the
+    log of that factor to the log-scales ``scale[c]`` of the rows it divides (rates.optim.base.renormalise)."""
     k, d = value.shape
+    top = 0.0
     for c in range(k):
-        top = 0.0
+        if per_row:
+            top = 0.0
         for l in range(d):
             if abs(value[c, l]) > top:
                 top = abs(value[c, l])
-        if top > 0.0:
+        if per_row and top > 0.0:
             for l in range(d):
                 value[c, l] /= top
             scale[c] += math.log(top)
-
-
-@njit(cache=True)
-def _to_common_scale(Z, scale):
-    """Multiply row c of ``Z`` by ``e^{scale[c] - max scale}``: the one scale of the whole matrix, which the
-    steepest directions that weigh entries against each other (every norm but the max-norm's sign) need; rows below ~1e-308 of the largest become 0 there, far below their rounding."""
-    k, d = Z.shape
-    top = -np.inf
-    for c in range(k):
-        top = max(top, scale[c])
-    if top == -np.inf:
-        return
-    for c in range(k):
-        factor = math.exp(scale[c] - top)
-        for l in range(d):
-            Z[c, l] *= factor
+    if not per_row and top > 0.0:
+        for c in range(k):
+            for l in range(d):
+                value[c, l] /= top
+            scale[c] += math.log(top)
 
 
 @njit(cache=True, inline='always')
@@ -635,7 +632,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     Per-run arrays have a leading R axis: hyper-parameters (R,), momentum (R, k, d) with one log-scale per
     class row (R, k), Adam's m and sqrt(v) (R, k, d) with one log-scale per row shared by the two (R, k),
     the epoch permutations (R, E, n) of epochs ``epoch0 .. epoch0 + E - 1``, the VR snapshot coefficients
-    (R, k, n), full gradient (R, k, d) and row log-scales (R, k). Log-scales start at -inf. Arrays a recipe does not use may be empty-shaped placeholders of the right rank.
+    (R, k, n), full gradient (R, k, d) and row log-scales (R, k). Log-scales start at -inf. Arrays a recipe
+    does not use may be empty-shaped placeholders of the right rank.
 
     Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
     of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
@@ -685,6 +683,11 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 for l in range(d):
                     W_lanes[c, l, r] = W[first + r, c, l]
         plain_sign = direction == DIRECTION_SIGN and not use_momentum and source != SOURCE_VR
+        # Sign-type directions (the sign, Adam entry by entry) take each class row at its own scale; the
+        # others weigh entries against each other, so their signal has one scale (a row 1e-308 below the
+        # largest is 0 there), and per-row scales would only add the rounding of the log-scales (~|s| eps)
+        # to the ratios of rows (which the polar factor's rank test sees).
+        row_scales = direction == DIRECTION_SIGN or direction == DIRECTION_ADAM
         if source == SOURCE_FULL:  # every lane sees every sample, in order
             for j in range(count):
                 for l in range(d):
@@ -723,15 +726,26 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
             for r in range(stop - first):
                 g = first + r
                 for c in range(k):
-                    scale[c] = log_scale[c, r]
                     for l in range(d):
                         G[c, l] = G_lanes[c, l, r]
+                if row_scales:
+                    for c in range(k):
+                        scale[c] = log_scale[c, r] * _LN2
+                else:  # one scale for all rows, by exact powers of two: rows keep their exact ratios
+                    top = log_scale[0, r]
+                    for c in range(k):
+                        top = max(top, log_scale[c, r])
+                    for c in range(k):
+                        factor = 2.0 ** (log_scale[c, r] - top) if log_scale[c, r] - top >= FLUSH_EXPONENT else 0.0
+                        scale[c] = top * _LN2
+                        for l in range(d):
+                            G[c, l] *= factor
                 if source == SOURCE_VR:
                     if t % steps_per_epoch == 0:  # the snapshot W~: the epoch's first iterate (not yet updated)
                         for c in range(k):
                             for l in range(d):
                                 D[c, l] = W_lanes[c, l, r]
-                        _coefficients(D, H, y, n, snap_coeff[g], log_top, snap_scale[g])
+                        _coefficients(D, H, y, n, snap_coeff[g], log_top, snap_scale[g], row_scales)
                         for c in range(k):
                             for l in range(d):
                                 total = 0.0
@@ -751,7 +765,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         for l in range(d):
                             G[c, l] = fresh * G[c, l] + old * (snap_full[g, c, l] - snap_batch[c, l])
                         scale[c] = top
-                    _renormalise(G, scale)
+                    _renormalise(G, scale, row_scales)
                 if use_momentum:
                     log_beta = math.log(beta[g]) if beta[g] > 0.0 else -np.inf
                     log_rest = math.log1p(-beta[g])
@@ -762,7 +776,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         for l in range(d):
                             mom[g, c, l] = keep * mom[g, c, l] + take * G[c, l]
                         mom_scale[g, c] = top
-                    _renormalise(mom[g], mom_scale[g])
+                    _renormalise(mom[g], mom_scale[g], row_scales)
                     for c in range(k):
                         scale[c] = mom_scale[g, c]
                         for l in range(d):
@@ -790,16 +804,12 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                             adam_v[g, c, l] /= largest
                             denom = adam_v[g, c, l] / bias2 + floor
                             D[c, l] = (adam_m[g, c, l] / bias1) / denom if denom > 0.0 else 0.0
-                elif direction == DIRECTION_SIGN:
+                elif direction <= DIRECTION_LP:
                     _entrywise_direction(G, direction, q, D)
+                elif direction == DIRECTION_NEWTON_SCHULZ:
+                    _newton_schulz_direction(G, D)
                 else:
-                    _to_common_scale(G, scale)
-                    if direction <= DIRECTION_LP:
-                        _entrywise_direction(G, direction, q, D)
-                    elif direction == DIRECTION_NEWTON_SCHULZ:
-                        _newton_schulz_direction(G, D)
-                    else:
-                        _schatten_direction(G, direction, q, D)
+                    _schatten_direction(G, direction, q, D)
                 for c in range(k):
                     for l in range(d):
                         D_lanes[c, l, r] = D[c, l]

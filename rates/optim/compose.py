@@ -60,14 +60,17 @@ def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper
     # Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
     # needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
     # steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
+    # Directions that weigh entries against each other get one scale per run: per-row scales would add the
+    # rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees.
     norm = parse_norm(recipe.norm)
-    exact_scale = recipe.momentum or recipe.adam or takes_signs(norm)
+    per_row = recipe.adam or takes_signs(norm)
+    exact_scale = recipe.momentum or per_row
     if recipe.source == "full":
-        source: Any = FullGradient(H, y, k, exact_scale)
+        source: Any = FullGradient(H, y, k, exact_scale, per_row)
     elif recipe.source == "minibatch":
-        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale)
+        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale, per_row)
     elif recipe.source == "vr":
-        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds)
+        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds, per_row)
     else:
         raise ValueError(f"unknown gradient source {recipe.source!r}")
     parts = []

@@ -34,8 +34,8 @@ def _per_run(value: torch.Tensor) -> torch.Tensor:
 
 
 def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
-    """The log-scales of a zero state: -inf for every class row (R, k, 1)."""
-    return torch.full((W.shape[0], W.shape[1], 1), -math.inf, dtype=W.dtype, device=W.device)
+    """The log-scale of a zero state, -inf (R, 1, 1): it broadcasts to the signal's (R, k, 1) or (R, 1, 1)."""
+    return torch.full((W.shape[0], 1, 1), -math.inf, dtype=W.dtype, device=W.device)
 
 
 def momentum(beta: torch.Tensor) -> GradientTransformation:
@@ -84,7 +84,8 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
         root_v = torch.hypot(root_beta2 * keep * root_v, root_rest2 * g)  # sqrt(beta2 v + (1-beta2) g^2)
         # Shared renormalisation of m and sqrt(v), row by row: Adam (eps = 0) is invariant to any rescaling
         # m -> c m, v -> c^2 v per entry, so per class row in particular.
-        r = torch.maximum(m.abs().amax(dim=-1, keepdim=True), root_v.amax(dim=-1, keepdim=True))
+        dims = -1 if top.shape[-2] > 1 else (-2, -1)
+        r = torch.maximum(m.abs().amax(dim=dims, keepdim=True), root_v.amax(dim=dims, keepdim=True))
         r = torch.where(r > 0, r, torch.ones_like(r))
         m, root_v, s = m / r, root_v / r, top + torch.log(r)
         m_hat = m / (1.0 - beta1 ** (t + 1))

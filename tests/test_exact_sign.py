@@ -1,0 +1,87 @@
+"""Sign-type directions against an exact-sign reference, at every checkpoint of hard runs.
+
+Setting: SignGD and Signum with small a and large eta0 (a <= 1/3, eta0 >= 1) drive one class far from
+every sample but its own, so that a whole class row of the gradient lies 1e-300 and then 1e-1000 below the
+largest. Sign descent takes each entry's sign whatever its size, so the engines must too.
+
+Independent expectation: :func:`rates.reference.exact_sign_run` (float64 iterates, every step's gradient in
+40-digit mpmath, whose exponent is unbounded). A float64 engine with exact signs adds the same +-eta_t to
+the same entries, so its iterates equal the reference's to the rounding of eta_t (1e-12 relative here);
+one wrong sign moves an entry by 2 eta_t, ~1e-3 relative. Before each class row had its own log-scale, the
+fused engine left this trajectory at t = 1872 on the default preset (a = 1/4, eta0 = 2) and the torch engine
+soon after: these tests failed there.
+
+Each engine run records W at every ``EVERY``-th step up to the last one, and every record is compared: a
+sign error between two checkpoints shows at the next one (it moves an entry by 2 eta_t, which no later
+step undoes exactly). The default run covers the default preset to 2,000 steps and the Gaussian set
+(k = 4, d = 6, n = 48) to 1,000 steps; ``-m slow`` runs more (a, eta0) pairs, Signum, and 6,000 steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rates.data import parse_data
+from rates.engine import RunSpec, resolve_spec, run_group
+from rates.reference import exact_sign_run
+
+EVERY = 50
+TOLERANCE = 1e-12
+
+
+def _data(name: str):
+    ds = parse_data("default" if name == "default" else "gaussian:k=4,d=6,per_class=12")
+    return np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y), ds.k
+
+
+def _compare(name: str, a: str, eta0: float, steps: int, momentum: float = 0.0):
+    H, y, k = _data(name)
+    times = np.arange(EVERY, steps + 1, EVERY)
+    reference = exact_sign_run(H, y, k, a, eta0, steps, record=times.tolist(), momentum=momentum)
+    spec = (RunSpec("signum", a, eta0, momentum=momentum) if momentum else RunSpec("signgd", a, eta0))
+    for engine in ("fused", "torch"):
+        _, records = run_group([resolve_spec(spec, len(y))], H, y, k, steps, times, engine=engine)
+        for t, record in zip(times.tolist(), records):
+            expected = np.array(reference[t])
+            gap = np.abs(np.asarray(record["W"])[0] - expected).max() / np.abs(expected).max()
+            assert gap < TOLERANCE, f"{engine} engine leaves the exact-sign trajectory by step {t} ({gap:.2e})"
+
+
+def _rows_far_apart(name: str, a: str, eta0: float, steps: int) -> float:
+    """log10 of the smallest ratio (largest |entry| of a class row) / (largest |entry| of the gradient)
+    at step ``steps`` of the exact trajectory: shows that the case is hard (below float64's range)."""
+    import mpmath as mp
+
+    from rates.reference import gradient
+
+    H, y, k = _data(name)
+    W = exact_sign_run(H, y, k, a, eta0, steps, record=[steps])[steps]
+    with mp.workdps(40):
+        G = gradient([[mp.mpf(v) for v in row] for row in W], [[mp.mpf(float(v)) for v in row] for row in H],
+                     list(y), range(len(y)))
+        rows = [max(abs(v) for v in row) for row in G]
+        return float(mp.log10(min(rows) / max(rows)))
+
+
+def test_default_preset_has_a_row_below_float64_range():
+    """The case is hard: by step 2,000 a class row lies below 1e-308 of the largest."""
+    assert _rows_far_apart("default", "1/4", 2.0, 2000) < -308
+
+
+@pytest.mark.parametrize("name, a, eta0, steps", [("default", "1/4", 2.0, 2000), ("gauss", "1/4", 2.0, 1000)])
+def test_signgd_follows_the_exact_signs_at_every_checkpoint(name, a, eta0, steps):
+    _compare(name, a, eta0, steps)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, a, eta0", [(name, a, eta0) for name in ("default", "gauss")
+                                            for a, eta0 in (("1/4", 2.0), ("1/3", 1.0), ("1/5", 4.0))])
+def test_signgd_follows_the_exact_signs_long(name, a, eta0):
+    _compare(name, a, eta0, 6000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["default", "gauss"])
+def test_signum_follows_the_exact_signs(name):
+    _compare(name, "1/4", 2.0, 4000, momentum=0.9)

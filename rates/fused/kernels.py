@@ -52,18 +52,17 @@ plain arithmetic, selects and bit casts, which LLVM vectorises. They are used in
 recipe code keeps libm.
 
 The gradient of one configuration (the log-domain gradient of :mod:`rates.losses`, written per sample; the
-formula is in :func:`_gradient_lanes`): ``grad = e^s G`` over the step's samples, where only exponentials
-of non-positive numbers are formed, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the largest
-``log P_j`` (``P_j`` = sample j's largest wrong-class probability), so the largest coefficient is 1 and a
-weight below ~``e^-708`` (the smallest normal number) of the largest is 0, for any size of the margins,
-with one logarithm per step.
+formula is in :func:`_gradient_lanes`): row c of the gradient is ``2^{N_c} G[c]`` over the step's samples,
+where every exponential is kept as a mantissa and an integer exponent (nothing underflows), ``S_y - 1 =
+-sum_{c != y} S_c``, and ``N_c`` is the largest exponent of row c's coefficients: each class row has its
+own scale, so sign-type directions see the signs of a row 1e-1000 below the others. No logarithm per step.
 Mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation, drawn on
 the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations` (so the batches
 are those of the torch path); each lane gathers its own samples. VR keeps the epoch-start coefficients, as
-:class:`rates.optim.sources.VarianceReduced`. Momentum and Adam carry a log-scale exactly as
-:mod:`rates.optim.transforms` does (same formulas, same order of operations); steepest directions are those
-of :mod:`rates.norms` (sign, one coordinate, Frobenius, entry-wise l_p, polar factor by SVD or
-Newton-Schulz, nuclear, Schatten-p).
+:class:`rates.optim.sources.VarianceReduced`. Momentum and Adam carry log-scales (one per class row for
+the sign and Adam, one per run otherwise) exactly as :mod:`rates.optim.transforms` does (same formulas,
+same order of operations); steepest directions are those of :mod:`rates.norms` (sign, one coordinate,
+Frobenius, entry-wise l_p, polar factor by SVD or Newton-Schulz, nuclear, Schatten-p).
 
 Guarantee: the iterates equal the torch engine's to rounding (tests/test_fused.py: 1e-12 relative after
 2,000 steps for every recipe, and the mpmath reference of :mod:`rates.reference` to 1e-12), and a run's

@@ -8,13 +8,13 @@ Independent expectation: :func:`rates.reference.exact_sign_run` (float64 iterate
 40-digit mpmath, whose exponent is unbounded). A float64 engine with exact signs adds the same +-eta_t to
 the same entries, so its iterates equal the reference's to the rounding of eta_t (1e-12 relative here);
 one wrong sign moves an entry by 2 eta_t, ~1e-3 relative. Before each class row had its own log-scale, the
-fused engine left this trajectory at t = 1872 on the default preset (a = 1/4, eta0 = 2) and the torch engine
-soon after: these tests failed there.
+fused engine left this trajectory at t = 1872 on the default preset (a = 1/4, eta0 = 2) and before t = 450
+on the Gaussian draw 9: these tests failed there.
 
 Each engine run records W at every ``EVERY``-th step up to the last one, and every record is compared: a
 sign error between two checkpoints shows at the next one (it moves an entry by 2 eta_t, which no later
-step undoes exactly). The default run covers the default preset to 2,000 steps and the Gaussian set
-(k = 4, d = 6, n = 48) to 1,000 steps; ``-m slow`` runs more (a, eta0) pairs, Signum, and 6,000 steps.
+step undoes exactly). The default run covers the default preset to 2,000 steps and a Gaussian set
+(k = 4, d = 6, n = 48, draw 9) to 1,000 steps; ``-m slow`` runs more (a, eta0) pairs, Signum, and 6,000 steps.
 """
 
 from __future__ import annotations
@@ -30,8 +30,13 @@ EVERY = 50
 TOLERANCE = 1e-12
 
 
+# Gaussian draws (k = 4, d = 6, n = 48) on which the one-scale engines left the exact trajectory early
+# (a = 1/4, eta0 = 2; measured: by step 450 for draw 9, 1,000 for draw 6).
+GAUSSIAN = "gaussian:k=4,d=6,per_class=12"
+
+
 def _data(name: str):
-    ds = parse_data("default" if name == "default" else "gaussian:k=4,d=6,per_class=12")
+    ds = parse_data("default") if name == "default" else parse_data(GAUSSIAN, seed=int(name.split("-")[1]))
     return np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y), ds.k
 
 
@@ -69,19 +74,19 @@ def test_default_preset_has_a_row_below_float64_range():
     assert _rows_far_apart("default", "1/4", 2.0, 2000) < -308
 
 
-@pytest.mark.parametrize("name, a, eta0, steps", [("default", "1/4", 2.0, 2000), ("gauss", "1/4", 2.0, 1000)])
+@pytest.mark.parametrize("name, a, eta0, steps", [("default", "1/4", 2.0, 2000), ("gauss-9", "1/4", 2.0, 1000)])
 def test_signgd_follows_the_exact_signs_at_every_checkpoint(name, a, eta0, steps):
     _compare(name, a, eta0, steps)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, a, eta0", [(name, a, eta0) for name in ("default", "gauss")
+@pytest.mark.parametrize("name, a, eta0", [(name, a, eta0) for name in ("default", "gauss-9", "gauss-6")
                                             for a, eta0 in (("1/4", 2.0), ("1/3", 1.0), ("1/5", 4.0))])
 def test_signgd_follows_the_exact_signs_long(name, a, eta0):
     _compare(name, a, eta0, 6000)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["default", "gauss"])
+@pytest.mark.parametrize("name", ["default", "gauss-9"])
 def test_signum_follows_the_exact_signs(name):
     _compare(name, "1/4", 2.0, 4000, momentum=0.9)

@@ -13,11 +13,14 @@ exp(-softplus(u_i))`` and ``-log S_{y_i} = softplus(-u_i)``, both kept as logari
 
 Why (docs/theory.md section 7): logits grow like sum_s eta_s, so ``1 - S_y`` underflows float64 long before a
 run ends and a naive gradient becomes exactly zero. We return the gradient as ``exp(log_scale) * G``
-with the wrong-class ``log S_c`` shifted by their maximum over the run's samples (the largest
-coefficient is 1). Normalised steps only need ``G`` (they are invariant to a positive rescaling of the
-signal); transforms that mix signals of different times (momentum, VR, Adam) carry ``log_scale`` along
-(see :mod:`rates.optim`). Limit: a gradient entry all of whose terms lie more than ~1e-308 below the
-largest one is 0 here, where exact arithmetic has a tiny non-zero value (sign descent would move it).
+with one ``log_scale`` per class row: each row's log-coefficients are shifted by their maximum over the
+run's samples (each row's largest coefficient is 1), so a row 1e-400 below another keeps its signs, which
+sign-type directions (sign, Signum, Adam entry by entry) take whatever the entry's size. Steepest
+directions of other norms only need ``G`` at one common scale (they are invariant to a positive rescaling
+of the whole signal); transforms that mix signals of different times (momentum, VR, Adam) carry
+``log_scale`` along row by row (see :mod:`rates.optim`). Limit: an entry that cancels to ~1e-12 of its own
+terms has the sign of its rounding (see :func:`rates.fused.kernels._gradient_lanes` for why that does
+not happen on data in general position).
 
 Tensor layout: a leading runs axis R; logits ``(R, k, m)`` for m samples; labels of shape ``(k, m)``
 or ``(R, k, m)`` (:class:`Labels`).
@@ -67,34 +70,49 @@ def log_sample_weights(u: torch.Tensor) -> torch.Tensor:
     return -softplus(u)
 
 
-def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor,
-                    exact_scale: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+def scaled_gradient(logits: torch.Tensor, lab: Labels, H_mean: torch.Tensor, exact_scale: bool = True,
+                    per_row: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
     """The mean gradient over the m samples of ``logits`` as ``(G, log_scale)``: grad = exp(log_scale) * G.
 
     ``H_mean`` (R, m, d) holds the block's samples divided by m (:func:`sample_views`: the 1/m is folded
-    into data prepared once, which saves a kernel per step). ``log_scale`` has shape (R, 1, 1). The
-    largest per-sample coefficient in ``G`` is 1, so ``G`` never underflows as a whole.
+    into data prepared once, which saves a kernel per step). ``log_scale`` has shape (R, k, 1), one per
+    class row (:func:`coefficients`; (R, 1, 1) without ``per_row``).
     With ``exact_scale=False`` the scale is not computed (``None``): ``G`` is then the gradient times an
-    unknown positive factor per run, which is all a normalised step needs (two kernels fewer).
+    unknown positive factor per run, which is all a normalised step needs (two kernels fewer) unless it
+    takes each entry's sign (then a row ~1e-308 below the largest would be 0 there: see
+    :func:`rates.optim.compose.build`).
     """
     if exact_scale:
-        coeff, log_scale = coefficients(logits, lab)
+        coeff, log_scale = coefficients(logits, lab, per_row)
         return over_samples(coeff, H_mean), log_scale
     return over_samples(direction_coefficients(logits, lab), H_mean), None
 
 
-def coefficients(logits: torch.Tensor, lab: Labels) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-sample gradient coefficients ``(S_i - e_{y_i}) / exp(log_scale)`` (R, k, m) and ``log_scale`` (R, 1, 1).
+def coefficients(logits: torch.Tensor, lab: Labels, per_row: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-sample gradient coefficients ``(S_i - e_{y_i})``, class row c divided by ``exp(log_scale[c])``
+    (R, k, m), and ``log_scale`` (R, k, 1): one per class row.
 
-    ``grad = exp(log_scale) * coeff @ H / m``. Only wrong-class probabilities are exponentiated:
-    ``log S_c = z_c - logsumexp(z)`` is accurate for c != y however small ``S_c`` is (one fused
-    log_softmax); ``S_y - 1 = -sum_{c != y} S_c`` is formed from them, never as a difference with 1.
-    ``log_scale`` is the largest wrong-class ``log S_c`` of the run, so the largest entry is 1.
+    ``grad = exp(log_scale) * coeff @ H / m`` (row by row). Only wrong-class probabilities are
+    exponentiated: ``log S_c = z_c - logsumexp(z)`` is accurate for c != y however small ``S_c`` is (one
+    fused log_softmax), and the label's ``log(1 - S_y) = logsumexp_{c != y} log S_c`` is formed from them,
+    never as a difference with 1. ``log_scale[c]`` is the largest log-coefficient of row c, so each row's
+    largest |entry| is 1: a row far below the others (a class far from every sample but its own, whose
+    samples it classifies with a large margin) keeps its signs, which sign-type directions need. Without
+    ``per_row``, one ``log_scale`` (R, 1, 1), the largest of all, and the label's entry is minus the sum of
+    the others as rounded (each column sums to 0 to one rounding, so the gradient's rank deficiency stays
+    at rounding level): what directions that weigh entries against each other need (per-row scales would
+    add the rounding of the log-scales, ~|log_scale| eps, to the ratios of rows).
     """
     log_wrong = torch.log_softmax(logits, dim=-2).add_(lab.mask)
-    log_scale = log_wrong.amax(dim=(-2, -1), keepdim=True)
-    wrong = torch.exp_(log_wrong.sub_(log_scale))
-    return wrong.addcmul_(lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
+    if not per_row:  # the label's entry is minus the sum of the others as computed: columns sum to 0
+        log_scale = log_wrong.amax(dim=(-2, -1), keepdim=True)
+        wrong = torch.exp_(log_wrong.sub_(log_scale))
+        return wrong.addcmul_(lab.onehot, wrong.sum(dim=-2, keepdim=True), value=-1.0), log_scale
+    log_label = torch.logsumexp(log_wrong, dim=-2, keepdim=True)  # log(1 - S_y): -inf rows are masked
+    log_coeff = torch.where(lab.onehot.bool(), log_label, log_wrong)
+    log_scale = log_coeff.amax(dim=-1, keepdim=True)
+    magnitude = torch.exp_(log_coeff.sub_(log_scale))
+    return magnitude.addcmul_(lab.onehot, magnitude, value=-2.0), log_scale
 
 
 def direction_coefficients(logits: torch.Tensor, lab: Labels) -> torch.Tensor:
@@ -233,6 +251,6 @@ def log_proxy(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> torch.Tensor
 
 
 def gradient(W: torch.Tensor, H: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Full gradient of L at W (R, k, d) as ``(G, log_scale)`` with grad = exp(log_scale) * G, scale (R, 1, 1)."""
+    """Full gradient of L at W (R, k, d) as ``(G, log_scale)`` with grad = exp(log_scale) * G, scale (R, k, 1)."""
     Ht_view, H_mean = sample_views(H.transpose(0, 1), W.shape[0])
     return scaled_gradient(logits_of(W, Ht_view), labels(y, W.shape[-2], W.dtype), H_mean)

@@ -120,3 +120,43 @@ def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: Referenc
 
 def to_float(W: Matrix) -> list[list[float]]:
     return [[float(v) for v in row] for row in W]
+
+
+def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: str, eta0: float, steps: int,
+                   record: Sequence[int] = (), momentum: float = 0.0, batches: Optional[Sequence[Sequence[int]]] = None,
+                   dps: int = 40) -> dict[int, list[list[float]]]:
+    """SignGD (or Signum) with float64 iterates and exact signs: the float64 trajectory the engines must follow.
+
+    Setting: ``W <- W - eta_t sign(Z_t)`` from W = 0, ``eta_t = eta0 (t+2)^-a`` evaluated in float64 as the
+    engines do, ``Z_t`` the gradient (or, with ``momentum`` beta > 0, ``M_t = beta M_{t-1} + (1-beta) grad_t``
+    from M = 0) of the float64 iterate ``W_t``. Only ``Z_t`` is computed in ``dps``-digit mpmath (unbounded
+    exponent, so an entry 1e-400 below the largest keeps its sign); the update is float64 arithmetic, so a
+    float64 engine whose directions have the exact signs reproduces these iterates up to the rounding of
+    ``eta_t`` (sign steps add +-eta_t: the iterates then agree to ~1e-15 relative, not to 1e-3).
+
+    Returns ``{t: W_t}`` (float lists) for the steps ``t`` in ``record`` (t = 0 .. steps).
+    """
+    exponent = Fraction(str(a))
+    a_float = exponent.numerator / exponent.denominator
+    wanted = set(record)
+    out: dict[int, list[list[float]]] = {}
+    with mp.workdps(dps):
+        Hm = [[mp.mpf(float(v)) for v in row] for row in H]
+        n, d = len(Hm), len(Hm[0])
+        W = [[0.0] * d for _ in range(k)]
+        beta = mp.mpf(momentum)
+        M = _zeros(k, d)
+        everyone = range(n)
+        for t in range(steps + 1):
+            if t in wanted:
+                out[t] = [row[:] for row in W]
+            if t == steps:
+                break
+            Z = gradient([[mp.mpf(v) for v in row] for row in W], Hm, y,
+                         everyone if batches is None else batches[t])
+            if beta > 0:
+                M = [[beta * M[c][j] + (1 - beta) * Z[c][j] for j in range(d)] for c in range(k)]
+                Z = M
+            eta = float(eta0) * (t + 2.0) ** (-a_float)
+            W = [[W[c][j] - eta * float(mp.sign(Z[c][j])) for j in range(d)] for c in range(k)]
+    return out

@@ -124,7 +124,10 @@ def test_log_domain_gradient_matches_mpmath_at_huge_logits(hard_problem):
     with mp.workdps(50):
         exact = reference_gradient([[mp.mpf(v) for v in r] for r in W], [[mp.mpf(v) for v in r] for r in H], list(y),
                                    range(6))
-        scale = mp.exp(mp.mpf(float(log_scale[0])))
-        expected = np.array([[float(v / scale) for v in row] for row in exact])
-    assert np.abs(expected).max() > 0 and float(log_scale[0]) < -745  # the true gradient is below float64's range
-    np.testing.assert_allclose(G[0].numpy(), expected, rtol=1e-9, atol=1e-12 * np.abs(expected).max())
+        # one log-scale per class row
+        expected = np.array([[float(v / mp.exp(mp.mpf(float(log_scale[0, c, 0])))) for v in row]
+                             for c, row in enumerate(exact)])
+    assert float(log_scale.max()) < -745  # the true gradient is below float64's range
+    for c in range(3):
+        assert np.abs(expected[c]).max() > 0.1  # every row is at its own scale
+        np.testing.assert_allclose(G[0, c].numpy(), expected[c], rtol=1e-9, atol=1e-12 * np.abs(expected[c]).max())

@@ -135,9 +135,9 @@ class FusedGroup:
         self.adam_v = state((R, k, d), recipe.adam)
         self.snap_coeff = state((R, k, n), self.source == kernels.SOURCE_VR)
         self.snap_full = state((R, k, d), self.source == kernels.SOURCE_VR)
-        self.mom_scale = np.full(R, -np.inf)
-        self.adam_s = np.full(R, -np.inf)
-        self.snap_scale = np.full(R, -np.inf)
+        self.mom_scale = np.full((R, k), -np.inf)
+        self.adam_s = np.full((R, k), -np.inf)
+        self.snap_scale = np.full((R, k), -np.inf)
         self.streams = None
         if self.source != kernels.SOURCE_FULL:  # torch's generator: imported for mini-batch and VR runs only
             from rates.optim.sources import epoch_permutations

@@ -52,18 +52,17 @@ plain arithmetic, selects and bit casts, which LLVM vectorises. They are used in
 recipe code keeps libm.
 
 The gradient of one configuration (the log-domain gradient of :mod:`rates.losses`, written per sample; the
-formula is in :func:`_gradient_lanes`): ``grad = e^s G`` over the step's samples, where only exponentials
-of non-positive numbers are formed, ``S_y - 1 = -sum_{c != y} S_c``, and the shift ``s`` = the largest
-``log P_j`` (``P_j`` = sample j's largest wrong-class probability), so the largest coefficient is 1 and a
-weight below ~``e^-708`` (the smallest normal number) of the largest is 0, for any size of the margins,
-with one logarithm per step.
+formula is in :func:`_gradient_lanes`): row c of the gradient is ``2^{N_c} G[c]`` over the step's samples,
+where every exponential is kept as a mantissa and an integer exponent (nothing underflows), ``S_y - 1 =
+-sum_{c != y} S_c``, and ``N_c`` is the largest exponent of row c's coefficients: each class row has its
+own scale, so sign-type directions see the signs of a row 1e-1000 below the others. No logarithm per step.
 Mini-batches: the batch of step t is the slice ``perm[j b : (j+1) b]`` of the epoch's permutation, drawn on
 the Python side with the torch generator of :func:`rates.optim.sources.epoch_permutations` (so the batches
 are those of the torch path); each lane gathers its own samples. VR keeps the epoch-start coefficients, as
-:class:`rates.optim.sources.VarianceReduced`. Momentum and Adam carry a log-scale exactly as
-:mod:`rates.optim.transforms` does (same formulas, same order of operations); steepest directions are those
-of :mod:`rates.norms` (sign, one coordinate, Frobenius, entry-wise l_p, polar factor by SVD or
-Newton-Schulz, nuclear, Schatten-p).
+:class:`rates.optim.sources.VarianceReduced`. Momentum and Adam carry log-scales (one per class row for
+the sign and Adam, one per run otherwise) exactly as :mod:`rates.optim.transforms` does (same formulas,
+same order of operations); steepest directions are those of :mod:`rates.norms` (sign, one coordinate,
+Frobenius, entry-wise l_p, polar factor by SVD or Newton-Schulz, nuclear, Schatten-p).
 
 Guarantee: the iterates equal the torch engine's to rounding (tests/test_fused.py: 1e-12 relative after
 2,000 steps for every recipe, and the mpmath reference of :mod:`rates.reference` to 1e-12), and a run's
@@ -100,6 +99,11 @@ MIN_FILLED_LANES = 22
 BLOCK_BYTES = 1 << 25
 
 _TINY = np.finfo(np.float64).tiny
+_LN2 = math.log(2.0)
+# A gradient coefficient below 2^FLUSH_EXPONENT of its class row's largest power of two is 0: far below the
+# rounding of the row's sums (see _gradient_lanes), and above 2^-1022 by the mantissas' range, so no
+# coefficient is a subnormal number.
+FLUSH_EXPONENT = -1000.0
 _EPS = np.finfo(np.float64).eps
 # Muon's quintic Newton-Schulz coefficients, as rates.norms._NS_COEFFS
 _NS_A, _NS_B, _NS_C = 3.4445, -4.7750, 2.0315
@@ -245,15 +249,40 @@ def log_array(x, out):
         out[i] = _log(x[i])
 
 
-@njit(cache=True, error_model="numpy")
-def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare, G, log_scale,
-                    lanes, shared):
-    """For each lane r: ``G[:, :, r]`` and s with ``e^s G`` = the mean gradient over that lane's samples.
+@njit(cache=True, error_model="numpy", inline='always')
+def _exp_parts(x):
+    """``(y, k)`` with ``e^x = y 2^k``, ``y`` in [0.70, 1.42] and ``k`` an integer held in a double: :func:`_exp`
+    without its final scaling, so that nothing underflows however negative ``x`` is (clamped to -2^40)."""
+    x = min(max(x, -1099511627776.0), 710.0)
+    shifted = x * _INV_LN2 + _ROUND
+    k_float = shifted - _ROUND
+    hi = x - k_float * _LN2_HI
+    lo = k_float * _LN2_LO
+    r = hi - lo
+    t = r * r
+    t2 = t * t
+    c = r - t * ((_P1 + t * _P2) + t2 * ((_P3 + t * _P4) + t2 * _P5))
+    return 1.0 - ((lo - (r * c) / (2.0 - c)) - hi), k_float
 
-    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); s goes
-    to ``log_scale`` (lanes,). Scratch: ``Z`` (k, count, lanes), ``T``, ``L``, ``U``, ``P`` (count, lanes),
-    each with a flat view of the same memory (``*_flat``) for the loops that need no index, and ``shift``
-    (lanes,). ``lanes`` is a compile-time constant (see the module docstring), and so is ``shared``: when 1,
+
+@njit(cache=True, error_model="numpy", inline='always')
+def _power_of_two(e):
+    """``2^e`` for an integer ``e <= 0`` held in a double, and 0 below ``2^FLUSH_EXPONENT``: bit operations
+    only (the 1.5 * 2^52 shift turns the double into an integer, as in :func:`_exp`)."""
+    bits = _bits_of(max(e, -4096.0) + _ROUND) - _ROUND_BITS
+    return _float_of((bits + 1023) << 52) if e >= FLUSH_EXPONENT else 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, G, log_scale,
+                    lanes, shared):
+    """For each lane r and class row c: ``G[c, :, r]`` and ``s_c`` with ``e^{s_c} G[c, :, r]`` = row c of the
+    mean gradient over that lane's samples.
+
+    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); the
+    ``s_c / ln 2`` go to ``log_scale`` (k, lanes). Scratch: ``Z``, ``K`` (k, count, lanes), ``T``, ``L``, ``U``, ``P``
+    (count, lanes), each with a flat view of the same memory (``*_flat``) for the loops that need no index.
+    ``lanes`` is a compile-time constant (see the module docstring), and so is ``shared``: when 1,
     every lane sees the same samples in the same order (full batch), ``X`` is (count, d, 1) and ``Y``
     (count, 1), and the loops read that one copy (a scalar broadcast across the lanes) instead of 64
     copies, which kept ~150 KB of identical samples in the cache; the arithmetic is the same. Loops run class, then
@@ -264,19 +293,31 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
     The formula, per lane. Sample j has logits ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and
     ``b_j = max(lead_j, 0)``; its wrong-class probabilities are ``S_c = e^{z_c - t_j} e^{-b_j} / A_j`` with
     ``A_j = sum_c e^{z_c - max(z_y, t_j)}`` in [1, k], i.e. ``A_j = V_j e^{-lead_j} + 1`` if ``lead_j > 0``,
-    else ``V_j + e^{lead_j}``, where ``V_j = sum_{c != y} e^{z_c - t_j}`` (>= 1: the top wrong class gives
-    e^0 = 1). With ``m = min_j b_j``, ``Q_j = e^{m - b_j} / A_j`` (in (0, 1]; the largest is >= 1/k) is
-    ``P_j = max_c S_c`` times ``e^m``; so the shift is ``s = max_j log P_j = log(max_j Q_j) - m``, and
-    ``grad = e^s sum_j (Q_j / max Q) (e^{z_c - t_j} for c != y, minus their sum at y) x_j / count``.
-    One exponential per class and sample: the label's slot holds ``e^{m - lead_j}`` if ``lead_j > 0`` (the
-    numerator ``e^{m - b_j}``, and ``e^{-lead_j}`` is it times ``e^-m``), else ``e^{lead_j}`` (then
-    ``b_j = 0 = m``: the numerator is 1). Only exponentials of non-positive numbers appear, so nothing
-    overflows whatever the margins; where ``e^{-lead_j}`` underflows, ``V_j e^{-lead_j} < k e^-708`` is
-    far below the rounding of 1 and ``A_j = 1`` as it must; a weight below ~``e^-708`` of the largest is 0
-    (:func:`_exp` and the two flushes below: no subnormal number enters the sums). One logarithm and one
-    more exponential per lane and step, none per sample. (The
-    previous kernel formed ``P_j = 1 / sum_c e^{z_c - t_j}`` while every ``lead_j < 700`` and switched to
-    a scalar logarithmic path beyond: two code paths, which a vector of lanes would have to take both of.)
+    else ``V_j + e^{lead_j}``, where ``V_j = sum_{c != y} e^{z_c - t_j}`` in [1, k - 1] (the top wrong class
+    gives e^0 = 1). The coefficient of (c, j) in the gradient is ``S_c / count`` for ``c != y_j`` and
+    ``-V_j e^{-b_j} / A_j / count`` (minus the sum of the others) at ``c = y_j``.
+
+    Every exponential is kept as ``y 2^e`` (:func:`_exp_parts`: mantissa and integer exponent, no
+    underflow), one per class and sample: ``e^{z_c - t_j}`` for the wrong classes and ``e^{-|lead_j|}`` in
+    the label's slot (which gives ``e^{-b_j}`` when ``lead_j > 0``, and ``e^{lead_j}`` for ``A_j`` otherwise).
+    A coefficient is then a mantissa ``mu`` in ~[0.35/(k count), 2/count] times ``2^E`` with an exact integer
+    ``E``; row c's exponent ``N_c`` is the largest ``E`` of its coefficients, and the row is computed as
+    ``sum_j mu 2^{E - N_c} x_j``, so ``s_c = N_c ln 2``; ``log_scale[c, r]`` holds ``N_c`` (an exact integer,
+    so that rows are brought to a common scale by exact powers of two). Each class row has its own scale
+    because sign-type directions (sign, Signum, Adam per entry) take every entry's sign whatever its size:
+    a row 1e-400 below another is as much a part of the step as the largest. Coefficients below
+    ``2^FLUSH_EXPONENT`` of their row's largest ``2^E`` are 0 (no subnormal operand: see :func:`_exp`).
+
+    Which signs can still be wrong (and why that does not happen on generic data). An entry
+    ``G[c, l] = sum_j coef_{c,j} x_{j,l}`` is computed with a relative error of ~(count + |z| + 10) eps
+    of ``sum_j |coef_{c,j} x_{j,l}|`` (eps = 2^-53; the logits' rounding enters the exponents as an absolute
+    error |z| eps), and the dropped terms are below ``count 2^FLUSH_EXPONENT`` of that sum. So a sign is
+    exact unless the entry cancels to ~1e-12 of its own terms (logits up to ~1e3), a hundred orders of
+    magnitude before the flush could matter. Sign-type dynamics move each entry by ~eta_t relative per
+    step, so hitting a 1e-12 window has a chance ~1e-12 / eta_t per entry and step on data in general
+    position (no exact ties or zero features that make an entry vanish identically): ~1e-5 over a 10^7-step
+    run of 15 entries. The hard cases of tests/test_exact_sign.py (rows 1e-300 to 1e-3000 below the largest)
+    are compared step by step with 40-digit signs.
     """
     literally(lanes)
     literally(shared)
@@ -310,72 +351,70 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
             T_flat[i] = P_flat[i]
     for i in range(L_flat.size):
         L_flat[i] -= T_flat[i]  # L = lead_j
-    for r in range(lanes):
-        shift[r] = np.inf  # m = min_j b_j
-    for j in range(count):
-        for r in range(lanes):
-            shift[r] = _smaller(shift[r], _larger(L[j, r], 0.0))
-    # the exponents: z_c - t_j for the wrong classes; in the label's slot m - lead_j if lead_j > 0, else lead_j
+    # the exponents: z_c - t_j for the wrong classes, -|lead_j| in the label's slot; then y 2^e of each
     for c in range(k):
         for j in range(count):
             label_of_all = Y[j, 0]
             for r in range(lanes):
                 shifted = Z[c, j, r] - T[j, r]
-                lead = L[j, r]
-                label = shift[r] - lead if lead > 0.0 else lead
-                Z[c, j, r] = shifted if c != (label_of_all if shared else Y[j, r]) else label
+                Z[c, j, r] = shifted if c != (label_of_all if shared else Y[j, r]) else -abs(L[j, r])
     for i in range(Z_flat.size):
-        Z_flat[i] = _exp(Z_flat[i])
-    for r in range(lanes):
-        spare[r] = _exp(-shift[r])  # e^-m
-    # V_j (summed in T) and the label's slot (gathered in U); then A_j and Q_j = e^{m - b_j} / A_j, where
-    # lead_j > 0: e^{m - b_j} = the label's slot, e^{-lead_j} = that times e^-m;
-    # lead_j <= 0: b_j = 0 = m, so e^{m - b_j} = 1, and the label's slot is e^{lead_j}
+        Z_flat[i], K_flat[i] = _exp_parts(Z_flat[i])
+    # V_j (summed in T; terms below 2^FLUSH_EXPONENT of the top wrong class's 1 are 0) and the label's slot:
+    # mantissa in U, exponent in P
     for i in range(T_flat.size):
         T_flat[i] = 0.0
     for c in range(k):
         for j in range(count):
             label_of_all = Y[j, 0]
             for r in range(lanes):
-                e = Z[c, j, r]  # loaded unconditionally, so that the selects vectorise
+                mantissa, exponent = Z[c, j, r], K[c, j, r]  # loaded unconditionally: the selects vectorise
                 wrong = c != (label_of_all if shared else Y[j, r])
-                T[j, r] += e if wrong else 0.0
-                U[j, r] = U[j, r] if wrong else e
+                T[j, r] += mantissa * _power_of_two(exponent) if wrong else 0.0
+                U[j, r] = U[j, r] if wrong else mantissa
+                P[j, r] = P[j, r] if wrong else exponent
+    # per sample: A_j; e^{-b_j} / A_j / count as mantissa (U) and exponent (P)
+    inv_count = 1.0 / count
     for j in range(count):
         for r in range(lanes):
             above = L[j, r] > 0.0
-            total = T[j, r] * (U[j, r] * spare[r]) + 1.0 if above else T[j, r] + U[j, r]
-            ratio = (U[j, r] if above else 1.0) / total
-            P[j, r] = ratio if ratio >= _TINY else 0.0  # no subnormal weights (see _exp)
-    for r in range(lanes):
-        log_scale[r] = 0.0  # max_j Q_j
-    for j in range(count):
-        for r in range(lanes):
-            log_scale[r] = _larger(log_scale[r], P[j, r])
-    for j in range(count):
-        for r in range(lanes):
-            P[j, r] /= log_scale[r]
-    for r in range(lanes):
-        log_scale[r] = _log(log_scale[r]) - shift[r]
-    # the coefficients, in place in Z: e^{z_c - t_j} Q_j / max Q / count for c != y, minus their sum at y
-    inv_count = 1.0 / count
-    for i in range(T_flat.size):
-        T_flat[i] = 0.0
+            slot = U[j, r] * _power_of_two(P[j, r])  # e^{-|lead_j|}
+            total = T[j, r] * slot + 1.0 if above else T[j, r] + slot
+            U[j, r] = (U[j, r] if above else 1.0) / total * inv_count
+            P[j, r] = P[j, r] if above else 0.0
+    # row exponents N_c: the largest exponent of row c's coefficients
+    if lanes == 1:
+        # one lane: a maximum over samples, in four independent running maxima held in registers (a maximum
+        # is exact in any order; one running maximum in memory was a chain of dependent loads and stores)
+        for c in range(k):
+            top0, top1, top2, top3 = -np.inf, -np.inf, -np.inf, -np.inf
+            for j in range(0, count - 3, 4):
+                top0 = _larger(top0, (K[c, j, 0] if c != Y[j, 0] else 0.0) + P[j, 0])
+                top1 = _larger(top1, (K[c, j + 1, 0] if c != Y[j + 1, 0] else 0.0) + P[j + 1, 0])
+                top2 = _larger(top2, (K[c, j + 2, 0] if c != Y[j + 2, 0] else 0.0) + P[j + 2, 0])
+                top3 = _larger(top3, (K[c, j + 3, 0] if c != Y[j + 3, 0] else 0.0) + P[j + 3, 0])
+            for j in range(count - count % 4, count):
+                top0 = _larger(top0, (K[c, j, 0] if c != Y[j, 0] else 0.0) + P[j, 0])
+            log_scale[c, 0] = _larger(_larger(top0, top1), _larger(top2, top3))
+    else:
+        for c in range(k):
+            for r in range(lanes):
+                log_scale[c, r] = -np.inf
+            for j in range(count):
+                label_of_all = Y[j, 0]
+                for r in range(lanes):
+                    wrong = c != (label_of_all if shared else Y[j, r])
+                    log_scale[c, r] = _larger(log_scale[c, r], (K[c, j, r] if wrong else 0.0) + P[j, r])
+    # the coefficients, in place in Z: mu 2^{E - N_c}, the label's minus V_j times its sample's factor
     for c in range(k):
         for j in range(count):
             label_of_all = Y[j, 0]
             for r in range(lanes):
-                value = Z[c, j, r] * (P[j, r] * inv_count)
-                value = value if (c != (label_of_all if shared else Y[j, r])) & (value >= _TINY) else 0.0
-                Z[c, j, r] = value
-                T[j, r] -= value
-    for c in range(k):
-        for j in range(count):
-            label_of_all = Y[j, 0]
-            for r in range(lanes):
-                Z[c, j, r] = T[j, r] if c == (label_of_all if shared else Y[j, r]) else Z[c, j, r]
-    # G = sum_j coefficients x_j, in sample order. A weight that underflowed to 0 adds +-0 terms, which
-    # change no entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
+                wrong = c != (label_of_all if shared else Y[j, r])
+                exponent = (K[c, j, r] if wrong else 0.0) + P[j, r] - log_scale[c, r]
+                Z[c, j, r] = (Z[c, j, r] if wrong else -T[j, r]) * U[j, r] * _power_of_two(exponent)
+    # G = sum_j coefficients x_j, in sample order. A weight flushed to 0 adds +-0 terms, which change no
+    # entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
     for c in range(k):
         for l in range(d):
             for r in range(lanes):
@@ -388,10 +427,19 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_fl
 
 
 @njit(cache=True)
-def _coefficients(W, H, y, count, coeff, log_top):
-    """Per-sample coefficients ``(S_i - e_{y_i}) e^-s`` (k, n) over all n samples; returns s (VR snapshot)."""
+def _coefficients(W, H, y, count, coeff, log_top, row_scale, per_row):
+    """Per-sample coefficients ``(S_i - e_{y_i})`` of the gradient over all n samples (VR snapshot), row c
+    divided by ``e^{row_scale[c]}`` (its largest |coefficient|, so each row's largest is 1): (k, n). Without
+    ``per_row`` every ``row_scale[c]`` is the largest over all rows (one scale, as the steepest directions
+    other than the sign need).
+
+    Computed from the logarithms ``log S_c = z_c - t_i - log_total_i`` (``t_i`` the top wrong logit) and
+    ``log(1 - S_y) = log(sum_{c != y} e^{z_c - t_i}) - log_total_i``, so no row underflows (see
+    :func:`_gradient_lanes` for why each row has its own scale). Scalar libm code: it runs once per epoch.
+    """
     k, d = W.shape
-    log_scale = -np.inf
+    for c in range(k):
+        row_scale[c] = -np.inf
     for i in range(count):
         label = y[i]
         top_wrong = -np.inf
@@ -405,44 +453,52 @@ def _coefficients(W, H, y, count, coeff, log_top):
         wrong_sum = 0.0
         for c in range(k):
             if c != label:
-                e = math.exp(coeff[c, i] - top_wrong)
-                coeff[c, i] = e
-                wrong_sum += e
+                coeff[c, i] -= top_wrong  # log of e^{z_c - t_i}
+                wrong_sum += math.exp(coeff[c, i])
         lead = coeff[label, i] - top_wrong
         if lead > 0.0:
             log_total = lead + math.log1p(wrong_sum * math.exp(-lead))
         else:
             log_total = math.log(wrong_sum + math.exp(lead))
-        log_top[i] = -log_total
-        if log_top[i] > log_scale:
-            log_scale = log_top[i]
-    for i in range(count):
-        factor = math.exp(log_top[i] - log_scale)
-        label = y[i]
-        total = 0.0
+        coeff[label, i] = math.log(wrong_sum)
         for c in range(k):
-            if c != label:
-                coeff[c, i] *= factor
-                total += coeff[c, i]
-        coeff[label, i] = -total
-    return log_scale
+            coeff[c, i] -= log_total  # log |coefficient|
+            if coeff[c, i] > row_scale[c]:
+                row_scale[c] = coeff[c, i]
+    if not per_row:
+        top = -np.inf
+        for c in range(k):
+            top = max(top, row_scale[c])
+        for c in range(k):
+            row_scale[c] = top
+    for i in range(count):
+        label = y[i]
+        for c in range(k):
+            value = math.exp(coeff[c, i] - row_scale[c])
+            coeff[c, i] = -value if c == label else value
 
 
 @njit(cache=True)
-def _renormalise(value):
-    """Divide by the largest |entry| (when non-zero); returns the log of the factor (rates.optim.base)."""
+def _renormalise(value, scale, per_row):
+    """Divide each row (``per_row``) or the whole matrix by its largest |entry| (when non-zero) and add the
+    log of that factor to the log-scales ``scale[c]`` of the rows it divides (rates.optim.base.renormalise)."""
     k, d = value.shape
     top = 0.0
     for c in range(k):
+        if per_row:
+            top = 0.0
         for l in range(d):
             if abs(value[c, l]) > top:
                 top = abs(value[c, l])
-    if not top > 0.0:
-        return 0.0
-    for c in range(k):
-        for l in range(d):
-            value[c, l] /= top
-    return math.log(top)
+        if per_row and top > 0.0:
+            for l in range(d):
+                value[c, l] /= top
+            scale[c] += math.log(top)
+    if not per_row and top > 0.0:
+        for c in range(k):
+            for l in range(d):
+                value[c, l] /= top
+            scale[c] += math.log(top)
 
 
 @njit(cache=True, inline='always')
@@ -592,10 +648,11 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     ``lane_y[r]`` (draws of a dataset of one shape, advanced together; each lane of a block reads its own
     samples, the mini-batch layout of :func:`_gradient_lanes`). Not for VR: its snapshot reads ``H``.
 
-    Per-run arrays have a leading R axis: hyper-parameters (R,), momentum (R, k, d) with log-scales (R,),
-    Adam's m and sqrt(v) (R, k, d) with one shared log-scale (R,), the epoch permutations (R, E, n) of
-    epochs ``epoch0 .. epoch0 + E - 1``, the VR snapshot coefficients (R, k, n), full gradient (R, k, d)
-    and log-scale (R,). Arrays a recipe does not use may be empty-shaped placeholders of the right rank.
+    Per-run arrays have a leading R axis: hyper-parameters (R,), momentum (R, k, d) with one log-scale per
+    class row (R, k), Adam's m and sqrt(v) (R, k, d) with one log-scale per row shared by the two (R, k),
+    the epoch permutations (R, E, n) of epochs ``epoch0 .. epoch0 + E - 1``, the VR snapshot coefficients
+    (R, k, n), full gradient (R, k, d) and row log-scales (R, k). Log-scales start at -inf. Arrays a recipe
+    does not use may be empty-shaped placeholders of the right rank.
 
     Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
     of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
@@ -617,6 +674,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     D = np.empty((k, d))
     snap_batch = np.empty((k, d))
     log_top = np.empty(n)
+    scale = np.empty(k)  # the log-scales of the signal's class rows
     first = 0
     while first < R:
         wide = blocks and R - first >= MIN_FILLED_LANES
@@ -627,16 +685,17 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         sample_lanes = 1 if shared else lanes
         X = np.zeros((count, d, sample_lanes))
         Y = np.zeros((count, sample_lanes), dtype=np.int64)
-        # Z, T, L, U, P are views of the flat arrays (the same memory), which the flat loops use
+        # Z, K, T, L, U, P are views of the flat arrays (the same memory), which the flat loops use
         Z_flat = np.empty(k * count * lanes)
         Z = Z_flat.reshape((k, count, lanes))
+        K_flat = np.empty(k * count * lanes)
+        K = K_flat.reshape((k, count, lanes))
         T_flat, L_flat, U_flat, P_flat = np.empty(count * lanes), np.empty(count * lanes), \
             np.empty(count * lanes), np.empty(count * lanes)
         T, L, U, P = T_flat.reshape((count, lanes)), L_flat.reshape((count, lanes)), \
             U_flat.reshape((count, lanes)), P_flat.reshape((count, lanes))
-        shift, spare = np.empty(lanes), np.empty(lanes)
         G_lanes = np.empty((k, d, lanes))
-        log_scale = np.empty(lanes)
+        log_scale = np.empty((k, lanes))
         D_lanes = np.zeros((k, d, lanes))
         eta_lanes = np.zeros(lanes)
         for r in range(stop - first):
@@ -644,6 +703,11 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 for l in range(d):
                     W_lanes[c, l, r] = W[first + r, c, l]
         plain_sign = direction == DIRECTION_SIGN and not use_momentum and source != SOURCE_VR
+        # Sign-type directions (the sign, Adam entry by entry) take each class row at its own scale; the
+        # others weigh entries against each other, so their signal has one scale (a row 1e-308 below the
+        # largest is 0 there), and per-row scales would only add the rounding of the log-scales (~|s| eps)
+        # to the ratios of rows (which the polar factor's rank test sees).
+        row_scales = direction == DIRECTION_SIGN or direction == DIRECTION_ADAM
         if source == SOURCE_FULL and own_data:  # every lane sees every sample of its own data, in order
             for r in range(stop - first):
                 for j in range(count):
@@ -667,13 +731,13 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         for l in range(d):
                             X[j, l, r] = lane_H[first + r, i, l] if own_data else H[i, l]
             if shared:
-                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, LANES, 1)
             elif wide:
-                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, LANES, 0)
             else:
-                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, shift, spare,
+                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, 1, 0)
             for r in range(stop - first):
                 eta_lanes[r] = eta0[first + r] * (t + 2.0) ** (-a[first + r])
@@ -690,13 +754,24 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 for c in range(k):
                     for l in range(d):
                         G[c, l] = G_lanes[c, l, r]
-                scale = log_scale[r]
+                if row_scales:
+                    for c in range(k):
+                        scale[c] = log_scale[c, r] * _LN2
+                else:  # one scale for all rows, by exact powers of two: rows keep their exact ratios
+                    top = log_scale[0, r]
+                    for c in range(k):
+                        top = max(top, log_scale[c, r])
+                    for c in range(k):
+                        factor = 2.0 ** (log_scale[c, r] - top) if log_scale[c, r] - top >= FLUSH_EXPONENT else 0.0
+                        scale[c] = top * _LN2
+                        for l in range(d):
+                            G[c, l] *= factor
                 if source == SOURCE_VR:
                     if t % steps_per_epoch == 0:  # the snapshot W~: the epoch's first iterate (not yet updated)
                         for c in range(k):
                             for l in range(d):
                                 D[c, l] = W_lanes[c, l, r]
-                        snap_scale[g] = _coefficients(D, H, y, n, snap_coeff[g], log_top)
+                        _coefficients(D, H, y, n, snap_coeff[g], log_top, snap_scale[g], row_scales)
                         for c in range(k):
                             for l in range(d):
                                 total = 0.0
@@ -710,42 +785,46 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                                 i = perms[g, epoch, offset + j]
                                 total += snap_coeff[g, c, i] * (H[i, l] / count)
                             snap_batch[c, l] = total
-                    top = max(scale, snap_scale[g])
-                    fresh, old = math.exp(scale - top), math.exp(snap_scale[g] - top)
                     for c in range(k):
+                        top = max(scale[c], snap_scale[g, c])
+                        fresh, old = math.exp(scale[c] - top), math.exp(snap_scale[g, c] - top)
                         for l in range(d):
                             G[c, l] = fresh * G[c, l] + old * (snap_full[g, c, l] - snap_batch[c, l])
-                    scale = top + _renormalise(G)
+                        scale[c] = top
+                    _renormalise(G, scale, row_scales)
                 if use_momentum:
                     log_beta = math.log(beta[g]) if beta[g] > 0.0 else -np.inf
-                    old_exp, new_exp = mom_scale[g] + log_beta, scale + math.log1p(-beta[g])
-                    top = max(old_exp, new_exp)
-                    keep, take = math.exp(old_exp - top), math.exp(new_exp - top)
+                    log_rest = math.log1p(-beta[g])
                     for c in range(k):
+                        old_exp, new_exp = mom_scale[g, c] + log_beta, scale[c] + log_rest
+                        top = max(old_exp, new_exp)
+                        keep, take = math.exp(old_exp - top), math.exp(new_exp - top)
                         for l in range(d):
                             mom[g, c, l] = keep * mom[g, c, l] + take * G[c, l]
-                    mom_scale[g] = top + _renormalise(mom[g])
-                    G[:, :] = mom[g]
-                    scale = mom_scale[g]
+                        mom_scale[g, c] = top
+                    _renormalise(mom[g], mom_scale[g], row_scales)
+                    for c in range(k):
+                        scale[c] = mom_scale[g, c]
+                        for l in range(d):
+                            G[c, l] = mom[g, c, l]
                 if direction == DIRECTION_ADAM:
                     b1, b2 = beta1[g], beta2[g]
                     root_beta2, root_rest2 = math.sqrt(b2), math.sqrt(1.0 - b2)
-                    top = max(adam_s[g], scale)
-                    keep, take = math.exp(adam_s[g] - top), math.exp(scale - top)
-                    largest = 0.0
-                    for c in range(k):
+                    bias1, bias2 = 1.0 - b1 ** (t + 1), math.sqrt(1.0 - b2 ** (t + 1))
+                    log_eps = math.log(eps[g]) if eps[g] > 0.0 else -np.inf
+                    for c in range(k):  # each row with its own log-scale (m and sqrt(v) share it)
+                        top = max(adam_s[g, c], scale[c])
+                        keep, take = math.exp(adam_s[g, c] - top), math.exp(scale[c] - top)
+                        largest = 0.0
                         for l in range(d):
                             grad = take * G[c, l]
                             adam_m[g, c, l] = b1 * keep * adam_m[g, c, l] + (1.0 - b1) * grad
                             adam_v[g, c, l] = math.hypot(root_beta2 * keep * adam_v[g, c, l], root_rest2 * grad)
                             largest = max(largest, abs(adam_m[g, c, l]), adam_v[g, c, l])
-                    if not largest > 0.0:
-                        largest = 1.0
-                    adam_s[g] = top + math.log(largest)
-                    bias1, bias2 = 1.0 - b1 ** (t + 1), math.sqrt(1.0 - b2 ** (t + 1))
-                    log_eps = math.log(eps[g]) if eps[g] > 0.0 else -np.inf
-                    floor = math.exp(log_eps - adam_s[g])
-                    for c in range(k):
+                        if not largest > 0.0:
+                            largest = 1.0
+                        adam_s[g, c] = top + math.log(largest)
+                        floor = math.exp(log_eps - adam_s[g, c])
                         for l in range(d):
                             adam_m[g, c, l] /= largest
                             adam_v[g, c, l] /= largest

@@ -5,8 +5,10 @@ Setting: every algorithm of docs/theory.md section 2 (MINIBATCH section 3.1; SIG
 of :class:`GradientTransformation` turns it into the update ``U`` with ``W <- W - U``.
 
 A :class:`Signal` is a scaled tensor: its true value is ``exp(log_scale) * value`` with ``log_scale`` one
-number per run (shape (R, 1, 1)). Gradients of separable data shrink like exp(-margin) and underflow float64 long before
-the asymptotic regime (docs/theory.md section 7), so the scale is kept as a logarithm and ``value`` stays O(1).
+number per class row of each run (shape (R, k, 1); rows can lie 1e-400 apart, and sign-type directions
+need each row's signs), or one per run (R, 1, 1) for directions that weigh entries against each other.
+Gradients of separable data shrink like exp(-margin) and underflow float64 long before the asymptotic
+regime (docs/theory.md section 7), so the scale is kept as a logarithm and ``value`` stays O(1).
 Each transform documents why its output equals that of the exact algorithm.
 """
 
@@ -18,7 +20,7 @@ import torch
 
 
 class Signal(NamedTuple):
-    """``exp(log_scale) * value``; ``value`` (R, k, d), ``log_scale`` (R, 1, 1) (broadcasts, no reshaping).
+    """``exp(log_scale) * value``; ``value`` (R, k, d), ``log_scale`` (R, k, 1) or (R, 1, 1) (broadcasts).
 
     ``log_scale`` None means "an unknown positive factor per run": accepted only by transforms that are
     invariant to positive rescaling (steepest directions); sources produce it only when told so.
@@ -61,10 +63,11 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
 
 
 def renormalise(value: torch.Tensor, log_scale: torch.Tensor) -> Signal:
-    """Move the largest |entry| of each run into the log-scale, so ``value`` has max |entry| 1 (or is 0).
+    """Move the largest |entry| of each class row into the row's log-scale (``log_scale`` (R, k, 1)), or of the
+    whole run into its one log-scale (``log_scale`` (R, 1, 1)), so each row, or the run, has max |entry| 1.
 
     Exact up to one rounding per entry; keeps stored states from drifting towards under/overflow.
     """
-    top = value.abs().amax(dim=(-2, -1), keepdim=True)
+    top = value.abs().amax(dim=-1 if log_scale.shape[-2] > 1 else (-2, -1), keepdim=True)
     safe = torch.where(top > 0, top, torch.ones_like(top))
     return Signal(value / safe, log_scale + torch.log(safe))

@@ -18,7 +18,7 @@ import torch
 from rates.norms import parse_norm
 from rates.optim.base import GradientTransformation, chain
 from rates.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced
-from rates.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction
+from rates.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction, takes_signs
 from rates.recipe import Recipe
 
 
@@ -57,15 +57,20 @@ class Optimizer:
 
 def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
     """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device."""
-    # Momentum and Adam mix signals of different times, so they need each signal's true scale; a steepest
-    # direction alone is invariant to it, and skipping it saves two kernels per step.
-    exact_scale = recipe.momentum or recipe.adam
+    # Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
+    # needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
+    # steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
+    # Directions that weigh entries against each other get one scale per run: per-row scales would add the
+    # rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees.
+    norm = parse_norm(recipe.norm)
+    per_row = recipe.adam or takes_signs(norm)
+    exact_scale = recipe.momentum or per_row
     if recipe.source == "full":
-        source: Any = FullGradient(H, y, k, exact_scale)
+        source: Any = FullGradient(H, y, k, exact_scale, per_row)
     elif recipe.source == "minibatch":
-        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale)
+        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale, per_row)
     elif recipe.source == "vr":
-        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds)
+        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds, per_row)
     else:
         raise ValueError(f"unknown gradient source {recipe.source!r}")
     parts = []
@@ -74,6 +79,6 @@ def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper
     if recipe.adam:
         parts.append(adam(hyper.beta1, hyper.beta2, hyper.eps))
     else:
-        parts.append(steepest_direction(parse_norm(recipe.norm), recipe.polar))
+        parts.append(steepest_direction(norm, recipe.polar))
     parts.append(scale_by_schedule(hyper.eta0, hyper.a))
     return Optimizer(source, chain(*parts))

@@ -10,6 +10,7 @@ Every source returns a :class:`~rates.optim.base.Signal` whose true value is the
 gradients come from :func:`rates.losses.scaled_gradient` (log-domain weights, docs/theory.md section 7).
 Built with ``exact_scale=False`` (for recipes whose only consumer is a steepest direction) the signal is
 the exact one times an unknown positive factor per run (``log_scale`` None), which saves two kernels.
+With ``per_row`` (sign-type directions) each class row has its own log-scale (:func:`rates.losses.coefficients`).
 
 Randomness: run r draws its epoch permutations from its own ``torch.Generator`` seeded with its seed,
 always on the CPU, so a run's batches do not depend on the other runs advanced with it nor on the
@@ -50,8 +51,8 @@ class FullGradient:
     data's shape alone) the direction comes from :func:`rates.losses.folded_direction`.
     """
 
-    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, exact_scale: bool = True):
-        self.exact_scale = exact_scale
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, exact_scale: bool = True, per_row: bool = True):
+        self.exact_scale, self.per_row = exact_scale, per_row
         self.Ht = H.transpose(0, 1).contiguous()
         self.y, self.k = y, k
         self.labels = labels(y, k, H.dtype)
@@ -68,7 +69,7 @@ class FullGradient:
             Ht_view, plan = views
             return Signal(folded_direction(logits_of(W, Ht_view), plan), None), views
         Ht_view, H_mean = views
-        G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean, self.exact_scale)
+        G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean, self.exact_scale, self.per_row)
         return Signal(G, log_scale), views
 
 
@@ -76,9 +77,9 @@ class ReshuffledBatches:
     """Mean gradient over the batch of step t; batches are consecutive b-slices of the epoch permutation."""
 
     def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int],
-                 exact_scale: bool = True):
+                 exact_scale: bool = True, per_row: bool = True):
         n = H.shape[0]
-        self.exact_scale = exact_scale
+        self.exact_scale, self.per_row = exact_scale, per_row
         if batch < 1 or n % batch:
             raise ValueError(f"batch {batch} must divide n = {n}")
         self.H, self.y, self.k, self.batch = H, y, k, batch
@@ -108,7 +109,7 @@ class ReshuffledBatches:
         cols, HBt, HB_mean = self._batch(state, t)
         lab = state["labels"]
         batch_labels = type(lab)(lab.onehot[..., cols], lab.mask[..., cols])
-        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HB_mean, self.exact_scale)
+        G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HB_mean, self.exact_scale, self.per_row)
         return Signal(G, log_scale), state
 
 
@@ -121,13 +122,14 @@ class VarianceReduced(ReshuffledBatches):
     which is the exact signal times ``e^{-m}`` (a term that underflows is below 1e-308 of the other).
     """
 
-    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int]):
-        super().__init__(H, y, k, batch, seeds, exact_scale=True)  # the combination needs both scales
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, batch: int, seeds: Sequence[int],
+                 per_row: bool = True):
+        super().__init__(H, y, k, batch, seeds, exact_scale=True, per_row=per_row)  # the combination needs both
 
     def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
         super()._new_epoch(W, state)
         Ht_view, H_mean = state["full_views"]
-        coeff, log_scale = coefficients(logits_of(W, Ht_view), labels(self.y, self.k, self.H.dtype))
+        coeff, log_scale = coefficients(logits_of(W, Ht_view), labels(self.y, self.k, self.H.dtype), self.per_row)
         perms = state["perms"]
         state.update(
             snapshot_full=over_samples(coeff, H_mean),

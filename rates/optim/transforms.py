@@ -5,12 +5,13 @@ per-run hyper-parameters are (R,) tensors so runs with different beta, eta0 or a
 
 Exactness under the log-scale (docs/theory.md section 7). A signal is ``e^s * value``.
 
-* Momentum ``M_t = beta M_{t-1} + (1 - beta) Z_t`` (MINIBATCH section 3.1) is linear, so with
+* Momentum ``M_t = beta M_{t-1} + (1 - beta) Z_t`` (MINIBATCH section 3.1) is linear, so (row by row) with
   ``M_{t-1} = e^{s_M} M~`` and ``Z_t = e^{s_Z} Z~`` we store ``M_t = e^{m} (e^{s_M + log beta - m} M~ +
   e^{s_Z + log(1-beta) - m} Z~)`` with ``m`` the larger exponent: the same number, only the split between
   mantissa tensor and log-scale differs. beta = 0 passes Z through unchanged.
-* Adam with eps = 0 (SIGNADAM eq. 3) is invariant to one common rescaling ``m -> c m``, ``v -> c^2 v``;
-  we keep ``m = e^s m~`` and ``v = e^{2s} v~`` (stored as sqrt(v~)) with a shared s. Bias correction
+* Adam with eps = 0 (SIGNADAM eq. 3) is invariant to a rescaling ``m -> c m``, ``v -> c^2 v`` of each entry;
+  we keep ``m = e^s m~`` and ``v = e^{2s} v~`` (stored as sqrt(v~)) with an s shared by m and v per class
+  row (the signal's rows have their own log-scales: :mod:`rates.optim.base`). Bias correction
   and the ratio ``m^/sqrt(v^)`` do not see s. With eps > 0 the update is ``m~^ / (sqrt(v~^) + eps e^{-s})``, again the
   exact value. With beta1 = beta2 = 0 the update is g / |g| = sign(g): SignGD.
 * A steepest direction (docs/theory.md section 2) maximises <Z, Delta> over the unit ball, which is invariant
@@ -33,6 +34,7 @@ def _per_run(value: torch.Tensor) -> torch.Tensor:
 
 
 def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
+    """The log-scale of a zero state, -inf (R, 1, 1): it broadcasts to the signal's (R, k, 1) or (R, 1, 1)."""
     return torch.full((W.shape[0], 1, 1), -math.inf, dtype=W.dtype, device=W.device)
 
 
@@ -80,8 +82,10 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
         g = take * signal.value
         m = beta1 * keep * m + (1.0 - beta1) * g
         root_v = torch.hypot(root_beta2 * keep * root_v, root_rest2 * g)  # sqrt(beta2 v + (1-beta2) g^2)
-        # Shared renormalisation of m and sqrt(v): the only rescaling Adam (eps = 0) is invariant to.
-        r = torch.maximum(m.abs().amax(dim=(-2, -1), keepdim=True), root_v.amax(dim=(-2, -1), keepdim=True))
+        # Shared renormalisation of m and sqrt(v), row by row: Adam (eps = 0) is invariant to any rescaling
+        # m -> c m, v -> c^2 v per entry, so per class row in particular.
+        dims = -1 if top.shape[-2] > 1 else (-2, -1)
+        r = torch.maximum(m.abs().amax(dim=dims, keepdim=True), root_v.amax(dim=dims, keepdim=True))
         r = torch.where(r > 0, r, torch.ones_like(r))
         m, root_v, s = m / r, root_v / r, top + torch.log(r)
         m_hat = m / (1.0 - beta1 ** (t + 1))
@@ -95,15 +99,29 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
 
 
 def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformation:
-    """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (docs/theory.md section 2; rates.norms)."""
+    """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (docs/theory.md section 2; rates.norms).
+
+    The sign (max-norm) is taken entry by entry from the signal's rows as they are, whatever their
+    log-scales; every other norm weighs entries against each other, so its rows are first brought to the
+    run's largest log-scale (a row ~1e-308 below the largest becomes 0 there, below its rounding).
+    """
+    entrywise = takes_signs(norm)
 
     def init(W: torch.Tensor) -> torch.Tensor:
         return torch.zeros((W.shape[0], 1, 1), dtype=W.dtype, device=W.device)  # the unit scale, made once
 
     def update(signal: Signal, unit_scale: torch.Tensor, t: int) -> tuple[Signal, torch.Tensor]:
-        return Signal(norm.steepest(signal.value, polar=polar), unit_scale), unit_scale
+        value = signal.value
+        if not entrywise and signal.log_scale is not None and signal.log_scale.shape[-2] > 1:
+            value = value * torch.exp(signal.log_scale - signal.log_scale.amax(dim=-2, keepdim=True))
+        return Signal(norm.steepest(value, polar=polar), unit_scale), unit_scale
 
     return GradientTransformation(init, update)
+
+
+def takes_signs(norm: Norm) -> bool:
+    """Whether the norm's steepest direction is the entry-wise sign (the max-norm): scale-free entry by entry."""
+    return norm.kind == "entrywise" and math.isinf(norm.p)
 
 
 def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) -> GradientTransformation:

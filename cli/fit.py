@@ -56,7 +56,8 @@ def describe(record: FitRecord) -> str:
         lines.append(f"  {name} : O({pred.rate.text})  [{source_text(pred)}]"
                      + ("" if applied else "  (not applied to this run: see the theorem's hypotheses)"))
     if v.fit is None:
-        lines.append(f"  window         : {v.window.problem}")
+        if v.window.problem is not None:
+            lines.append(f"  window         : {v.window.problem}")
     else:
         if v.envelope is not None:
             members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))

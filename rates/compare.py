@@ -35,21 +35,33 @@ Phase rule (when a window may be judged at all)
     constants are reported beside every verdict (:func:`rates.report.phase_of`), with a statement whether the
     run reached ``t_1``; they never turn a verdict into ``violated``.
 
+Findings (:class:`Assessment`; docs/theory.md section 4), three, none inferred from another
+    (i) *bound holds* (:func:`bound_finding`): the 95% upper limit of the fitted slope is at most the slowest
+    bound term's slope plus the tolerance; *violated*: slower than it by more than the tolerance with the 95%
+    interval excluding it. (ii) *dominant term* (:func:`dominant_term`): non-negative fit of the gap on the
+    terms over the window. (iii) *stated rate attained* (:func:`stated_rate_finding`): slope and log power
+    against the term that carries the paper's O(.) (exact partial sums over the window).
+
+Target (``judge(..., target_margin=...)``)
+    The fitted quantity is the one the theorem bounds: ``gamma - gamma(W_t)`` by default, ``target_margin -
+    gamma(W_t)`` when given (``gamma_eff`` of MINIBATCH Thm 4.1/4.3; :func:`rates.report.gap_target` computes it
+    from the data's constants). A run whose margin ends above the target has a negative bounded quantity:
+    the bound holds for every constant.
+
 Guarantee (what a verdict means)
     Rates are upper bounds, so the judgement is one-sided (docs/theory.md section 4):
 
-    * ``tight``: the fitted slope lies inside the envelope widened by the tolerance (some ratio of the
-      constants gives a bound of the data's slope);
-    * ``loose``: the gap decays faster than the envelope's fastest member by more than the tolerance;
-    * ``violated``: slower than the envelope's slowest member by more than the tolerance *and* the 95%
-      bootstrap interval excludes it -- the only outcome that contradicts the theorem for every constant;
+    * ``tight``: the bound holds and the stated rate is attained;
+    * ``loose``: the bound holds and the gap decays faster than the stated rate (slope, or log power);
+    * ``violated``: the bound fails (finding (i)) -- the only outcome that contradicts the theorem for every
+      constant;
     * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, a frozen gap
-      (pre-asymptotic), an uncertainty above the tolerance (unless the 95% interval alone lies beyond the
-      tolerance on the faster side, ``loose``, or excludes the slowest member, ``violated``), slower than the
-      envelope without the interval excluding it, or a slope that still bends across the window
-      (:class:`Settling`: the two half-window slopes differ, beyond the bound's own bending, by more than the
-      tolerance plus two standard errors) -- a bending gap is ``loose`` only if it beats the envelope's
-      fastest member in both halves.
+      (pre-asymptotic), whether the bound holds still open (interval too wide, or a slope that still bends:
+      :class:`Settling`, the two half-window slopes differ, beyond the bound's own bending, by more than the
+      tolerance plus two standard errors), or the bound holds but attainment is open.
+
+    :func:`classify` is the older envelope-position rule (inside / faster / slower than the slope envelope);
+    it is kept for callers that ask only that question and never decides a verdict of :func:`judge`.
 
 Reference
     Rates: SIGNADAM Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);

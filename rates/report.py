@@ -5,11 +5,15 @@ Setting
     :func:`rates.compare.judge` against the Prediction of ``rates.theorems.predict`` (the bound's shape over
     the same window) and written as one table row: predicted rate with its source and status, the bound's
     local slope over the window, the fitted slope ± bootstrap error, the window, the seeds, the fitted log
-    power and the verdict. Every table is a :class:`rates.tables.Table` (LaTeX booktabs / Markdown / JSON).
+    power, the three findings of :class:`rates.compare.Assessment` (bound holds, dominant term, stated rate
+    attained) and the verdict. The fitted gap is the one the theorem bounds (:func:`gap_target`). Per-sample
+    runs covered by MINIBATCH Thm 4.9 are judged on their limit direction (:func:`fit_record_of`). Every
+    table is a :class:`rates.tables.Table` (LaTeX booktabs / Markdown / JSON).
 
 Default study (``rates report default --out DIR``)
     SignGD, NGD and Spectral-GD at a in {3/10, 1/2, 3/4, 1} and Adam (eps = 0, beta1 = 0.9, beta2 = 0.999)
-    at a in {1/2, 2/3, 4/5} on the ``default`` Gaussian preset, eta_0 = 1, W_0 = 0. Full-batch runs from
+    at a in {1/2, 2/3, 4/5} on the ``default`` Gaussian preset, eta_0 = 1, W_0 = 0, each for the steps of
+    :data:`DEFAULT_STUDY_STEPS` (the shortest that decide its rows). Full-batch runs from
     W_0 = 0 are deterministic, so a *seed* is a fresh data draw of the preset (``parse_data("default",
     seed)``): seeds measure how the slope varies with the data, and each seed has its own max margin gamma.
 

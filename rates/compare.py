@@ -1002,7 +1002,9 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
         log_power = int(getattr(rate, "log_power", 0)) if rate is not None else 0
     win = judged_window(runs, window, decades)
     if win.problem is not None:
-        return Verdict("inconclusive", win.problem, tolerance, win, notes=[target_note] if target_note else [])
+        undecided = Finding(UNDECIDED, win.problem, short=f"{UNDECIDED}: no window")
+        return Verdict("inconclusive", win.problem, tolerance, win, notes=[target_note] if target_note else [],
+                       assessment=Assessment(undecided, undecided, undecided))
     fitted = fit_slope(runs, win, samples, seed)
     t_window = np.asarray(runs[0].t, dtype=float)[window_mask(runs[0], win)]
     bound_values = np.asarray(bound.bound_shape(t_window), dtype=float)

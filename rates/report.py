@@ -682,11 +682,13 @@ DEFAULT_STUDY_ETA0 = 1.0
 DEFAULT_STUDY_SEEDS = 3
 # Steps per algorithm (or per algorithm and a), each the shortest that decides its rows on 3 data draws
 # (measured with the fused engine): SignGD and NGD are decided at 2.5e5; Spectral-GD at a = 3/4 needs a
-# narrower interval (at 2.5e5 its 95% upper limit -0.208 stays above the slowest term's -0.270 + 0.05); Adam
-# leaves its plateau late: at 2.5e5 every a still bends, at 1e6 a = 2/3 and 4/5 are decided and a = 1/2 still
-# bends (-0.53 +- 0.1), at 2e6 it is decided.
-DEFAULT_STUDY_STEPS: dict[str, Any] = {"signgd": 250_000, "ngd": 250_000, "spectral-gd": 500_000,
-                                       "adam": {"1/2": 2_000_000, "2/3": 1_000_000, "4/5": 1_000_000}}
+# narrower interval (95% upper limit of its slope against the slowest term's -0.27 + 0.05: -0.208 at 2.5e5,
+# -0.218 at 5e5, only just, -0.228 at 1e6); Adam leaves its plateau late: at 2.5e5 every a still bends, at 1e6
+# a = 2/3 and 4/5 are decided and a = 1/2 still bends (-0.53 +- 0.1), at 2e6 it is decided.
+DEFAULT_STUDY_STEPS: dict[str, Any] = {
+    "signgd": 250_000, "ngd": 250_000,
+    "spectral-gd": {"3/10": 250_000, "1/2": 250_000, "3/4": 1_000_000, "1": 250_000},
+    "adam": {"1/2": 2_000_000, "2/3": 1_000_000, "4/5": 1_000_000}}
 QUICK_STUDY_STEPS = 400
 QUICK_STUDY_SEEDS = 1
 STUDY_CHECKPOINTS = 60

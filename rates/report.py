@@ -577,6 +577,10 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
     for rec in records:
         if _is_direction_record(rec):
             continue
+        target = rec.verdict.context.get("gap_target")
+        if target is not None and target["name"] != "gamma":
+            table.notes.append(f"{rec.config.get('algo')} a = {rec.config.get('a')}, gap fitted: "
+                               f"{gap_target_text(target)}.")
         if rec.verdict.label not in ("tight", "loose"):
             table.notes.append(f"{rec.config.get('algo')} a = {rec.config.get('a')}, {rec.verdict.label}: "
                                f"{rec.verdict.reason}.")

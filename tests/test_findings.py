@@ -171,6 +171,8 @@ def test_fit_group_takes_gamma_eff_from_the_theorem_family():
     assert target["name"] == "gamma_eff" and target["values"] == [pytest.approx(expected, rel=1e-9)]
     assert record.verdict.fit.slope == pytest.approx(-0.5, abs=0.01)
     assert any(note.startswith("gap fitted: gamma_eff - gamma(W_t)") for note in record.verdict.notes)
+    assert any(f"gap fitted: gamma_eff - gamma(W_t), gamma_eff = {expected:.4g}" in note
+               for note in verdict_table([record]).notes)  # rates table --fits says which gap it fitted
     # the caller's target replaces the computed one; a target above the margin's limit leaves a stalled gap,
     # which breaks every bound: why the fitted gap must be the one the theorem bounds
     given = fit_group([run], target_margin=expected + 0.5)

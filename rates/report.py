@@ -40,12 +40,11 @@ from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.references import references_note
 from rates.tables import Cell, Table, latex_document
-from rates.trajectory import Run, Trajectory
+from rates.trajectory import PER_SEED_KEYS, Run, Trajectory
 from rates.trajectory import save as save_trajectory
 
 FIT_SCHEMA = "rates.fit/1"
-# Config keys that differ between seeds of one configuration (or say nothing about it).
-_PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma", "data_facts")
+_PER_SEED_KEYS = PER_SEED_KEYS
 
 
 # --------------------------------------------------------------------------------------------- fitting

@@ -56,7 +56,8 @@ def describe(record: FitRecord) -> str:
         lines.append(f"  {name} : O({pred.rate.text})  [{source_text(pred)}]"
                      + ("" if applied else "  (not applied to this run: see the theorem's hypotheses)"))
     if v.fit is None:
-        lines.append(f"  window         : {v.window.problem}")
+        if v.window.problem is not None:
+            lines.append(f"  window         : {v.window.problem}")
     else:
         if v.envelope is not None:
             members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))
@@ -70,8 +71,18 @@ def describe(record: FitRecord) -> str:
         if v.log_power is not None and pred is not None:
             lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} "
                          f"(fit of log(gap t^{pred.rate.exponent}) on log log t, same window)")
+    target = v.context.get("gap_target")
+    if target is not None:
+        from rates.report import gap_target_text
+
+        lines.append(f"  gap fitted     : {gap_target_text(target)}")
+    if v.assessment is not None:
+        lines.append(f"  (i) bound      : {v.assessment.bound.outcome} - {v.assessment.bound.text}")
+        lines.append(f"  (ii) dominant  : {v.assessment.dominant.text}")
+        rate = f"O({pred.rate.text}) [{source_text(pred)}]: " if pred is not None else ""
+        lines.append(f"  (iii) stated   : {v.assessment.stated_rate.outcome} - {rate}{v.assessment.stated_rate.text}")
     lines.append(f"  verdict        : {v.label} (tolerance {v.tolerance:g}) - {v.reason}")
-    lines += [f"  note           : {note}" for note in v.notes]
+    lines += [f"  note           : {note}" for note in v.notes if not note.startswith("gap fitted: ")]
     return "\n".join(lines)
 
 
@@ -142,7 +153,7 @@ def fit(**options) -> None:
     from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.plots import check_figure_path, plot_fit
     from rates.progress import wanted as progress_wanted
-    from rates.report import bound_label, fit_group, group_runs, run_slug
+    from rates.report import bound_label, fit_record_of, group_runs, run_slug
     from rates.schedules import parse_exponent
     from rates.trajectory import load
 
@@ -184,8 +195,7 @@ def fit(**options) -> None:
                               progress=progress_wanted(progress))
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
-    records = [per_sample.fit_record(group, user_window) if per_sample.handles_runs(group)
-               else fit_group(group, tolerance, user_window) for group in group_runs(runs)]
+    records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
         for rec in records:

@@ -49,6 +49,7 @@ def report(
         print(table.read_text(encoding="utf-8"), end="")
     fits = out / "fits.json"
     if fits.exists() and any(rec.get("verdict", {}).get("verdict") == "violated"
+                             or rec.get("verdict", {}).get("outcome") == "refuted"  # a limit direction refuted
                              for rec in json.loads(fits.read_text(encoding="utf-8"))):
         raise typer.Exit(1)  # docs/design.md: exit 1 when a verdict fails
 

@@ -86,7 +86,7 @@ def table(
         typer.echo(text, nl=False)
     else:
         write_text_atomic(out, text)
-    if any(rec.verdict.label == "violated" for rec in records):
+    if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):
         raise typer.Exit(1)  # like rates fit: a violated row is a failed check; other verdicts exit 0
 
 

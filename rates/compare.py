@@ -35,21 +35,33 @@ Phase rule (when a window may be judged at all)
     constants are reported beside every verdict (:func:`rates.report.phase_of`), with a statement whether the
     run reached ``t_1``; they never turn a verdict into ``violated``.
 
+Findings (:class:`Assessment`; docs/theory.md section 4), three, none inferred from another
+    (i) *bound holds* (:func:`bound_finding`): the 95% upper limit of the fitted slope is at most the slowest
+    bound term's slope plus the tolerance; *violated*: slower than it by more than the tolerance with the 95%
+    interval excluding it. (ii) *dominant term* (:func:`dominant_term`): non-negative fit of the gap on the
+    terms over the window. (iii) *stated rate attained* (:func:`stated_rate_finding`): slope and log power
+    against the term that carries the paper's O(.) (exact partial sums over the window).
+
+Target (``judge(..., target_margin=...)``)
+    The fitted quantity is the one the theorem bounds: ``gamma - gamma(W_t)`` by default, ``target_margin -
+    gamma(W_t)`` when given (``gamma_eff`` of MINIBATCH Thm 4.1/4.3; :func:`rates.report.gap_target` computes it
+    from the data's constants). A run whose margin ends above the target has a negative bounded quantity:
+    the bound holds for every constant.
+
 Guarantee (what a verdict means)
     Rates are upper bounds, so the judgement is one-sided (docs/theory.md section 4):
 
-    * ``tight``: the fitted slope lies inside the envelope widened by the tolerance (some ratio of the
-      constants gives a bound of the data's slope);
-    * ``loose``: the gap decays faster than the envelope's fastest member by more than the tolerance;
-    * ``violated``: slower than the envelope's slowest member by more than the tolerance *and* the 95%
-      bootstrap interval excludes it -- the only outcome that contradicts the theorem for every constant;
+    * ``tight``: the bound holds and the stated rate is attained;
+    * ``loose``: the bound holds and the gap decays faster than the stated rate (slope, or log power);
+    * ``violated``: the bound fails (finding (i)) -- the only outcome that contradicts the theorem for every
+      constant;
     * ``inconclusive``: not yet separated/monotone, window too short, gap at the solver floor, a frozen gap
-      (pre-asymptotic), an uncertainty above the tolerance (unless the 95% interval alone lies beyond the
-      tolerance on the faster side, ``loose``, or excludes the slowest member, ``violated``), slower than the
-      envelope without the interval excluding it, or a slope that still bends across the window
-      (:class:`Settling`: the two half-window slopes differ, beyond the bound's own bending, by more than the
-      tolerance plus two standard errors) -- a bending gap is ``loose`` only if it beats the envelope's
-      fastest member in both halves.
+      (pre-asymptotic), whether the bound holds still open (interval too wide, or a slope that still bends:
+      :class:`Settling`, the two half-window slopes differ, beyond the bound's own bending, by more than the
+      tolerance plus two standard errors), or the bound holds but attainment is open.
+
+    :func:`classify` is the older envelope-position rule (inside / faster / slower than the slope envelope);
+    it is kept for callers that ask only that question and never decides a verdict of :func:`judge`.
 
 Reference
     Rates: SIGNADAM Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
@@ -518,6 +530,7 @@ class Settling:
     split_t: float
     bend_stderr: float = 0.0  # from the half-window fits' residuals (noise must not pass for bending)
     fastest: Optional[tuple[float, float]] = None  # the envelope's fastest slope on each half (None: = bound)
+    slowest: Optional[tuple[float, float]] = None  # the envelope's slowest slope on each half (None: = bound)
 
     @property
     def faster_by(self) -> tuple[float, float]:
@@ -536,7 +549,8 @@ class Settling:
 
     def to_json(self) -> dict[str, Any]:
         return {"data": list(self.data), "bound": list(self.bound), "split_t": self.split_t, "bend": self.bend,
-                "bend_stderr": self.bend_stderr, "fastest": None if self.fastest is None else list(self.fastest)}
+                "bend_stderr": self.bend_stderr, "fastest": None if self.fastest is None else list(self.fastest),
+                "slowest": None if self.slowest is None else list(self.slowest)}
 
     def unsettled(self, tolerance: float) -> bool:
         """The bend exceeds the tolerance by more than two standard errors."""
@@ -555,9 +569,11 @@ def settling(runs: Sequence[Run], window: Window, t_window: np.ndarray, bound_va
     if any(h.sum() < min_points for h in halves):
         return None
     bound = tuple(_loglog_slope(t_window[h], bound_values[h]) for h in halves)
-    fastest = None
+    fastest = slowest = None
     if members is not None:
-        fastest = tuple(slope_envelope(t_window[h], [np.asarray(m)[h] for m in members]).fastest for h in halves)
+        envelopes = [slope_envelope(t_window[h], [np.asarray(m)[h] for m in members]) for h in halves]
+        fastest = tuple(e.fastest for e in envelopes)
+        slowest = tuple(e.slowest for e in envelopes)
     data, variances = [], []
     for lower in (True, False):
         slopes, errors = [], []
@@ -572,7 +588,7 @@ def settling(runs: Sequence[Run], window: Window, t_window: np.ndarray, bound_va
             errors.append(stderr)
         data.append(float(np.mean(slopes)))
         variances.append(float(np.sum(np.square(errors))) / len(runs) ** 2)
-    return Settling((data[0], data[1]), (bound[0], bound[1]), split, math.sqrt(sum(variances)), fastest)
+    return Settling((data[0], data[1]), (bound[0], bound[1]), split, math.sqrt(sum(variances)), fastest, slowest)
 
 
 def _ols_slope_stderr(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -581,6 +597,242 @@ def _ols_slope_stderr(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     residuals = (y - y.mean()) - slope * (x - x.mean())
     sxx = float(np.sum((x - x.mean()) ** 2))
     return slope, math.sqrt(float(np.sum(residuals ** 2)) / max(len(x) - 2, 1) / sxx)
+
+
+# -------------------------------------------------------------------------------- the three findings
+
+HOLDS, VIOLATED, UNDECIDED = "holds", "violated", "undecided"
+ATTAINED, NOT_ATTAINED = "attained", "not attained"
+# The log power k of O(t^-r (log t)^k) is an integer; a fitted k within 1/2 of it is that integer, and one
+# whose 95% interval stays more than 1/2 away is another. Over two decades log log t moves by ~0.5, so k's
+# bootstrap error is ~10x the slope's: k is decided only where its error is below this too.
+LOG_POWER_TOLERANCE = 0.5
+# A non-negative combination of the bound's terms whose rms relative misfit to the gap exceeds this follows
+# none of them (the gap bends in a way no sum of the terms does): no term is named as dominant.
+MAX_TERM_MISFIT = 0.2
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One separate finding: an outcome word and the numbers behind it (with their window and uncertainty)."""
+
+    outcome: str
+    text: str
+    faster: bool = False  # (iii) not attained because the gap decays faster than stated
+    short: str = ""  # a table cell: the outcome and its deciding numbers
+
+    def cell(self) -> str:
+        return self.short or self.outcome
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "text": self.text, "short": self.cell()}
+
+
+@dataclass(frozen=True)
+class StatedRate:
+    """The paper's ``O(t^-exponent (log t)^log_power)`` and what it looks like over the window.
+
+    Over a finite window the O(.) is carried by the bound's term of that order with its exact partial sums
+    (e.g. ``1/S_1 = 1/(4 t^(1/4) - c)`` at a = 3/4, whose slope at t ~ 1e4 is -0.28, not -0.25), so
+    ``local_slope`` is that term's least-squares log-log slope over the window and ``reference_log_power`` its
+    fitted log power (``log(term t^exponent)`` on ``log log t``); ``pure_slope`` is ``t^-r (log t)^k``'s own.
+    Without an exponent the rate is the bound's shape with unit constants (log power unchecked, ``None``).
+    """
+
+    exponent: Optional[float]
+    log_power: Optional[int]
+    local_slope: float
+    pure_slope: float
+    reference_log_power: Optional[float] = None
+    term: str = ""
+
+    @classmethod
+    def of(cls, exponent: Optional[float], log_power: Optional[int], t: np.ndarray, shape: np.ndarray,
+           term: Optional[np.ndarray] = None, term_label: str = "") -> StatedRate:
+        if exponent is None:
+            slope = _loglog_slope(t, shape)
+            return cls(None, None, slope, slope)
+        k = int(log_power or 0)
+        pure = _loglog_slope(t, t ** -float(exponent) * (np.log(t) ** k if k else 1.0))
+        if term is None:
+            return cls(float(exponent), k, pure, pure, float(k))
+        reference_k = float(_ols_slopes(np.log(np.log(t)), np.log(term) + float(exponent) * np.log(t)))
+        return cls(float(exponent), k, _loglog_slope(t, term), pure, reference_k, term_label)
+
+    def text(self) -> str:
+        if self.exponent is None:
+            return f"the bound's shape (slope {self.local_slope:+.3f} over the window)"
+        log = "" if not self.log_power else f" (log t)^{self.log_power}"
+        if not self.term:
+            return f"t^-{self.exponent:.4g}{log} (slope {self.local_slope:+.3f} over the window)"
+        return (f"t^-{self.exponent:.4g}{log}, carried by its term C {self.term} (slope {self.local_slope:+.3f} and "
+                f"log power {self.reference_log_power:+.2f} over the window; t^-{self.exponent:.4g}{log} alone: "
+                f"{self.pure_slope:+.3f})")
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """(i) whether the bound holds, (ii) which of its terms dominates the data over the window, (iii) whether
+    the paper's stated rate is attained -- three findings, none inferred from another."""
+
+    bound: Finding
+    dominant: Finding
+    stated_rate: Finding
+
+    def label(self) -> tuple[str, str]:
+        """The verdict word: ``violated`` from (i) alone; ``tight`` needs (i) holds and (iii) attained; ``loose``
+        needs (i) holds and (iii) not attained because the gap decays faster; anything else is ``inconclusive``."""
+        b, r = self.bound, self.stated_rate
+        if b.outcome == VIOLATED:
+            return "violated", f"bound violated: {b.text}"
+        if b.outcome == HOLDS and r.outcome == ATTAINED:
+            return "tight", f"bound holds ({b.cell()}); stated rate attained ({r.cell()})"
+        if b.outcome == HOLDS and r.outcome == NOT_ATTAINED and r.faster:
+            return "loose", f"bound holds ({b.cell()}); stated rate not attained ({r.cell()})"
+        if b.outcome == HOLDS:
+            return "inconclusive", f"bound holds ({b.cell()}); whether the stated rate is attained is open: {r.text}"
+        return "inconclusive", f"whether the bound holds is open: {b.text}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bound": self.bound.to_json(), "dominant_term": self.dominant.to_json(),
+                "stated_rate": self.stated_rate.to_json()}
+
+
+def bound_finding(fitted: SlopeFit, envelope: Envelope, tolerance: float,
+                  settled: Optional[Settling] = None) -> Finding:
+    """(i) The bound holds when the data decay at least as fast as its slowest member: the 95% upper limit
+    of the fitted slope is at most the envelope's slowest slope plus the tolerance (and, if the slope still
+    bends, the later half's slope too). Violated as in :func:`classify`: slower than the slowest member by
+    more than the tolerance with the 95% interval excluding it."""
+    slowest = envelope.slowest
+    short = f"95% CI [{fitted.ci_low:+.3f}, {fitted.ci_high:+.3f}] vs slowest term {slowest:+.3f}"
+    numbers = (f"fitted slope {fitted.slope:+.3f} ± {fitted.stderr:.3f}, 95% CI [{fitted.ci_low:+.3f}, "
+               f"{fitted.ci_high:+.3f}] over {fitted.window.text()}; slowest bound term {slowest:+.3f}")
+    if not math.isfinite(fitted.stderr):
+        return Finding(UNDECIDED, f"no uncertainty ({numbers})", short=f"{UNDECIDED}: {short}")
+    bending = settled is not None and settled.unsettled(tolerance)
+    if bending:
+        late_slowest = settled.slowest[1] if settled.slowest is not None else slowest
+        late = settled.data[1]
+        numbers += (f"; still bending: {settled.data[0]:+.3f} then {late:+.3f} on the two halves split at t = "
+                    f"{settled.split_t:.3g}")
+        if fitted.ci_high <= slowest + tolerance and late <= late_slowest + tolerance:
+            return Finding(HOLDS, f"decays at least as fast as the slowest term, on both halves ({numbers})",
+                           short=f"{HOLDS}: {short}")
+        return Finding(UNDECIDED, f"the slope has not settled ({numbers}); run longer", short=f"{UNDECIDED}: {short}")
+    if fitted.ci_high <= slowest + tolerance:
+        return Finding(HOLDS, f"upper 95% limit {fitted.ci_high:+.3f} <= {slowest:+.3f} + {tolerance:g} ({numbers})",
+                       short=f"{HOLDS}: {short}")
+    if fitted.slope - slowest > tolerance and fitted.ci_low > slowest:
+        return Finding(VIOLATED, f"slower than the slowest term by {fitted.slope - slowest:.3f} > {tolerance:g}, "
+                                 f"the 95% interval excluding it ({numbers})", short=f"{VIOLATED}: {short}")
+    return Finding(UNDECIDED, f"the 95% interval reaches above {slowest:+.3f} + {tolerance:g} ({numbers})",
+                   short=f"{UNDECIDED}: {short}")
+
+
+def dominant_term(runs: Sequence[Run], window: Window, members: Sequence[np.ndarray], labels: Sequence[str],
+                  fitted: SlopeFit, envelope: Envelope, tolerance: float) -> Finding:
+    """(ii) Which of the bound's terms dominates over the window: the non-negative least-squares fit of the
+    gap on the terms (relative residuals, per run), each term's share of the fitted sum at the window's two
+    ends (mean over runs). A gap faster than every term by more than the tolerance follows none of them."""
+    from scipy.optimize import nnls
+
+    names = [f"C {label}" if label != "shape" else "the bound's shape" for label in labels]
+    own = ", ".join(f"{name} {slope:+.3f}" for name, slope in zip(names, envelope.members))
+    if fitted.ci_high < envelope.fastest - tolerance:
+        return Finding("none", f"the gap (slope {fitted.slope:+.3f}, 95% CI up to {fitted.ci_high:+.3f}) decays "
+                               f"faster than every term alone ({own}) over {window.text()}",
+                       short=f"none: faster than every term ({own})")
+    t_ref = np.asarray(runs[0].t, dtype=float)[window_mask(runs[0], window)]
+    shares_start, shares_end, misfits = [], [], []
+    for run in runs:
+        mask = window_mask(run, window)
+        t = np.asarray(run.t, dtype=float)[mask]
+        gap = np.asarray(run.gap, dtype=float)[mask]
+        # the members were evaluated on the first run's checkpoints; others share them unless their floor differs
+        columns = np.array([np.interp(np.log(t), np.log(t_ref), np.log(m)) for m in members])
+        design = np.exp(columns).T / gap[:, None]
+        coefficients, _ = nnls(design, np.ones(len(gap)))
+        fitted_terms = np.exp(columns).T * coefficients[None, :]
+        total = fitted_terms.sum(axis=1)
+        if not np.all(total > 0):
+            continue
+        shares_start.append(fitted_terms[0] / total[0])
+        shares_end.append(fitted_terms[-1] / total[-1])
+        misfits.append(float(np.sqrt(np.mean((total / gap - 1.0) ** 2))))
+    if not shares_start:
+        return Finding(UNDECIDED, "no non-negative combination of the terms fits the gap",
+                       short="undecided: no non-negative fit")
+    start, end = np.mean(shares_start, axis=0), np.mean(shares_end, axis=0)
+    lead = int(np.argmax(start + end))
+    # terms whose slopes over the window agree within the tolerance have one shape there (e.g. 1/S_1 and
+    # S_2/S_1 once S_2 converges, a > 1/2): the fit's split between them is arbitrary, so they are named together
+    alike = [m for m, slope in enumerate(envelope.members) if abs(slope - envelope.members[lead]) <= tolerance]
+    name = " ~ ".join(names[m] for m in alike)
+    share_start, share_end = float(start[alike].sum()), float(end[alike].sum())
+    split = "; ".join(f"{n} {100 * s:.0f}% -> {100 * e:.0f}%" for n, s, e in zip(names, start, end))
+    misfit = max(misfits)
+    text = (f"{name} ({split} of the fitted sum from t = {window.t0:.3g} to {window.t1:.3g}; "
+            f"non-negative fit of the gap on the terms, relative misfit {100 * misfit:.1f}%; "
+            f"each term alone has slope {own})")
+    if len(alike) > 1:
+        text += f"; {' and '.join(names[m] for m in alike)} have the same slope within {tolerance:g} here"
+    if misfit > MAX_TERM_MISFIT:
+        return Finding("none", f"no non-negative combination of the terms follows the gap (misfit "
+                               f"{100 * misfit:.0f}% > {100 * MAX_TERM_MISFIT:.0f}%): {text}",
+                       short=f"none fits (misfit {100 * misfit:.0f}%)")
+    return Finding(name, text, short=f"{name} ({100 * share_start:.0f}% -> {100 * share_end:.0f}% of the fitted sum)")
+
+
+def stated_rate_finding(fitted: SlopeFit, log_power: Optional[SlopeFit], stated: StatedRate, tolerance: float,
+                        settled: Optional[Settling] = None) -> Finding:
+    """(iii) Is the paper's stated O(.) attained over the window? Attained: the fitted slope is within the
+    tolerance of the slope of the term carrying the stated order (:class:`StatedRate`; error below the
+    tolerance, settled) and the fitted log power within :data:`LOG_POWER_TOLERANCE` of that term's (error below
+    it too). Not attained: the slope's 95% interval lies outside that band, or the log power's outside its band.
+    Never inferred from (i): a gap inside the bound's slope envelope may still decay faster than stated."""
+    target = stated.local_slope
+    slope_text = (f"slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} (95% CI [{fitted.ci_low:+.3f}, "
+                  f"{fitted.ci_high:+.3f}]) vs {stated.text()}")
+    k_text = ""
+    k_match = k_miss = None
+    if stated.log_power is not None and log_power is not None and math.isfinite(log_power.stderr):
+        k = stated.reference_log_power if stated.reference_log_power is not None else float(stated.log_power)
+        k_text = (f"; log power {log_power.slope:+.2f} ± {log_power.stderr:.2f} (95% CI [{log_power.ci_low:+.2f}, "
+                  f"{log_power.ci_high:+.2f}]) vs {k:+.2f}")
+        k_match = abs(log_power.slope - k) <= LOG_POWER_TOLERANCE and log_power.stderr <= LOG_POWER_TOLERANCE
+        k_miss = log_power.ci_low > k + LOG_POWER_TOLERANCE or log_power.ci_high < k - LOG_POWER_TOLERANCE
+    where = f"; {fitted.window.text()}"
+    short = f"slope {fitted.slope:+.3f} vs {target:+.3f}" + (
+        f", k {log_power.slope:+.2f} ± {log_power.stderr:.2f} vs {k:+.2f}" if k_text else "")
+    bending = settled is not None and settled.unsettled(tolerance)
+    faster = fitted.ci_high < target - tolerance
+    slower = fitted.ci_low > target + tolerance
+    if bending:
+        s1, s2 = settled.data
+        if max(s1, s2) < target - tolerance:
+            return Finding(NOT_ATTAINED, f"decays faster than stated on both halves of the window ({s1:+.3f}, "
+                                         f"{s2:+.3f}; {slope_text}){where}", faster=True,
+                           short=f"{NOT_ATTAINED} (faster on both halves of the window): {short}")
+        return Finding(UNDECIDED, f"the slope has not settled ({s1:+.3f} then {s2:+.3f} on the two halves; "
+                                  f"{slope_text}){where}; run longer",
+                       short=f"{UNDECIDED} (bending): {short}")
+    if faster or slower:
+        side = "faster" if faster else "slower"
+        return Finding(NOT_ATTAINED, f"decays {side} than stated: {slope_text}{k_text}{where}", faster=faster,
+                       short=f"{NOT_ATTAINED} ({side}): {short}")
+    if k_miss:
+        side = "faster" if log_power.slope < k else "slower"
+        return Finding(NOT_ATTAINED, f"the log power is not the stated one (decays {side} by a log factor): "
+                                     f"{slope_text}{k_text}{where}", faster=side == "faster",
+                       short=f"{NOT_ATTAINED} ({side}, log power): {short}")
+    precise = fitted.stderr <= tolerance and abs(fitted.slope - target) <= tolerance
+    if precise and (k_match or stated.log_power is None):
+        return Finding(ATTAINED, f"{slope_text}{k_text}{where}", short=f"{ATTAINED}: {short}")
+    if precise and log_power is None:
+        return Finding(ATTAINED, f"{slope_text} (log power not fitted){where}", short=f"{ATTAINED}: {short}")
+    return Finding(UNDECIDED, f"not separated from the stated rate: {slope_text}{k_text}{where}",
+                   short=f"{UNDECIDED}: {short}")
 
 
 # --------------------------------------------------------------------------------------------- verdict
@@ -607,6 +859,7 @@ class Verdict:
     envelope: Optional[Envelope] = None
     unit_local_slope: Optional[float] = None
     context: dict[str, Any] = field(default_factory=dict)
+    assessment: Optional[Assessment] = None
 
     @property
     def difference(self) -> Optional[float]:
@@ -621,7 +874,8 @@ class Verdict:
                 "unit_local_slope": self.unit_local_slope,
                 "envelope": self.envelope.to_json() if self.envelope else None,
                 "log_power": self.log_power.to_json() if self.log_power else None, "notes": list(self.notes),
-                "settling": self.settling.to_json() if self.settling else None, **self.context}
+                "settling": self.settling.to_json() if self.settling else None,
+                "assessment": self.assessment.to_json() if self.assessment else None, **self.context}
 
 
 def classify(fitted: SlopeFit, predicted_local: float, tolerance: float,
@@ -698,46 +952,117 @@ def bound_members(bound: BoundLike, t: np.ndarray) -> tuple[list[np.ndarray], tu
     return [np.asarray(bound.bound_shape(t), dtype=float)], ("shape",)
 
 
+def retarget(run: Run, target_margin: float, name: str = "gamma_eff") -> Run:
+    """The run with ``gap = target_margin - margin``: the quantity a theorem bounds when it measures the margin
+    against an effective margin (MINIBATCH Thm 4.1/4.3: ``gamma_eff - gamma(W_t)``) instead of ``gamma``.
+
+    The solver floor stays the max margin solver's (``solver_floor``): the margins are computed to that accuracy.
+    """
+    margin = np.asarray(run.margin, dtype=float)
+    gamma = {**run.gamma, "target": {"name": name, "value": float(target_margin)}}
+    return replace(run, gap=float(target_margin) - margin, gamma=gamma)
+
+
+def _targets(runs: Sequence[Run], target_margin: Any) -> list[float]:
+    if isinstance(target_margin, (int, float)):
+        return [float(target_margin)] * len(runs)
+    values = [float(v) for v in target_margin]
+    if len(values) != len(runs):
+        raise ValueError(f"target_margin has {len(values)} values for {len(runs)} runs")
+    return values
+
+
 def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = None,
           tolerance: float = DEFAULT_TOLERANCE, window: Optional[tuple[float, float]] = None,
           decades: float = DEFAULT_DECADES, samples: int = BOOTSTRAP_SAMPLES,
-          seed: int = BOOTSTRAP_SEED) -> Verdict:
-    """Window, fit and verdict for the runs (seeds) of one configuration against one bound.
+          seed: int = BOOTSTRAP_SEED, log_power: Optional[int] = None,
+          target_margin: Optional[float | Sequence[float]] = None, target_name: str = "gamma_eff") -> Verdict:
+    """Window, fit and the three findings (:class:`Assessment`) for the runs (seeds) of one configuration.
 
-    ``exponent`` is the bound's asymptotic exponent ``r``; when given, the log power is fitted as well.
-    ``window`` overrides the automatic choice (``--window``). ``tolerance`` must lie in (0, 1)
+    ``exponent`` and ``log_power`` are the stated rate ``O(t^-exponent (log t)^log_power)`` (the paper's
+    O(.)); ``log_power`` defaults to ``bound.rate.log_power`` when the bound has one, else 0. Without
+    ``exponent`` the stated rate is the bound's shape with unit constants and its log power is not checked.
+    ``target_margin`` (one number, or one per run) is the margin the theorem measures the gap to
+    (``gamma_eff`` of MINIBATCH Thm 4.1/4.3, named ``target_name``): the fitted quantity is then
+    ``target_margin - margin(W_t)`` instead of the recorded ``gamma - margin(W_t)``; ``None`` fits the recorded
+    gap. ``window`` overrides the automatic choice (``--window``). ``tolerance`` must lie in (0, 1)
     (``--tolerance``).
     """
     if not runs:
         raise ValueError("judge needs at least one run")
     if not (0 < tolerance < 1):
         raise InputError("tolerance", f"must be in (0, 1), got {tolerance:g}")
+    target_note = None
+    if target_margin is not None:
+        targets = _targets(runs, target_margin)
+        moved = [retarget(run, value, target_name) for run, value in zip(runs, targets)]
+        above = [run for run in moved if not (float(np.asarray(run.gap)[-1]) > 0)]
+        below = [run for run in moved if float(np.asarray(run.gap)[-1]) > 0]
+        if not below:
+            return _beyond_target(moved, target_name, tolerance)
+        if above:
+            target_note = (f"{len(above)} of {len(moved)} runs end with a margin above {target_name} (their "
+                           f"{target_name} - gamma(W_t) <= 0, below any bound); the fit uses the other {len(below)}")
+        runs = below
+    if exponent is not None and log_power is None:
+        rate = getattr(bound, "rate", None)
+        log_power = int(getattr(rate, "log_power", 0)) if rate is not None else 0
     win = judged_window(runs, window, decades)
     if win.problem is not None:
-        return Verdict("inconclusive", win.problem, tolerance, win)
+        undecided = Finding(UNDECIDED, win.problem, short=f"{UNDECIDED}: no window")
+        return Verdict("inconclusive", win.problem, tolerance, win, notes=[target_note] if target_note else [],
+                       assessment=Assessment(undecided, undecided, undecided))
     fitted = fit_slope(runs, win, samples, seed)
     t_window = np.asarray(runs[0].t, dtype=float)[window_mask(runs[0], win)]
     bound_values = np.asarray(bound.bound_shape(t_window), dtype=float)
     unit = _loglog_slope(t_window, bound_values)
     members, labels = bound_members(bound, t_window)
     envelope = slope_envelope(t_window, members, labels)
-    log_power = None
+    fitted_log_power = None
     if exponent is not None and np.all(t_window > 1) and len(t_window) >= 3:
-        log_power = fit_log_power(runs, win, exponent, samples, seed)
+        fitted_log_power = fit_log_power(runs, win, exponent, samples, seed)
+    notes = [target_note] if target_note else []
     frozen = frozen_gap(runs, win)
     if frozen is not None:
-        return Verdict("inconclusive", frozen, tolerance, win, fitted, envelope.slowest, log_power, [], None,
-                       envelope, unit)
+        undecided = Finding(UNDECIDED, frozen)
+        assessment = Assessment(undecided, Finding(UNDECIDED, "the gap has not moved"), undecided)
+        return Verdict("inconclusive", frozen, tolerance, win, fitted, envelope.slowest, fitted_log_power, notes,
+                       None, envelope, unit, assessment=assessment)
     settled = settling(runs, win, t_window, bound_values, members=members)
-    label, reason = classify(fitted, envelope.slowest, tolerance, settled, fastest=envelope.fastest)
-    notes = []
+    carrier = int(np.argmax(envelope.members))  # the slowest term sets the O(.) (its order is the stated rate)
+    stated = StatedRate.of(exponent, log_power, t_window, bound_values,
+                           members[carrier] if labels[carrier] != "shape" else None, labels[carrier])
+    holds = bound_finding(fitted, envelope, tolerance, settled)
+    dominant = dominant_term(runs, win, members, labels, fitted, envelope, tolerance)
+    attained = stated_rate_finding(fitted, fitted_log_power, stated, tolerance, settled)
+    assessment = Assessment(holds, dominant, attained)
+    label, reason = assessment.label()
     if win.source == "user" and (win.entry_t is None or win.t0 < win.entry_t):
         entry = "never observed" if win.entry_t is None else f"t = {win.entry_t:g}"
         notes.append(f"user window starts before the empirical separable, monotone-loss phase ({entry})")
     if win.source == "user" and win.t0 < MIN_WINDOW_START:
         notes.append(f"user window starts before t = {MIN_WINDOW_START:g}, where the bound's unknown constants can "
                      f"move its local slope by more than the tolerance (a 'violated' or 'tight' there is not firm)")
-    return Verdict(label, reason, tolerance, win, fitted, envelope.slowest, log_power, notes, settled, envelope, unit)
+    return Verdict(label, reason, tolerance, win, fitted, envelope.slowest, fitted_log_power, notes, settled,
+                   envelope, unit, assessment=assessment)
+
+
+def _beyond_target(runs: Sequence[Run], target_name: str, tolerance: float) -> Verdict:
+    """Every run ends with its margin above the target: the bounded quantity is negative, below any bound."""
+    crossings = []
+    for run in runs:
+        gap = np.asarray(run.gap, dtype=float)
+        positive = np.flatnonzero(gap > 0)
+        t = np.asarray(run.t)
+        crossings.append(int(t[positive[-1] + 1]) if len(positive) else int(t[0]))
+    value = runs[0].gamma["target"]["value"]
+    text = (f"the margin exceeds {target_name} = {value:.4g} from t = {max(crossings)} on in every run: "
+            f"{target_name} - gamma(W_t) < 0 there, below the bound for every choice of its constants")
+    holds = Finding(HOLDS, text)
+    assessment = Assessment(holds, Finding("none", "no positive gap to decompose"),
+                            Finding(NOT_ATTAINED, "the bounded quantity is negative: no rate to attain", faster=True))
+    window = Window(float("nan"), float("nan"), 0, "auto", None, 0.0, None, None)
+    return Verdict("loose", f"bound holds: {text}", tolerance, window, assessment=assessment)
 
 
 def judged_window(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,

@@ -55,7 +55,7 @@ import numpy as np
 
 from rates.measures import BIAS_KEY, MEASURED_NORMS
 from rates.theorems.per_sample import SOURCE, covers
-from rates.trajectory import Run
+from rates.trajectory import PER_SEED_KEYS, Run
 
 THEOREM = f"MINIBATCH {SOURCE.seed} {SOURCE.theorem}"
 STATUS = "given in words; M and the step directions rebuilt (docs/theory.md sec. 5)"
@@ -387,8 +387,6 @@ def _limit_text(limit) -> str:
 
 def fit_record(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,
                tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:
-    from rates.report import _PER_SEED_KEYS  # the one list of config keys that vary between seeds
-
-    config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
+    config = {k: v for k, v in runs[0].config.items() if k not in PER_SEED_KEYS}
     seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
     return PerSampleRecord(config, seeds, judge_runs(runs, tolerance, window), list(runs))

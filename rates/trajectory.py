@@ -36,6 +36,9 @@ from rates.io import write_text_atomic
 
 SCHEMA = "rates.trajectory/1"
 CHECKPOINT_ARRAYS = ("t", "gap", "margin", "log_loss", "norm")
+# Config keys that differ between seeds of one configuration (or say nothing about it): the one list that
+# groups runs into configurations (rates.report, rates.limit_direction).
+PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma", "data_facts")
 GAMMA_FIELDS = ("value", "norm", "solver", "accuracy")
 CONFIG_REQUIRED = ("algo", "norm", "a", "eta0", "steps")
 OPTIONAL_SERIES = ("margins", "margin_errors", "cosines")  # dicts of per-checkpoint arrays, absent in old files

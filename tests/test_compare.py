@@ -56,7 +56,7 @@ class PowerLog:
 
 def test_power_log_law_with_noise_is_tight_against_its_own_shape():
     run = synthetic_run(lambda t: 3 * t ** -0.4 * np.log(t + 1), noise=0.02)
-    verdict = judge([run], PowerLog(0.4, 1), exponent=0.4)
+    verdict = judge([run], PowerLog(0.4, 1), exponent=0.4, log_power=1)
     assert verdict.label == "tight"
     lo, hi = verdict.window.t0, verdict.window.t1
     assert hi == pytest.approx(1e6, rel=1e-6) and lo == pytest.approx(1e4, rel=0.2)  # last two decades

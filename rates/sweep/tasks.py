@@ -121,7 +121,8 @@ def _unwrap(result: Any) -> Trajectory:
 
 def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers: Optional[int] = None,
               progress: bool = False, on_result: Optional[Callable[[int, Trajectory], None]] = None,
-              limit: Optional[int] = None) -> list[Optional[Trajectory]]:
+              limit: Optional[int] = None,
+              on_failure: Optional[Callable[[int, str], None]] = None) -> list[Optional[Trajectory]]:
     """Run ``tasks``; return their Trajectories in task order (``None`` for tasks left out by ``limit``).
 
     ``executor``: ``"serial"`` (this process), ``"local"`` (an embedded Dask LocalCluster with ``workers``
@@ -130,6 +131,8 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     trajectory)`` is called in this process as each task finishes (completion order), before the next
     result is taken, so a caller can save it at once; ``limit`` stops after that many tasks have finished
     (the remaining ones are cancelled). ``progress`` shows a bar over tasks with ETA on a terminal.
+    ``on_failure(i, message)``, when given, receives a task's RatesError other than bad input (a solver that
+    could not certify, say) and the other tasks go on; without it the error is raised.
 
     A stable entry point: studies (``rates report``) and ``rates sweep`` both call it.
     """
@@ -139,7 +142,17 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     if wanted == 0:
         return results
 
-    def deliver(index: int, trajectory: Trajectory, advance: Callable[[], None]) -> None:
+    def deliver(index: int, outcome: Any, advance: Callable[[], None]) -> None:
+        try:
+            trajectory = _unwrap(outcome)
+        except InputError:
+            raise
+        except RatesError as err:
+            if on_failure is None:
+                raise
+            on_failure(index, str(err))
+            advance()
+            return
         results[index] = trajectory
         if on_result is not None:
             on_result(index, trajectory)
@@ -148,7 +161,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     with progress_bar(wanted, "tasks", progress_wanted(progress)) as advance:
         if isinstance(executor, str) and executor == "serial":
             for index in range(wanted):
-                deliver(index, execute_task(tasks[index]), advance)
+                deliver(index, _execute_remote(tasks[index]), advance)
             return results
         with _dask_client(executor, workers, len(tasks)) as client:
             from distributed import as_completed
@@ -163,7 +176,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
             completed = as_completed(list(futures))
             try:
                 for future in completed:
-                    deliver(futures[future], _unwrap(future.result()), advance)
+                    deliver(futures[future], future.result(), advance)
                     finished += 1
                     if finished >= wanted:
                         break

@@ -81,7 +81,8 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
         refuse_identical_replicates(specs, dataset.n, shuffles)
         if number == 0:
             budget.check(budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
-                                                     dataset.n, dataset.k, dataset.d, calls=len(data_seeds)))
+                                                     dataset.n, dataset.k, dataset.d, calls=len(data_seeds)),
+                         option="--data-seeds" if len(data_seeds) > 1 else "--seeds")
         trajectory = simulate(specs, dataset, steps, checkpoints=checkpoints, device=device,
                               progress=progress, engine=engine)
         for run in trajectory.runs:

@@ -96,8 +96,8 @@ def _teacher_outputs(X: np.ndarray, W: np.ndarray, u: np.ndarray) -> np.ndarray:
 def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000, d: int = 8,
                     teacher_width: int = 8, active: int = 3) -> Dataset:
     """FLAVORS eq. 14 with a sparse teacher; one teacher and one sample per seed."""
-    if n_train <= 0:
-        raise InputError("n_train", f"must be a positive integer, got {n_train}")
+    if n_train < 2:  # one point has one label: no binary sample, whatever the teacher
+        raise InputError("n_train", f"must be an integer >= 2 (a sample with both labels), got {n_train}")
     if n_test <= 0:
         raise InputError("n_test", f"must be a positive integer, got {n_test}")
     if d <= 0:

@@ -122,7 +122,7 @@ def run_sweep(grid_path: str | os.PathLike, out_dir: str | os.PathLike, converte
 
             limit = None if max_tasks is None else max(0, int(max_tasks))
             run_tasks([task for task, _ in planned], executor, workers=workers, progress=progress, on_result=save,
-                      limit=limit, on_failure=fail)
+                      limit=limit, on_failure=fail, estimate=False)
             ran = len(planned) if limit is None else min(limit, len(planned))
             outcome = SweepOutcome(len(configurations), len(configurations) - len(pending), ran,
                                    len(planned) - ran, time.perf_counter() - started)

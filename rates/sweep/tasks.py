@@ -122,7 +122,8 @@ def _unwrap(result: Any) -> Trajectory:
 def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers: Optional[int] = None,
               progress: bool = False, on_result: Optional[Callable[[int, Trajectory], None]] = None,
               limit: Optional[int] = None,
-              on_failure: Optional[Callable[[int, str], None]] = None) -> list[Optional[Trajectory]]:
+              on_failure: Optional[Callable[[int, str], None]] = None,
+              estimate: bool = True) -> list[Optional[Trajectory]]:
     """Run ``tasks``; return their Trajectories in task order (``None`` for tasks left out by ``limit``).
 
     ``executor``: ``"serial"`` (this process), ``"local"`` (an embedded Dask LocalCluster with ``workers``
@@ -141,6 +142,8 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     wanted = len(tasks) if limit is None else max(0, min(int(limit), len(tasks)))
     if wanted == 0:
         return results
+    if estimate:  # a caller that estimated already (rates sweep, before writing anything) says so
+        check_budget(tasks[:wanted], workers if executor == "local" else 1)
 
     def deliver(index: int, outcome: Any, advance: Callable[[], None]) -> None:
         try:
@@ -183,6 +186,29 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
             finally:
                 client.cancel([f for f in futures if not f.done()])
     return results
+
+
+def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> None:
+    """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
+    before the first step. The data's size is read from one draw per data spec."""
+    from rates import budget
+    from rates.data import parse_data
+
+    shapes: dict[str, tuple[int, int, int]] = {}
+    seconds, peak, runs = 0.0, 0, 0
+    for task in tasks:
+        if task.data not in shapes:
+            data = parse_data(task.data, seed=task.data_seed)
+            shapes[task.data] = (data.n, data.k, data.d)
+        one = budget.estimate_linear_runs(len(task.specs), task.steps, task.checkpoints, *shapes[task.data])
+        seconds += one.seconds
+        peak = max(peak, one.bytes)
+        runs += len(task.specs)
+    parallel = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
+    draws = {task.data_seed for task in tasks}
+    option = "--data-seeds" if len(draws) > 1 else "--seeds"
+    budget.check(budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks)), option=option,
+                 advice="ask for fewer seeds, data draws or steps")
 
 
 class _dask_client:

@@ -84,7 +84,6 @@ def run_sweep(grid_path: str | os.PathLike, out_dir: str | os.PathLike, converte
     check_budget(configurations, workers)
     SweepStore.check_target(out_dir)
     created = _new_files(Path(out_dir))
-    saved = False
     try:
         with SweepStore(out_dir) as store:
             store.accept_grid(grid_digest(configurations), columns, str(grid_path), len(configurations), merge)
@@ -104,21 +103,16 @@ def run_sweep(grid_path: str | os.PathLike, out_dir: str | os.PathLike, converte
             described = {c.key: c.describe() for c in configurations}
 
             def save(index: int, trajectory) -> None:
-                nonlocal saved
                 task, keys = planned[index]
                 good, bad = _split_diverged(trajectory, keys)
                 if good:
                     kept = [run for run, key in zip(trajectory.runs, keys) if key in good]
                     store.save_task(task.key, type(trajectory)(kept, trajectory.meta), good)
-                    saved = True
                 if bad:
                     store.record_failures({key: (described[key], message) for key, message in bad.items()})
-                    saved = True
 
             def fail(index: int, message: str) -> None:
-                nonlocal saved
                 store.record_failures({key: (described[key], message) for key in planned[index][1]})
-                saved = True
 
             limit = None if max_tasks is None else max(0, int(max_tasks))
             run_tasks([task for task, _ in planned], executor, workers=workers, progress=progress, on_result=save,
@@ -132,7 +126,7 @@ def run_sweep(grid_path: str | os.PathLike, out_dir: str | os.PathLike, converte
                 outcome.records, outcome.written = _fit_and_write(store, Path(out_dir), figures, started, order,
                                                                   outcome.failed)
     except BaseException:
-        if not saved:
+        if created and not _has_results(Path(out_dir)):
             _remove(created)  # a sweep refused or stopped before its first result leaves nothing behind
         raise
     return outcome
@@ -144,6 +138,12 @@ def _new_files(out_dir: Path) -> list[Path]:
 
     paths = [out_dir / name for name in (MANIFEST, LOCK, INDEX)] + [out_dir]
     return [path for path in paths if not path.exists()]
+
+
+def _has_results(out_dir: Path) -> bool:
+    from rates.sweep.store import FAILED, TRAJECTORIES
+
+    return (out_dir / TRAJECTORIES).exists() or (out_dir / FAILED).exists()
 
 
 def _remove(paths: list[Path]) -> None:

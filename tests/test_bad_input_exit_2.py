@@ -123,3 +123,11 @@ def test_numpy_overflow_warnings_do_not_reach_the_user(tmp_path):
     code, _, err = invoke(["run", "--algo", "signgd", "--a", "1", "--eta0", "1e308", "--steps", "50",
                            "--out", str(tmp_path / "r.json"), "--no-progress"])
     assert_refusal(code, err, "--eta0")
+
+
+def test_a_one_sided_teacher_sample_of_few_points_names_n_train():
+    """Two points of seed 3's teacher fall on one side: more points, not a wider teacher, is the remedy."""
+    code, _, err = invoke(["homogeneous", "--algo", "gd", "--n-train", "2", "--steps", "2", "--seeds", "5",
+                           "--device", "cpu", "--no-progress"])
+    assert_refusal(code, err, "--n-train")
+    assert "all training labels are equal" in err

@@ -206,7 +206,7 @@ def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> 
         runs += len(task.specs)
     parallel = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
     draws = {task.data_seed for task in tasks}
-    option = "--data-seeds" if len(draws) > 1 else "--seeds"
+    option = "data_seeds" if len(draws) > 1 else "seeds"
     budget.check(budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks)), option=option,
                  advice="ask for fewer seeds, data draws or steps")
 

@@ -30,6 +30,7 @@ try:  # Ctrl-C while typer/click load must not print a 36-line traceback either
     import tempfile
     import time
     import traceback
+    import warnings
 
     import click
     import typer
@@ -149,6 +150,10 @@ def _write_traceback() -> str:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; exit 0 on success, 1 when a check or verdict fails, 2 on bad input, 3 on an internal
     error, 130 when interrupted."""
+    # NumPy's floating-point warnings ("overflow encountered in multiply") are not for users: a run that
+    # overflows is reported as diverged, in one line, by the code that sees it
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            message="(overflow|invalid value|divide by zero|underflow) encountered")
     try:
         code = app(args=argv, standalone_mode=False)
     except _NO_ARGS as err:

@@ -30,6 +30,19 @@ if typing.TYPE_CHECKING:
     from rates.report import FitRecord
     from rates.trajectory import Run
 
+PLOT_LIMIT = 1e300  # the log axis pads its limits by a factor of 2: larger gaps overflow float64
+
+
+def _check_plottable(runs) -> None:
+    """Refuse, before drawing, gaps that no axis can hold (a hand-made file: no run produces them)."""
+    import numpy as np
+
+    largest = max((float(np.max(np.abs(run.gap))) for run in runs if len(run.gap)), default=0.0)
+    if largest > PLOT_LIMIT:
+        raise InputError("--plot", f"the margin gaps reach {largest:.3g}, beyond what a log axis can draw "
+                                   f"(<= {PLOT_LIMIT:g}); drop --plot to fit without a figure")
+
+
 def _plot_path(base: Path, slug: str, several: bool) -> Path:
     return base.with_name(f"{base.stem}_{slug}{base.suffix}") if several else base
 
@@ -198,6 +211,7 @@ def fit(**options) -> None:
     records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
+        _check_plottable(runs)
         for rec in records:
             if isinstance(rec, per_sample.PerSampleRecord):
                 print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)

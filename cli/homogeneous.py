@@ -57,7 +57,7 @@ def homogeneous(
     from rates.homogeneous.study import default_lr
     from rates.homogeneous.summary import history_table
     from rates.homogeneous.train import TrainConfig, pick_device, train
-    from rates.io import write_text_atomic
+    from rates.io import strict_json, write_text_atomic
     from rates.progress import progress_bar, wanted
 
     if algo not in ALGORITHMS:
@@ -84,6 +84,11 @@ def homogeneous(
 
     teacher = {"d": dim, "teacher_width": teacher_width, "active": teacher_active}
     dataset = load_dataset(data, seed_list, n_train=n_train, **({} if kind == "digits" else teacher))
+    from rates import budget
+
+    budget.check(budget.estimate_homogeneous(len(seed_list), width, depth, int(dataset.input_dim),
+                                             int(dataset.X_train.shape[-2]), steps), option="--width",
+                 advice="choose a smaller --width, --depth or --seeds")
     rule = ("width" if algo == "cd" else "fan-in") if init == "auto" else init
     net = relu_network(dataset.input_dim, [width] * depth, seed_list, init_scale, init=rule,
                        freeze_output=freeze_output, device=torch_device)
@@ -93,12 +98,15 @@ def homogeneous(
     caption = (f"{algo} (eta={rate:g}) on {dataset.name}, width {width}, depth {depth}"
                f"{', frozen output' if freeze_output else ''}, {loss} loss, alpha={init_scale:g}, {steps} steps, "
                f"subgradient {signal}")
+    if bool(history.diverged.all()):
+        raise InputError("--lr", f"every run diverged at eta = {rate:g} (the loss overflowed float64); choose a "
+                                 "smaller --lr")
     table = history_table(history, caption)
     if out is not None:
         record = history.to_dict()
         record["command"] = {"algo": algo, "data": data, "width": width, "depth": depth,
                              "freeze_output": freeze_output, "init_scale": init_scale, "init": rule, "seeds": seed_list}
-        write_text_atomic(out, json.dumps(record, indent=1) + "\n")
+        write_text_atomic(out, json.dumps(strict_json(record), indent=1, allow_nan=False) + "\n")
     print(table.render(fmt), end="")
 
 

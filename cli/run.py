@@ -96,7 +96,7 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
                         engine=engine),
                     steps)
                 estimate = dataclasses.replace(estimate, seconds=seconds)
-            budget.check(estimate)
+            budget.check(estimate, option="--data-seeds" if len(data_seeds) > 1 else "--seeds")
         datasets.append(dataset)
     specs = [make_spec(s) for s in shuffles]
     trajectory = simulate_draws(specs, datasets, steps, checkpoints=checkpoints, device=device, progress=progress,

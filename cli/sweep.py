@@ -60,6 +60,8 @@ def sweep(
     merge: bool = typer.Option(False, "--merge", help="accept a grid that differs from the one DIR was started "
                                "with and add its configurations to the sweep"),
     max_tasks: Optional[int] = typer.Option(None, "--max-tasks", help="stop after N tasks (rerun to resume)"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="run again the configurations that failed "
+                                      "(diverged or not certified) in an earlier run of this sweep"),
     runs_per_task: int = typer.Option(32, "--runs-per-task", help="at most this many runs in one engine call"),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write a figure per configuration"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="a progress bar over tasks (terminal only)"),
@@ -94,7 +96,9 @@ def sweep(
     converters, defaults = run_converters()
     outcome = run_sweep(grid, out, converters, defaults, executor=executor, workers=workers, merge=merge,
                         max_tasks=max_tasks, runs_per_task=runs_per_task, progress=progress, figures=figures,
-                        echo=typer.echo)
+                        retry_failed=retry_failed, echo=typer.echo)
+    for options, message in outcome.failed.values():
+        typer.echo(f"failed: {options}: {message}", err=True)
     if not outcome.complete:
         typer.echo(f"stopped after {outcome.tasks_run} tasks ({outcome.tasks_left} left) in {outcome.seconds:.1f} s; "
                    "rerun the same command to resume")

@@ -31,6 +31,8 @@ def tightness(
 
     if budget < 1:
         raise InputError("--budget", f"must be an integer >= 1, got {budget}")
+    if seed < 0:
+        raise InputError("--seed", f"must be an integer >= 0 (a numpy seed), got {seed}")
 
     def progress(evaluation, candidate, best):
         if not as_json:
@@ -39,7 +41,14 @@ def tightness(
             print(f"  run {evaluation + 1}/{budget}: {found}; worst so far "
                   f"{'-' if best is None else f'{best.exponent:.3f}'}", file=sys.stderr)
 
-    result = search_worst_rate(algo, a, budget=budget, seed=seed, steps=steps, progress=progress)
+    try:
+        result = search_worst_rate(algo, a, budget=budget, seed=seed, steps=steps, progress=progress)
+    except InputError as err:
+        if err.option in _OPTIONS:
+            raise
+        # e.g. nsd's --norm: an option of rates run that this command does not have
+        raise InputError("--algo", f"{algo}: {err.message}; rates tightness has no {err.option}: choose an "
+                                   "algorithm with its own norm (signgd, ngd, spectral-gd, ...)") from None
     if as_json:
         print(json.dumps(result.to_json(), indent=1))
         return
@@ -67,6 +76,9 @@ def _source(algo: str, a: str) -> str:
 
     config = resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False)
     return prediction_source(predict(config, parse_exponent(a)))
+
+
+_OPTIONS = ("--algo", "--a", "--budget", "--seed", "--steps")
 
 
 def register(app: typer.Typer) -> None:

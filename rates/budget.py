@@ -72,12 +72,13 @@ def estimate_linear_runs(runs: int, steps: int, checkpoints: int, n: int, k: int
     return Estimate(BASE_BYTES + runs * per_run, seconds, runs, steps)
 
 
-def check(estimate: Estimate, option: str = "seeds", available: Optional[int] = None) -> None:
+def check(estimate: Estimate, option: str = "seeds", available: Optional[int] = None,
+          advice: str = "ask for fewer runs, steps or checkpoints") -> None:
     """Refuse (exit 2, naming ``option``) a request that would not fit in memory; announce one over an hour."""
     free = available_memory() if available is None else available
     if free is not None and estimate.bytes > MEMORY_SHARE * free:
         raise InputError(option, f"{estimate.text()}, more than {MEMORY_SHARE:.0%} of the {free / 2**30:.1f} GiB "
-                                 f"available; ask for fewer runs, steps or checkpoints")
+                                 f"available; {advice}")
     if estimate.seconds > ANNOUNCE_SECONDS:
         print(f"rates: note: this request is estimated at {estimate.text()} (rough; Ctrl-C stops it)",
               file=sys.stderr)
@@ -109,3 +110,49 @@ def measured_seconds(run_steps, steps: int, calls: int = 1) -> float:
             return calls * (rate * steps + current - rate * probe)
     return calls * previous * steps / probe  # too short to measure a difference: scale the whole probe
 
+# The max-margin programs (rates.margins): the sparse constraint matrix has 2 d nonzeros in each of its
+# n (k - 1) rows; the LPs add an identity block of k d entries and HiGHS keeps a few copies (presolve, the
+# scaled matrix, its transpose), ~12 bytes per nonzero each. Measured (k = 3, n = 60, max norm, whole
+# `rates run`): d = 2000 peaked at 0.50 GB, d = 20000 at 2.1 GB with the interior-point dual.
+LP_COPIES = 24
+# cvxpy's canonicalisation and Clarabel's KKT system hold the constraint data several times over
+CONIC_COPIES = 60
+# the spectral / nuclear norms' semidefinite cone is a dense (k + d)^2 matrix, factored by Clarabel
+SDP_DENSE_COPIES = 6
+
+
+def estimate_max_margin_bytes(n: int, k: int, d: int, semidefinite: bool, conic: bool) -> int:
+    """Peak bytes of one max-margin solve of data (n, d) with k classes, beside the interpreter."""
+    nonzeros = 2 * d * n * (k - 1) + k * d
+    bytes_ = (CONIC_COPIES if conic else LP_COPIES) * 12 * nonzeros
+    if semidefinite:
+        bytes_ += SDP_DENSE_COPIES * 8 * (k + d) ** 2
+    return int(BASE_BYTES + bytes_)
+
+
+def check_max_margin(n: int, k: int, d: int, norm_name: str, semidefinite: bool, conic: bool,
+                     available: Optional[int] = None) -> None:
+    """Refuse (exit 2, ``--data``) a max-margin program that would not fit in the memory available now."""
+    need = estimate_max_margin_bytes(n, k, d, semidefinite, conic)
+    free = available_memory() if available is None else available
+    if free is not None and need > MEMORY_SHARE * free:
+        raise InputError("data", f"the {norm_name} max-margin program of n = {n}, k = {k}, d = {d} needs about "
+                                 f"{need / 2**30:.1f} GiB, more than {MEMORY_SHARE:.0%} of the {free / 2**30:.1f} GiB "
+                                 "available; reduce d (e.g. a projection or PCA of the features) or n"
+                                 + ("" if not conic else ", or use a norm solved as an LP (max, sum)"))
+
+
+# Homogeneous ReLU nets (rates homogeneous): the parameters of all seeds, trained together, with ~20 copies
+# (gradients, optimiser state, the two-point estimate's perturbed copy, float64), plus the activations of
+# every layer for the training points; ~5 multiply-adds per weight, training point and step at ~1 GFLOP/s.
+NET_COPIES = 20
+NET_FLOPS_PER_SECOND = 1e9
+
+
+def estimate_homogeneous(seeds: int, width: int, depth: int, dim: int, n_train: int, steps: int) -> Estimate:
+    """Peak memory and time of training ``seeds`` nets of ``depth`` hidden layers of ``width`` on ``n_train``
+    points of dimension ``dim``."""
+    weights = width * dim + (depth - 1) * width * width + width
+    bytes_ = BASE_BYTES + seeds * 8 * (NET_COPIES * weights + 4 * n_train * width * depth)
+    seconds = steps * seeds * 5.0 * weights * n_train / NET_FLOPS_PER_SECOND
+    return Estimate(int(bytes_), seconds, seeds, steps)

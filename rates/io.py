@@ -22,7 +22,7 @@ from typing import Iterator
 
 from rates.errors import InputError
 
-OUTPUT = "output"  # option name used when a library caller does not say which option a path came from
+OUTPUT = "out"  # a library caller that does not say which option a path came from: every command names it --out
 
 
 def _kind(mode: int) -> str:
@@ -131,3 +131,17 @@ def write_text_atomic(path: str | os.PathLike, text: str, option: str = OUTPUT) 
     with atomic_path(path, option) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def strict_json(value):
+    """``value`` with every non-finite float replaced by ``None`` (JSON's null): ``json.dumps`` would write
+    ``NaN`` / ``-Infinity``, which no JSON parser but Python's reads."""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    return value

@@ -15,7 +15,9 @@ independently of the solvers' own tolerances.
 
 Algorithm: the primal and the dual are solved as two separate programs -- LPs with HiGHS (dual simplex for
 the primal, interior point with crossover for the dual) for the max-/sum-norm; conic programs with cvxpy +
-Clarabel (tolerances 1e-13) for Frobenius, spectral, nuclear and entry-wise l_p. Every candidate ``W`` and
+Clarabel (tolerances 1e-13) for Frobenius, spectral, nuclear and entry-wise l_p. The constraint matrix and the
+LPs are sparse (2d nonzeros per constraint row), and a wide LP (k d > 3000) skips its separate dual once the
+primal's multipliers certify the bracket (:func:`_full_round`). Every candidate ``W`` and
 every candidate ``lambda`` is scored exactly; the best of each gives ``gamma`` and ``upper``. Polishing:
 
 * Frobenius: the active-set KKT system ``W = sum_S mu_s A_s``, ``<W, A_s> = 1`` solved by linear algebra
@@ -26,6 +28,10 @@ every candidate ``lambda`` is scored exactly; the best of each gives ``gamma`` a
 
 Measured (38 random Gaussian problems, k <= 5, d <= 10, n <= 70, plus the presets): worst certified
 bracket max/sum ~1e-13, Frobenius 2e-11, spectral 1.1e-10, nuclear 3e-11, lp:1.5/3/4 2e-11.
+
+When neither program finds a positive margin, a scale-free feasibility LP (``M w >= 1`` on the equilibrated
+matrix) decides separability: only infeasibility is reported as "not separable"; a separable problem whose
+bounds do not meet is reported as not certified, with both bounds (never as non-separable).
 
 Guarantee: ``gamma`` is the achieved margin of ``W`` (``||W|| = 1``), a certified lower bound, and
 ``(upper - gamma) / gamma`` is a certified relative accuracy; :func:`max_margin` raises
@@ -44,10 +50,11 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol, Union
 
 import numpy as np
+from scipy import sparse
 
 from rates.errors import InputError, NotSeparableError, SolverError
 from rates.lazy import lazy_module
-from rates.norms import Norm, parse_norm
+from rates.norms import Norm, SchattenNorm, parse_norm
 
 torch = lazy_module("torch", globals())  # a max margin read from the cache (a warm `rates run`) needs no torch
 
@@ -66,6 +73,7 @@ NormLike = Union[str, Norm]
 TARGET_ACCURACY = 1e-9  # docs/theory.md section 7: gamma to <= 1e-9 relative
 POLISH_GOAL = 1e-11  # cheap active-set polishing continues until here, retries with other settings stop at target
 TOLERANCE_FAIL = 1e-7  # beyond this the bracket is not trusted at all and the solve fails loudly
+WIDE_LP_UNKNOWNS = 3000  # above this many entries of W, an LP's separate dual solve is skipped once certified
 NOT_SEPARABLE = 1e-9  # a dual certificate this small (data scaled to unit max entry) means gamma = 0
 
 
@@ -131,22 +139,30 @@ def _check_supported(norm: Norm) -> None:
         )
 
 
-def constraint_matrix(H: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
-    """Rows ``vec(A_ic)`` (row-major vec of the k x d matrix) for every i and c != y_i: shape (n(k-1), k d)."""
+def constraint_matrix(H: np.ndarray, y: np.ndarray, k: int) -> sparse.csr_array:
+    """Rows ``vec(A_ic)`` (row-major vec of the k x d matrix) for every i and c != y_i: shape (n(k-1), k d).
+
+    Sparse: a row holds ``h_i`` in block ``y_i`` and ``-h_i`` in block ``c``, so 2d of its kd entries; a dense
+    matrix would cost k/2 times more, and the LPs built on it (identity blocks of size kd) (kd)^2.
+    """
     n, d = H.shape
     rows_i = np.repeat(np.arange(n), k)
     rows_c = np.tile(np.arange(k), n)
     keep = rows_c != y[rows_i]
     rows_i, rows_c = rows_i[keep], rows_c[keep]
-    M = np.zeros((rows_i.size, k, d))
-    M[np.arange(rows_i.size), y[rows_i], :] = H[rows_i]
-    M[np.arange(rows_i.size), rows_c, :] -= H[rows_i]
-    return M.reshape(rows_i.size, k * d)
+    m = rows_i.size
+    features = np.arange(d)
+    row_index = np.repeat(np.arange(m), 2 * d)
+    columns = np.concatenate([y[rows_i][:, None] * d + features, rows_c[:, None] * d + features], axis=1)
+    values = np.concatenate([H[rows_i], -H[rows_i]], axis=1)
+    M = sparse.csr_array((values.reshape(-1), (row_index, columns.reshape(-1))), shape=(m, k * d))
+    M.eliminate_zeros()
+    return M
 
 
 @dataclass
 class _Problem:
-    M: np.ndarray  # (m, k d) constraint rows, data scaled by 1/scale
+    M: sparse.csr_array  # (m, k d) constraint rows, data scaled by 1/scale
     k: int
     d: int
     norm: Norm
@@ -183,22 +199,48 @@ def _lp_primal(problem: _Problem, options: dict) -> tuple[np.ndarray, np.ndarray
     if math.isinf(problem.norm.p):
         c = np.zeros(D + 1)
         c[-1] = -1.0
-        A_ub = np.hstack([-problem.M, np.ones((m, 1))])
-        bounds = [(-1.0, 1.0)] * D + [(None, None)]
+        A_ub = sparse.hstack([-problem.M, sparse.csr_array(np.ones((m, 1)))], format="csc")
+        bounds = np.array([(-1.0, 1.0)] * D + [(-np.inf, np.inf)])
         res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), bounds=bounds, method="highs-ds")
         _require(res, "highs-ds primal LP")
         return res.x[:D].reshape(problem.k, problem.d), -res.ineqlin.marginals
     c = np.zeros(2 * D + 1)
     c[-1] = -1.0
-    A_ub = np.vstack([
-        np.hstack([-problem.M, problem.M, np.ones((m, 1))]),
-        np.hstack([np.ones((1, 2 * D)), np.zeros((1, 1))]),
-    ])
+    A_ub = sparse.vstack([
+        sparse.hstack([-problem.M, problem.M, sparse.csr_array(np.ones((m, 1)))]),
+        sparse.hstack([sparse.csr_array(np.ones((1, 2 * D))), sparse.csr_array(np.zeros((1, 1)))]),
+    ], format="csc")
     b_ub = np.concatenate([np.zeros(m), [1.0]])
     bounds = [(0.0, None)] * (2 * D) + [(None, None)]
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs-ds")
     _require(res, "highs-ds primal LP")
     return (res.x[:D] - res.x[D:2 * D]).reshape(problem.k, problem.d), -res.ineqlin.marginals[:m]
+
+
+def _column_scales(M) -> np.ndarray:
+    """Max absolute entry of each column of M (1 for an all-zero column)."""
+    scales = abs(sparse.csc_array(M)).max(axis=0).toarray().reshape(-1)
+    scales[~(scales > 0)] = 1.0
+    return scales
+
+
+def _lp_primal_equilibrated(problem: _Problem) -> tuple[np.ndarray, np.ndarray]:
+    """The max-norm primal in the variables ``v = s * w`` (s the column scales of M): the same LP with every
+    column of unit max entry and the box ``|v_l| <= s_l``, for data whose features differ by many orders of
+    magnitude (the plain LP then loses the small features below HiGHS's tolerances)."""
+    from scipy.optimize import linprog
+
+    scales = _column_scales(problem.M)
+    m, D = problem.M.shape
+    scaled = problem.M @ sparse.diags_array(1.0 / scales)
+    c = np.zeros(D + 1)
+    c[-1] = -1.0
+    A_ub = sparse.hstack([-scaled, sparse.csr_array(np.ones((m, 1)))], format="csc")
+    box = scales / scales.min()  # the LP is homogeneous: any positive multiple of the box has the same optimum
+    bounds = np.vstack([np.column_stack([-box, box]), [-np.inf, np.inf]])
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), bounds=bounds, method="highs-ds")
+    _require(res, "highs-ds primal LP (equilibrated columns)")
+    return (res.x[:D] / scales).reshape(problem.k, problem.d), -res.ineqlin.marginals
 
 
 def _lp_dual(problem: _Problem, options: dict) -> np.ndarray:
@@ -209,11 +251,13 @@ def _lp_dual(problem: _Problem, options: dict) -> np.ndarray:
     MT = problem.M.T
     if math.isinf(problem.norm.p):  # dual norm l1: min sum u, -u <= M^T lam <= u
         c = np.concatenate([np.zeros(m), np.ones(D)])
-        A_ub = np.vstack([np.hstack([MT, -np.eye(D)]), np.hstack([-MT, -np.eye(D)])])
+        identity = sparse.eye_array(D, format="csr")
+        A_ub = sparse.vstack([sparse.hstack([MT, -identity]), sparse.hstack([-MT, -identity])], format="csc")
         bounds = [(0.0, None)] * (m + D)
     else:  # dual norm l_inf: min s, -s <= M^T lam <= s
         c = np.concatenate([np.zeros(m), [1.0]])
-        A_ub = np.vstack([np.hstack([MT, -np.ones((D, 1))]), np.hstack([-MT, -np.ones((D, 1))])])
+        column = sparse.csr_array(-np.ones((D, 1)))
+        A_ub = sparse.vstack([sparse.hstack([MT, column]), sparse.hstack([-MT, column])], format="csc")
         bounds = [(0.0, None)] * (m + 1)
     A_eq = np.concatenate([np.ones(m), np.zeros(c.size - m)])[None, :]
     res = linprog(c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=[1.0], bounds=bounds,
@@ -291,7 +335,7 @@ def _frobenius_polish(problem: _Problem, lam: np.ndarray) -> tuple[np.ndarray, n
     for threshold in (1e-6, 1e-8, 1e-4, 1e-10):
         support = np.flatnonzero(lam > threshold * lam.max())
         A_S = problem.M[support]
-        mu, *_ = np.linalg.lstsq(A_S @ A_S.T, np.ones(support.size), rcond=None)
+        mu, *_ = np.linalg.lstsq((A_S @ A_S.T).toarray(), np.ones(support.size), rcond=None)
         W = A_S.T @ mu
         if np.all(mu >= -1e-12) and np.min(problem.M @ W) >= 1 - 1e-12:
             full = np.zeros_like(lam)
@@ -402,6 +446,7 @@ def _solve_or_load(H: np.ndarray, y: np.ndarray, k: int, norm: Norm, memory_key:
             return _decode(saved)
         except (KeyError, TypeError, ValueError):
             pass  # an entry of another layout: solve again and overwrite it
+    _check_memory(H.shape[0], k, H.shape[1], norm)
     try:
         result = _solve(H, y, k, norm)
     except NotSeparableError as err:
@@ -411,6 +456,14 @@ def _solve_or_load(H: np.ndarray, y: np.ndarray, k: int, norm: Norm, memory_key:
     if disk_key is not None:
         cache.store(DISK_KIND, disk_key, _encode(result))
     return result
+
+
+def _check_memory(n: int, k: int, d: int, norm: Norm) -> None:
+    """Refuse, before building it, a program the memory available now cannot hold (one line, exit 2)."""
+    from rates import budget
+
+    semidefinite = isinstance(norm, SchattenNorm) and not norm.is_frobenius
+    budget.check_max_margin(n, k, d, norm.name, semidefinite=semidefinite, conic=not norm.polyhedral)
 
 
 class _Pool:
@@ -442,13 +495,21 @@ class _Pool:
 
 
 def _full_round(problem: _Problem, primal, dual, options: dict, tag: str, pool: _Pool) -> None:
-    """Solve both formulations on all constraints; pool the solutions and the points derived from them."""
+    """Solve both formulations on all constraints; pool the solutions and the points derived from them.
+
+    On a wide LP (k d above :data:`WIDE_LP_UNKNOWNS`) the dual program is solved only when the primal's own
+    multipliers leave the bracket open: every lambda is scored exactly whichever solver produced it, so the
+    certificate stays sound, and the interior-point dual grows much faster than the simplex primal
+    (measured k = 3, n = 60: d = 6000 primal 2.7 s, dual 24 s; d = 20000 about 4 min for the dual).
+    """
     W_primal, lam_from_primal = primal(problem, options)
-    lam_dual = dual(problem, options)
     pool.add_W(f"primal{tag}", W_primal)
+    pool.add_lam(f"primal multipliers{tag}", lam_from_primal)
+    if problem.norm.polyhedral and problem.k * problem.d > WIDE_LP_UNKNOWNS and pool.certified(POLISH_GOAL):
+        return
+    lam_dual = dual(problem, options)
     pool.add_W(f"steepest(dual Z){tag}", problem.steepest_of_dual(lam_dual))
     pool.add_lam(f"dual{tag}", lam_dual)
-    pool.add_lam(f"primal multipliers{tag}", lam_from_primal)
     # norm-specific points of the optimal face (the spectral norm's polar factor on the positive singular values)
     Z_dual = (problem.M.T @ np.clip(lam_dual, 0.0, None)).reshape(problem.k, problem.d)
     for index, point in enumerate(problem.norm.face_points(Z_dual)):
@@ -496,6 +557,52 @@ def _active_set_rounds(problem: _Problem, primal, dual, options: dict, tag: str,
         rows = new_rows
 
 
+def _separating_witness(problem: _Problem) -> tuple[bool | None, np.ndarray | None]:
+    """Is there a W with every margin positive? ``(True, W)``, ``(False, None)`` or ``(None, None)`` (undecided).
+
+    Separable iff ``M w >= 1`` is feasible, a question unchanged by scaling the columns and rows of M, so it is
+    asked of M equilibrated to unit max entry per column and per row (HiGHS then sees no tiny entries). A
+    feasible point counts only if its margins on the unscaled constraints are positive in float64; infeasible
+    is HiGHS's verdict, so it only confirms a dual certificate that is already ~0.
+    """
+    from scipy.optimize import linprog
+
+    columns = _column_scales(problem.M)
+    scaled = sparse.csr_array(problem.M @ sparse.diags_array(1.0 / columns))
+    rows = abs(scaled).max(axis=1).toarray().reshape(-1)
+    rows[~(rows > 0)] = 1.0
+    scaled = sparse.diags_array(1.0 / rows) @ scaled
+    m, D = scaled.shape
+    res = linprog(np.zeros(D), A_ub=-sparse.csc_array(scaled), b_ub=-np.ones(m), bounds=(None, None),
+                  method="highs-ds")
+    if res.status == 2:
+        return False, None
+    if res.status != 0:
+        return None, None
+    W = np.asarray(res.x) / columns
+    if np.all(problem.M @ W > 0):
+        return True, W.reshape(problem.k, problem.d)
+    return None, None
+
+
+def _uncertified(norm: Norm, H: np.ndarray, lower: float, upper: float, separable: bool | None) -> str:
+    """The one-line reason a max margin could not be certified: the two bounds, and what the data look like."""
+    column_max = np.abs(H).max(axis=0)
+    used = column_max[column_max > 0]
+    spread = float(used.max() / used.min()) if used.size else 1.0
+    if separable:
+        state = "the data are separable (a W with every margin positive was found)"
+    elif separable is None:
+        state = "whether the data are separable could not be decided either"
+    else:
+        state = "the feasibility LP found no separating W, yet the dual bound is positive"
+    advice = (f"; feature scales span {spread:.2g}x (largest / smallest column max): rescale the features "
+              "(e.g. standardise the columns) and run again") if spread > 1e6 else ""
+    return (f"max margin in the {norm.name} norm could not be certified: {state}, but the primal lower bound "
+            f"{lower:.9g} and the dual upper bound {upper:.9g} disagree by more than {TOLERANCE_FAIL:g} relative"
+            + advice)
+
+
 def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
     n, d = H.shape
     # gamma is linear in the data: solve on data of unit max entry so solver tolerances are relative.
@@ -518,23 +625,34 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
             _active_set_rounds(problem, primal, dual, options, tag, pool)
             if pool.certified():
                 break
+    if is_lp and not pool.certified(POLISH_GOAL) and math.isinf(norm.p):
+        W_equilibrated, lam_equilibrated = _lp_primal_equilibrated(problem)
+        pool.add_W("primal (equilibrated columns)", W_equilibrated)
+        pool.add_lam("primal multipliers (equilibrated columns)", lam_equilibrated)
     best_W, lower, best_lam, upper = pool.best()
-
-    if not lower > 1e-12 and not upper > NOT_SEPARABLE:
+    separable: bool | None = True
+    if not lower > 1e-12:
+        # the margin programs found no positive margin: decide separability by a scale-free feasibility LP
+        # before calling the data non-separable (a feature a thousand million times larger than the others
+        # leaves the rest below the solvers' tolerances on data scaled to unit max entry)
+        separable, witness = _separating_witness(problem)
+        if witness is not None:
+            pool.add_W("separating witness (feasibility LP)", witness)
+            best_W, lower, best_lam, upper = pool.best()
+    if separable is False and not upper > NOT_SEPARABLE:
         raise NotSeparableError(
             "data",
             f"data are not linearly separable: the max margin in the {norm.name} norm is 0 "
-            f"(dual certificate {upper * scale:.2g}); need gamma > 0 (docs/theory.md section 1)",
+            f"(dual certificate {upper * scale:.2g}, and no W with all margins positive exists); need gamma > 0 "
+            "(docs/theory.md section 1)",
         )
-    if not lower > 0:
-        raise SolverError(f"max margin in {norm.name}: no feasible W with positive margin found "
-                          f"(dual bound {upper * scale:.3g})")
+    if not lower > 0 or (upper - lower) > TOLERANCE_FAIL * lower:
+        raise SolverError(_uncertified(norm, H, lower * scale, upper * scale, separable))
     accuracy = (upper - lower) / lower
     if -1e-12 < accuracy < 0:  # the two bounds cross only by rounding
         accuracy = 0.0
     if not (0.0 <= accuracy <= TOLERANCE_FAIL):
-        raise SolverError(f"max margin in {norm.name}: certified bracket [{lower * scale:.12g}, "
-                          f"{upper * scale:.12g}] is wider than {TOLERANCE_FAIL:g} relative")
+        raise SolverError(_uncertified(norm, H, lower * scale, upper * scale, separable))
 
     W = pool.W[best_W]
     W = W / float(norm.value(torch.as_tensor(W)))

@@ -211,8 +211,16 @@ def load(path: str | os.PathLike) -> Trajectory:
         text = p.read_text(encoding="utf-8")
     except OSError as err:
         raise InputError("from", f"cannot read {p}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise InputError("from", f"{p}: not UTF-8 text (byte {err.start}); a Trajectory is JSON") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError("from", f"{p}: not JSON ({err.msg} at line {err.lineno})") from None
-    return parse(data, str(p))
+    except RecursionError:
+        raise InputError("from", f"{p}: JSON nested deeper than any Trajectory (lists inside lists "
+                                 "thousands deep)") from None
+    try:
+        return parse(data, str(p))
+    except RecursionError:
+        raise InputError("from", f"{p}: JSON nested deeper than any Trajectory") from None

@@ -96,8 +96,8 @@ def _teacher_outputs(X: np.ndarray, W: np.ndarray, u: np.ndarray) -> np.ndarray:
 def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000, d: int = 8,
                     teacher_width: int = 8, active: int = 3) -> Dataset:
     """FLAVORS eq. 14 with a sparse teacher; one teacher and one sample per seed."""
-    if n_train <= 0:
-        raise InputError("n_train", f"must be a positive integer, got {n_train}")
+    if n_train < 2:  # one point has one label: no binary sample, whatever the teacher
+        raise InputError("n_train", f"must be an integer >= 2 (a sample with both labels), got {n_train}")
     if n_test <= 0:
         raise InputError("n_test", f"must be a positive integer, got {n_test}")
     if d <= 0:
@@ -116,8 +116,11 @@ def teacher_student(seeds: Sequence[int], n_train: int = 32, n_test: int = 2000,
         if unlabeled or np.unique(np.sign(f)).size < 2:
             detail = (f"{unlabeled} of {n_train} training points have f_teacher(x) = 0 (sgn 0: no label)"
                       if unlabeled else "all training labels are equal")
-            raise NotSeparableError("teacher_width", f"teacher sample (seed {seed}) is not a separable "
-                                    f"binary sample: {detail}; use a wider teacher (FLAVORS eq. 14)")
+            # few points all on one side say nothing about the teacher: name the option that fixes it
+            option = "n_train" if not unlabeled and n_train < 8 else "teacher_width"
+            raise NotSeparableError(option, f"teacher sample (seed {seed}) is not a separable binary sample: "
+                                    f"{detail}; use more training points (--n-train) or a wider teacher "
+                                    "(--teacher-width, FLAVORS eq. 14)")
         Xs.append(X)
         ys.append(np.sign(f))
         test = np.empty((0, d))

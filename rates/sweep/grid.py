@@ -77,6 +77,7 @@ class Configuration:
     checkpoints: int
     device: str
     recipe: Recipe
+    shape: tuple[int, int, int] = (1, 2, 1)  # the data's (n, k, d), for the budget estimate
 
     @property
     def key(self) -> str:
@@ -151,6 +152,7 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
                 else _convert(key, cell, converters, where)
             if key == "a":
                 value = str(_checked(lambda value=value: parse_exponent(value, "a"), key, cell, where))
+            value = _canonical_value(key, value)
             if value in converted:
                 raise InputError(GRID_OPTION, f"{where}: key {key!r} repeats the value {json.dumps(cell)}")
             converted.append(value)
@@ -161,6 +163,25 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
     for key in GRID_KEYS:
         columns.setdefault(key, [defaults.get(key)])
     return {key: columns[key] for key in GRID_KEYS}
+
+
+# options that rates run reads case-insensitively: one spelling per configuration, so that "SignGD" and
+# "signgd" are one configuration of one grid
+_CASELESS_KEYS = ("algo", "device", "polar", "norm")
+
+
+def _canonical_value(key: str, value: Any) -> Any:
+    """One spelling per value: lower case where rates run ignores case, and a data file as its absolute path
+    (``data.csv`` and ``/home/me/data.csv`` are the same data, wherever the sweep is started from)."""
+    if not isinstance(value, str):
+        return value
+    if key in _CASELESS_KEYS:
+        return value.strip().lower()
+    if key == "data":
+        path = Path(value).expanduser()
+        if path.suffix.lower() in (".npz", ".csv") and path.is_file():
+            return str(path.resolve())
+    return value
 
 
 def _convert(key: str, cell: Any, converters: Mapping[str, Converter], where: str) -> Any:
@@ -212,7 +233,8 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
         resolved = check(lambda spec=spec, data_key=data_key: resolve_spec(spec, datasets[data_key].n))
         configurations.append(Configuration(
             options=tuple(sorted(options.items())), spec=spec, data=options["data"], data_seed=options["seed"],
-            steps=steps, checkpoints=checkpoints, device=options["device"], recipe=resolved.recipe))
+            steps=steps, checkpoints=checkpoints, device=options["device"], recipe=resolved.recipe,
+            shape=(datasets[data_key].n, datasets[data_key].k, datasets[data_key].d)))
     return configurations
 
 

@@ -57,6 +57,7 @@ class SweepOutcome:
     seconds: float
     written: list[Path] = field(default_factory=list)
     records: list[Any] = field(default_factory=list)
+    failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (configuration, message)
 
     @property
     def complete(self) -> bool:
@@ -74,38 +75,121 @@ def prepare(grid_path: str | os.PathLike, converters: Mapping[str, Converter], d
 def run_sweep(grid_path: str | os.PathLike, out_dir: str | os.PathLike, converters: Mapping[str, Converter],
               defaults: Mapping[str, Any], executor: str = "local", workers: Optional[int] = None,
               merge: bool = False, max_tasks: Optional[int] = None, runs_per_task: int = 32,
-              progress: bool = False, figures: bool = True,
+              progress: bool = False, figures: bool = True, retry_failed: bool = False,
               echo: Callable[[str], None] = lambda line: None) -> SweepOutcome:
     """Run (or resume) the sweep of ``grid_path`` in ``out_dir``; see the module docstring."""
     started = time.perf_counter()
     columns, configurations = prepare(grid_path, converters, defaults,
                                       check_device=executor in ("serial", "local"))
+    check_budget(configurations, workers)
     SweepStore.check_target(out_dir)
-    with SweepStore(out_dir) as store:
-        store.accept_grid(grid_digest(configurations), columns, str(grid_path), len(configurations), merge)
-        done = store.done()
-        pending = [c for c in configurations if c.key not in done]
-        planned = plan_tasks(pending, runs_per_task)
-        echo(f"{len(configurations)} configurations: {len(configurations) - len(pending)} already done, "
-             f"{len(pending)} to run in {len(planned)} tasks ({executor})")
+    created = _new_files(Path(out_dir))
+    try:
+        with SweepStore(out_dir) as store:
+            store.accept_grid(grid_digest(configurations), columns, str(grid_path), len(configurations), merge)
+            done = store.done()
+            failed = store.failed()
+            if retry_failed:
+                store.forget_failures(set(failed))
+                failed = {}
+            for note in store.notes:
+                echo(f"note: {note}")
+            pending = [c for c in configurations if c.key not in done and c.key not in failed]
+            planned = plan_tasks(pending, runs_per_task)
+            skipped = sum(c.key in failed for c in configurations)
+            echo(f"{len(configurations)} configurations: {len(configurations) - len(pending) - skipped} already "
+                 f"done, {len(pending)} to run in {len(planned)} tasks ({executor})"
+                 + (f"; {skipped} failed before and are skipped (--retry-failed runs them again)" if skipped else ""))
+            described = {c.key: c.describe() for c in configurations}
 
-        def save(index: int, trajectory) -> None:
-            task, keys = planned[index]
-            store.save_task(task.key, trajectory, keys)
+            def save(index: int, trajectory) -> None:
+                task, keys = planned[index]
+                good, bad = _split_diverged(trajectory, keys)
+                if good:
+                    kept = [run for run, key in zip(trajectory.runs, keys) if key in good]
+                    store.save_task(task.key, type(trajectory)(kept, trajectory.meta), good)
+                if bad:
+                    store.record_failures({key: (described[key], message) for key, message in bad.items()})
 
-        limit = None if max_tasks is None else max(0, int(max_tasks))
-        run_tasks([task for task, _ in planned], executor, workers=workers, progress=progress, on_result=save,
-                  limit=limit)
-        ran = len(planned) if limit is None else min(limit, len(planned))
-        outcome = SweepOutcome(len(configurations), len(configurations) - len(pending), ran, len(planned) - ran,
-                               time.perf_counter() - started)
-        if outcome.complete:
-            order = {c.key: i for i, c in enumerate(configurations)}
-            outcome.records, outcome.written = _fit_and_write(store, Path(out_dir), figures, started, order)
+            def fail(index: int, message: str) -> None:
+                store.record_failures({key: (described[key], message) for key in planned[index][1]})
+
+            limit = None if max_tasks is None else max(0, int(max_tasks))
+            run_tasks([task for task, _ in planned], executor, workers=workers, progress=progress, on_result=save,
+                      limit=limit, on_failure=fail, estimate=False)
+            ran = len(planned) if limit is None else min(limit, len(planned))
+            outcome = SweepOutcome(len(configurations), len(configurations) - len(pending), ran,
+                                   len(planned) - ran, time.perf_counter() - started)
+            outcome.failed = store.failed()
+            if outcome.complete:
+                order = {c.key: i for i, c in enumerate(configurations)}
+                outcome.records, outcome.written = _fit_and_write(store, Path(out_dir), figures, started, order,
+                                                                  outcome.failed)
+    except BaseException:
+        if created and not _has_results(Path(out_dir)):
+            _remove(created)  # a sweep refused or stopped before its first result leaves nothing behind
+        raise
     return outcome
 
 
-def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: float, order: Mapping[str, int]):
+def _new_files(out_dir: Path) -> list[Path]:
+    """The paths a first run would create in ``out_dir`` that do not exist yet (deepest first)."""
+    from rates.sweep.store import INDEX, LOCK, MANIFEST
+
+    paths = [out_dir / name for name in (MANIFEST, LOCK, INDEX)] + [out_dir]
+    return [path for path in paths if not path.exists()]
+
+
+def _has_results(out_dir: Path) -> bool:
+    from rates.sweep.store import FAILED, TRAJECTORIES
+
+    return (out_dir / TRAJECTORIES).exists() or (out_dir / FAILED).exists()
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        try:
+            path.rmdir() if path.is_dir() else path.unlink()
+        except OSError:
+            pass
+
+
+def _split_diverged(trajectory, keys: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The keys of the runs that stayed finite, and key -> message for those that diverged."""
+    import numpy as np
+
+    good, bad = [], {}
+    for run, key in zip(trajectory.runs, keys):
+        finite = np.isfinite(run.gap) & np.isfinite(run.margin)
+        if finite.all():
+            good.append(key)
+        else:
+            first = int(np.argmax(~finite))
+            bad[key] = (f"the run diverged: margin gap {run.gap[first]} at t = {int(run.t[first])} (float64 "
+                        f"overflow); choose a smaller eta0")
+    return good, bad
+
+
+def check_budget(configurations, workers: Optional[int]) -> None:
+    """Refuse a grid that cannot fit in memory and announce one estimated over an hour (rates.budget)."""
+    from rates import budget
+
+    if not configurations:
+        return
+    total = max_bytes = 0.0
+    for c in configurations:
+        n, k, d = c.shape
+        one = budget.estimate_linear_runs(1, c.steps, c.checkpoints, n, k, d)
+        total += one.seconds
+        max_bytes = max(max_bytes, one.bytes)
+    parallel = max(1, min(int(workers or os.cpu_count() or 1), len(configurations)))
+    largest = max(configurations, key=lambda c: c.steps)
+    estimate = budget.Estimate(int(max_bytes), total / parallel, len(configurations), largest.steps)
+    budget.check(estimate, option="GRID")
+
+
+def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: float, order: Mapping[str, int],
+                   failed: Mapping[str, tuple[str, str]]):
     from rates.report import fit_group, group_runs, write_outputs
 
     manifest = store.manifest() or {}
@@ -122,10 +206,19 @@ def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: flo
     seeds_note = (f"Sweep of {len(runs)} runs ({len(records)} configurations; seeds {', '.join(map(str, seeds))} "
                   f"pooled per configuration, each seed a data draw and a reshuffling seed); steps "
                   f"{', '.join(map(str, steps))}; grids: {', '.join(g.get('source', '?') for g in grids.values())}.")
+    if failed:
+        shown = "; ".join(f"{options}: {message}" for options, message in list(failed.values())[:3])
+        more = f" and {len(failed) - 3} more (failed.jsonl)" if len(failed) > 3 else ""
+        seeds_note += (f" {len(failed)} configuration(s) failed and are not in the table: {shown}{more}; "
+                       "rerun with --retry-failed to run them again.")
     meta = {"command": "rates sweep", "grids": list(grids), "wall_s": time.perf_counter() - started}
     written = write_outputs(records, out_dir, seeds_note, caption="Sweep: predicted vs fitted margin-gap rates",
                             figures=figures, meta=meta, trajectories=False,
                             slug=lambda config: slugs[_config_id(config)], columns=varying)
+    current = {path.resolve() for path in written}
+    for stale in (out_dir / "figures").glob("*") if (out_dir / "figures").is_dir() else []:
+        if stale.is_file() and stale.resolve() not in current:  # a figure of an earlier table (before --merge)
+            stale.unlink()
     return records, written
 
 

@@ -4,18 +4,23 @@ Setting
     ``DIR/sweep.json`` records the grid digests this directory accepts (the first run's, plus any added
     with ``--merge``) and their normalised grids; ``DIR/trajectories/task-<key>.json`` holds one finished
     task (its ``meta.sweep.configurations`` lists the configuration key of each run, in run order);
-    ``DIR/index.jsonl`` lists finished tasks, one JSON line each, appended after the file is in place.
+    ``DIR/index.jsonl`` lists finished tasks, one JSON line each (with the file's sha256), appended after the
+    file is in place; ``DIR/failed.jsonl`` lists configurations whose run failed (diverged, or the engine
+    raised), with the message, so that they are reported instead of rerun on every resume.
 
 Guarantee
     The trajectory files are the truth: a file is written atomically (``rates.io``), so it is either
     complete or absent, and a configuration counts as done exactly when a complete file lists it. The
     index is rebuilt from the files a killed run left unindexed, and a line cut short by a kill is
-    ignored. Configurations already done are never planned again, so no configuration is run twice; an
-    exclusive lock on ``DIR/sweep.lock`` keeps a second sweep out of a directory in use.
+    ignored. A task file whose bytes no longer match its index line's sha256 (or that no longer parses) is
+    moved to ``DIR/damaged/`` and its configurations are run again. Configurations already done are never
+    planned again, so no configuration is run twice; an exclusive lock on ``DIR/sweep.lock``
+    keeps a second sweep out of a directory in use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -28,9 +33,15 @@ from rates.trajectory import Run, Trajectory, load, save
 SWEEP_SCHEMA = "rates.sweep/1"
 MANIFEST = "sweep.json"
 INDEX = "index.jsonl"
+FAILED = "failed.jsonl"
+DAMAGED = "damaged"
 LOCK = "sweep.lock"
 TRAJECTORIES = "trajectories"
 GRID_OPTION_NAME = "GRID"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class SweepStore:
@@ -39,6 +50,7 @@ class SweepStore:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
         self._lock_file = None
+        self.notes: list[str] = []  # what resuming had to repair (damaged files moved aside), for the user
 
     # ------------------------------------------------------------------------------------ lock
     def __enter__(self) -> SweepStore:
@@ -79,10 +91,16 @@ class SweepStore:
             return None
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
+        except (OSError, ValueError, RecursionError) as err:  # ValueError: bad JSON or bad UTF-8
             raise InputError("out", f"{path} is unreadable ({err}); remove it or use another --out") from None
         if not isinstance(data, dict) or data.get("schema") != SWEEP_SCHEMA:
             raise InputError("out", f"{path} is not a rates sweep manifest (schema {SWEEP_SCHEMA!r})")
+        grids = data.get("grids", {})
+        if not isinstance(grids, dict) or not all(isinstance(g, dict) and isinstance(g.get("grid", {}), dict)
+                                                  for g in grids.values()):
+            raise InputError("out", f"{path}: \"grids\" must map grid digests to grids, got "
+                             f"{json.dumps(grids, default=str)[:60]}; the file was edited by hand: restore or "
+                             "remove it")
         return data
 
     def accept_grid(self, digest: str, grid: dict[str, list[Any]], source: str, configurations: int,
@@ -118,16 +136,28 @@ class SweepStore:
         """Index lines by file name; a torn last line (a kill mid-append) is skipped."""
         entries: dict[str, dict[str, Any]] = {}
         path = self.root / INDEX
-        if not path.exists():
-            return entries
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in self._lines(path):
             try:
                 entry = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
-            if isinstance(entry, dict) and isinstance(entry.get("file"), str):
+            if (isinstance(entry, dict) and isinstance(entry.get("file"), str)
+                    and isinstance(entry.get("configurations"), list)
+                    and all(isinstance(key, str) for key in entry["configurations"])):
                 entries[entry["file"]] = entry
         return entries
+
+    def _lines(self, path: Path) -> list[str]:
+        """The lines of a JSON-lines file of the store; [] when absent; InputError when it cannot be one."""
+        if not path.exists():
+            return []
+        if not path.is_file():
+            raise InputError("out", f"{path} is not a file (it should be the sweep's JSON-lines record); "
+                             "move it away and rerun: the record is rebuilt from the task files")
+        try:
+            return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as err:
+            raise InputError("out", f"cannot read {path}: {err.strerror}") from None
 
     def done(self) -> dict[str, str]:
         """Configuration key -> the file that holds it, from the complete trajectory files on disk.
@@ -140,11 +170,15 @@ class SweepStore:
         for path in sorted(folder.glob("task-*.json")) if folder.is_dir() else []:
             name = f"{TRAJECTORIES}/{path.name}"
             entry = entries.get(name)
+            if entry is not None and not self._intact(path, entry):
+                self._move_damaged(path, "its bytes differ from the sha256 of its index line")
+                continue
             if entry is None:
                 keys = self._keys_in(path)
                 if keys is None:
+                    self._move_damaged(path, "it is not a complete sweep task file")
                     continue
-                entry = self._append_index(name, keys, {"recovered": True})
+                entry = self._append_index(name, keys, {"recovered": True, "sha256": _sha256(path)})
             for key in entry["configurations"]:
                 if key in found:
                     raise InputError("out", f"configuration {key} appears in both {found[key]} and {name}; "
@@ -152,13 +186,29 @@ class SweepStore:
                 found[key] = name
         return found
 
+    def _intact(self, path: Path, entry: dict[str, Any]) -> bool:
+        """The file is the one the index line was written for: its sha256, or (a line without one) it parses
+        and lists the same configurations."""
+        digest = entry.get("sha256")
+        if isinstance(digest, str):
+            return _sha256(path) == digest
+        return self._keys_in(path) == list(entry["configurations"])
+
+    def _move_damaged(self, path: Path, why: str) -> None:
+        target = self.root / DAMAGED / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
+        target.parent.mkdir(exist_ok=True)
+        os.replace(path, target)
+        self.notes.append(f"{path.relative_to(self.root)} was damaged ({why}); moved to "
+                          f"{target.relative_to(self.root)}, its configurations run again")
+
     @staticmethod
     def _keys_in(path: Path) -> Optional[list[str]]:
         try:
             trajectory = load(path)
-        except InputError:
+        except (InputError, RecursionError):
             return None
-        keys = trajectory.meta.get("sweep", {}).get("configurations")
+        sweep = trajectory.meta.get("sweep")
+        keys = sweep.get("configurations") if isinstance(sweep, dict) else None
         return keys if isinstance(keys, list) and len(keys) == len(trajectory.runs) else None
 
     def save_task(self, task_key: str, trajectory: Trajectory, configuration_keys: list[str]) -> Path:
@@ -166,8 +216,48 @@ class SweepStore:
         trajectory.meta["sweep"] = {"task": task_key, "configurations": list(configuration_keys)}
         path = save(trajectory, self.task_path(task_key))
         self._append_index(f"{TRAJECTORIES}/{path.name}", configuration_keys,
-                           {"task": task_key, "wall_s": trajectory.meta.get("wall_s")})
+                           {"task": task_key, "wall_s": trajectory.meta.get("wall_s"), "sha256": _sha256(path)})
         return path
+
+    # ------------------------------------------------------------------------------------ failed cells
+    def record_failures(self, failures: dict[str, tuple[str, str]]) -> None:
+        """Append ``key -> (configuration description, message)`` to ``failed.jsonl``."""
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(self.root / FAILED, "a", encoding="utf-8") as handle:
+            for key, (described, message) in failures.items():
+                handle.write(json.dumps({"configuration": key, "options": described, "message": message,
+                                         "failed": when}) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def failed(self) -> dict[str, tuple[str, str]]:
+        """Configuration key -> (description, message) of the failed configurations no task file holds."""
+        found: dict[str, tuple[str, str]] = {}
+        for line in self._lines(self.root / FAILED):
+            try:
+                entry = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("configuration"), str):
+                found[entry["configuration"]] = (str(entry.get("options", "")), str(entry.get("message", "")))
+        done = self.done()
+        return {key: value for key, value in found.items() if key not in done}
+
+    def forget_failures(self, keys: set[str]) -> None:
+        """Drop ``keys`` from ``failed.jsonl`` (they are about to be run again)."""
+        path = self.root / FAILED
+        kept = []
+        for line in self._lines(path):
+            try:
+                entry = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(entry, dict) and entry.get("configuration") not in keys:
+                kept.append(json.dumps(entry))
+        if path.exists():
+            from rates.io import write_text_atomic
+
+            write_text_atomic(path, "".join(line + "\n" for line in kept))
 
     def _append_index(self, name: str, keys: list[str], extra: dict[str, Any]) -> dict[str, Any]:
         entry = {"file": name, "configurations": list(keys), **extra,

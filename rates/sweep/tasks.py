@@ -121,7 +121,9 @@ def _unwrap(result: Any) -> Trajectory:
 
 def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers: Optional[int] = None,
               progress: bool = False, on_result: Optional[Callable[[int, Trajectory], None]] = None,
-              limit: Optional[int] = None) -> list[Optional[Trajectory]]:
+              limit: Optional[int] = None,
+              on_failure: Optional[Callable[[int, str], None]] = None,
+              estimate: bool = True) -> list[Optional[Trajectory]]:
     """Run ``tasks``; return their Trajectories in task order (``None`` for tasks left out by ``limit``).
 
     ``executor``: ``"serial"`` (this process), ``"local"`` (an embedded Dask LocalCluster with ``workers``
@@ -130,6 +132,8 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     trajectory)`` is called in this process as each task finishes (completion order), before the next
     result is taken, so a caller can save it at once; ``limit`` stops after that many tasks have finished
     (the remaining ones are cancelled). ``progress`` shows a bar over tasks with ETA on a terminal.
+    ``on_failure(i, message)``, when given, receives a task's RatesError other than bad input (a solver that
+    could not certify, say) and the other tasks go on; without it the error is raised.
 
     A stable entry point: studies (``rates report``) and ``rates sweep`` both call it.
     """
@@ -138,8 +142,20 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     wanted = len(tasks) if limit is None else max(0, min(int(limit), len(tasks)))
     if wanted == 0:
         return results
+    if estimate:  # a caller that estimated already (rates sweep, before writing anything) says so
+        check_budget(tasks[:wanted], workers if executor == "local" else 1)
 
-    def deliver(index: int, trajectory: Trajectory, advance: Callable[[], None]) -> None:
+    def deliver(index: int, outcome: Any, advance: Callable[[], None]) -> None:
+        try:
+            trajectory = _unwrap(outcome)
+        except InputError:
+            raise
+        except RatesError as err:
+            if on_failure is None:
+                raise
+            on_failure(index, str(err))
+            advance()
+            return
         results[index] = trajectory
         if on_result is not None:
             on_result(index, trajectory)
@@ -148,7 +164,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     with progress_bar(wanted, "tasks", progress_wanted(progress)) as advance:
         if isinstance(executor, str) and executor == "serial":
             for index in range(wanted):
-                deliver(index, execute_task(tasks[index]), advance)
+                deliver(index, _execute_remote(tasks[index]), advance)
             return results
         with _dask_client(executor, workers, len(tasks)) as client:
             from distributed import as_completed
@@ -163,13 +179,36 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
             completed = as_completed(list(futures))
             try:
                 for future in completed:
-                    deliver(futures[future], _unwrap(future.result()), advance)
+                    deliver(futures[future], future.result(), advance)
                     finished += 1
                     if finished >= wanted:
                         break
             finally:
                 client.cancel([f for f in futures if not f.done()])
     return results
+
+
+def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> None:
+    """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
+    before the first step. The data's size is read from one draw per data spec."""
+    from rates import budget
+    from rates.data import parse_data
+
+    shapes: dict[str, tuple[int, int, int]] = {}
+    seconds, peak, runs = 0.0, 0, 0
+    for task in tasks:
+        if task.data not in shapes:
+            data = parse_data(task.data, seed=task.data_seed)
+            shapes[task.data] = (data.n, data.k, data.d)
+        one = budget.estimate_linear_runs(len(task.specs), task.steps, task.checkpoints, *shapes[task.data])
+        seconds += one.seconds
+        peak = max(peak, one.bytes)
+        runs += len(task.specs)
+    parallel = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
+    draws = {task.data_seed for task in tasks}
+    option = "data_seeds" if len(draws) > 1 else "seeds"
+    budget.check(budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks)), option=option,
+                 advice="ask for fewer seeds, data draws or steps")
 
 
 class _dask_client:

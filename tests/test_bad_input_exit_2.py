@@ -3,26 +3,16 @@ command does not have: each is now one line, exit 2, naming the option to change
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 
 import pytest
+from cli_invoke import invoke
 
-from cli.app import main
 from rates import budget
 from rates.engine import RunSpec
 from rates.io import strict_json
 from rates.sweep.tasks import EngineTask, check_budget
-
-
-def invoke(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    code = exit_info.value.code
-    return (0 if code is None else code), out.getvalue(), err.getvalue()
 
 
 def assert_refusal(code: int, err: str, option: str) -> None:

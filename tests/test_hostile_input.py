@@ -8,8 +8,6 @@ per property (seconds); ``-m slow`` draws many more.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
@@ -21,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_invoke import invoke
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compare import synthetic_run
 
-from cli.app import main
 from rates import budget
 from rates.data import load_file
 from rates.errors import InputError
@@ -33,14 +31,6 @@ from rates.tables import latex_escape
 from rates.trajectory import Trajectory, parse, save
 
 CONTRACT = {0, 1, 2}  # what generated input may produce: 3 (internal error) would be a bug
-
-
-def invoke(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    code = exit_info.value.code
-    return (0 if code is None else code), out.getvalue(), err.getvalue()
 
 
 def assert_refusal(code: int, err: str, option: str) -> None:

@@ -7,8 +7,6 @@ separable verdict of an independent scale-free test (the same data with that fea
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -18,21 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_invoke import invoke
 
-from cli.app import main
 from rates import budget, margins
 from rates.data import gaussian
 from rates.errors import NotSeparableError, SolverError
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def invoke(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    code = exit_info.value.code
-    return (0 if code is None else code), out.getvalue(), err.getvalue()
 
 
 def wide_npz(path: Path, d: int, n: int = 60, k: int = 3) -> Path:

@@ -30,8 +30,8 @@ runs all separated; "no verdict" when only the means agree or no seed can be jud
 it); "not reproduced" when the means contradict it. Runs that diverged or never separated are counted and
 left out, never hidden. A failed criterion on values that still change by more than 10 % over the last
 decade of steps is "no verdict" (the paper's runs are far longer), and the Thm 3.4 rows, a limit statement,
-are never refuted by a finite run. ``--quick`` runs are too short to refute anything: a failed criterion
-there is "no verdict".
+are never refuted by a finite run. ``--quick`` runs are smoke runs, too short and too few to refute or
+confirm anything: every row there is "no verdict (smoke run)".
 """
 
 from __future__ import annotations

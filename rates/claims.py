@@ -37,6 +37,7 @@ REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NO_VERDICT = "no verdict"
 CLAIM_VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_VERDICT)
+SMOKE_VERDICT = "no verdict (smoke run)"
 # Comparator labels that confirm an upper-bound rate claim (the gap decays at least as fast as the bound).
 _CONFIRMING = ("tight", "loose")
 _REFUTING = ("violated",)
@@ -53,6 +54,11 @@ class Claim:
     verdict: str
     reason: str = ""
     values: Any = None  # machine-readable numbers behind ``measured`` (JSON)
+    smoke: bool = False  # judged on a smoke run (--quick): always 'no verdict', shown as SMOKE_VERDICT
+
+    @property
+    def shown_verdict(self) -> str:
+        return SMOKE_VERDICT if self.smoke else self.verdict
 
     def __post_init__(self) -> None:
         if self.verdict not in CLAIM_VERDICTS:
@@ -95,14 +101,17 @@ class ClaimsTable:
     label: str
     claims: list[Claim] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # Set for a shortened run (--quick): a failed criterion there shows the horizon, not the claim, so it
-    # becomes 'no verdict' with this text (e.g. "quick mode, 400 steps") and its reason kept.
+    # Set for a smoke run (--quick, e.g. "quick mode, 400 steps"): its horizons and seed counts can neither
+    # refute a claim (a failed criterion shows the horizon) nor confirm one (a criterion met at t <= 1000 says
+    # nothing of the late phase the papers describe), so every row becomes 'no verdict (smoke run)' with
+    # what the criterion gave kept in the reason.
     short_run: str = ""
 
     def add(self, claim: Claim) -> Claim:
-        if self.short_run and claim.verdict == NOT_REPRODUCED:
-            claim = replace(claim, verdict=NO_VERDICT,
-                            reason=f"{self.short_run} cannot refute it (the full mode decides): {claim.reason}")
+        if self.short_run:
+            outcome = claim.verdict + (f": {claim.reason}" if claim.reason else "")
+            claim = replace(claim, verdict=NO_VERDICT, smoke=True,
+                            reason=f"{self.short_run}; the full mode decides (the criterion gave {outcome})")
         self.claims.append(claim)
         return claim
 
@@ -115,7 +124,7 @@ class ClaimsTable:
         for i, c in enumerate(self.claims, 1):
             table.add(Cell(str(i), value=i), Cell(c.claim), Cell(c.source),
                       Cell(c.measured, value=c.values if c.values is not None else c.measured),
-                      Cell(c.criterion), Cell(c.verdict), Cell(c.reason or "-"))
+                      Cell(c.criterion), Cell(c.shown_verdict), Cell(c.reason or "-"))
         counts = self.counts()
         table.notes.append(", ".join(f"{counts[v]} {v}" for v in CLAIM_VERDICTS) + f" of {len(self.claims)} claims.")
         table.notes.extend(self.notes)

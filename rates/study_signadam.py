@@ -9,16 +9,21 @@ Setting (SIGNADAM)
       consistent for different small eps. The seed's d, n and eps values were lost in the extraction: here
       the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3), eps in {0, 1e-8, 1e-6}.
     * Cor. 5.4 (SignGD; NGD by Rem. 5.5) and Cor. 6.4 (Adam with eps = 0, Thm 6.3): margin-gap rates per
-      regime of a; Rem. 6.5: Adam's best rate t^(-1/3) against SignGD's t^(-1/2), with constants that do not
-      grow with the number of classes k (checked here at k in {3, 5, 10}: the bound holds at every k, and
-      slopes that are tight, i.e. the bound's own, agree).
+      regime of a (Adam also at a = 1); Rem. 5.5 / App. E: the same rate for NSD in other norms (coordinate
+      descent, l3); Rem. 6.5: Adam's best rate t^(-1/3) against SignGD's t^(-1/2), with constants that do
+      not grow with the number of classes k -- checked as the level of the relative gap at a fixed t at
+      k in {3, 5, 10} with n fixed (a k-dependent constant moves the intercept, not the slope); the descent
+      lemmas' loss monotone after t0.
 
 Algorithm
     All simulation goes through :func:`rates.study_run.run_tasks`; rates are judged by
     :func:`rates.report.fit_group` (the comparator's verdict vocabulary flows through unchanged); Adam with
     eps > 0 is run and fitted but labelled outside Thm 6.3, whose hypothesis is eps = 0; sec. 7 (1) and (2)
     are one row each for eps = 0 and for eps > 0 (an eps > 0 run stops moving once its gradients fall below
-    eps, so at long horizons the two differ).
+    eps, so at long horizons the two differ). Sec. 7 (2) is judged by the max-norm margin ratio (1 exactly on
+    the set of max-norm maximisers) and the cosine to the unique W*_2, never by a cosine to the LP's pick of
+    a non-unique W*_max; sec. 7 (3) on the interval EPS_PLOT, with the crossover time after which the eps > 0
+    and eps = 0 curves differ by more than 0.01 reported.
 
 Guarantee
     ``claims.{md,tex,json}`` with every claim above and a verdict; figures: gap against t per a (NSD, Adam),
@@ -38,7 +43,16 @@ from typing import Any
 
 import numpy as np
 
-from rates.claims import NO_VERDICT, NOT_REPRODUCED, Claim, ClaimsTable, claim_verdict_from_fit, combine, decide
+from rates.claims import (
+    NO_VERDICT,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Claim,
+    ClaimsTable,
+    claim_verdict_from_fit,
+    combine,
+    decide,
+)
 from rates.io import write_text_atomic
 from rates.references import SIGNADAM as SIGNADAM_REFERENCE
 from rates.study_figures import DPI, QUICK_DPI
@@ -66,26 +80,44 @@ class Size:
     classes_steps: int
     margin_steps: int
     checkpoints: int = 60
+    classes_draws: int = 3  # data draws per k for Rem. 6.5
 
 
 # Steps [ours], measured with the fused engine: SignGD at a = 3/10 still bends at 5e5 steps and is tight
 # from 1e6; Adam (eps = 0) on the default preset is loose from 1e6 at a = 2/3 and 4/5 but bends until
 # ~1e7 at a = 1/2 (slopes -0.31 then -0.86 on the window's halves at 2e6, loose at 1e7); the k sweep at
 # a = 2/3 is loose at k = 5 and 10 from 3e6 and at k = 3 only at 1e7. The sec. 7 margins are read at 1e5.
-FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=10_000_000,
+# Rem. 6.5 is read as the relative gap at a fixed t = 1e6 on 3 draws per k (n = 30 at every k), not as
+# slopes: a k-dependent constant moves the intercept, not the slope.
+FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=1_000_000,
             margin_steps=100_000)
-QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16)
+QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16,
+                classes_draws=1)
+
+
+CLASSES_N = 30  # samples at every k (Rem. 6.5's constants may depend on n, so n is held fixed)
+# Other geometries of Rem. 5.5 / App. E: coordinate descent (the sum norm) and NSD in the l3 norm, at a = 1/2.
+OTHER_NORMS = (("cd", None), ("nsd", "lp:3"))
+ADAM_A1 = "1"  # Cor. 6.4 at a = 1 (eps = 0 only)
+# Relative-gap growth from k = 3 to k = 10 that a k-dependent constant would give: sqrt(k) (1.83) is the
+# mildest dependence prior bounds carry (d k-dimensional reductions), k (3.33) the linear one.
+K_RATIO_FREE = math.sqrt(10 / 3)
+K_RATIO_LINEAR = 10 / 3
+EPS_AGREE = 0.01  # relative max-norm margins "nearly overlap"
+EPS_PLOT = (100, 10_000)  # [ours] the interval the eps claim is judged on: two decades from t = 100
 
 
 def classes_data(k: int) -> str:
-    """Rem. 6.5 datasets: Gaussian, d = 10, 10 per class, sigma = 0.3, k classes (sizes ours)."""
-    return f"gaussian:k={k},d=10,per_class=10,sigma=0.3"
+    """Rem. 6.5 datasets: Gaussian, d = 10, n = 30 at every k (30/k per class), sigma = 0.3 (sizes ours)."""
+    return f"gaussian:k={k},d=10,per_class={CLASSES_N // k},sigma=0.3"
 
 
-def _spec(algo: str, a: str, seed: int, eps: float = 0.0):
+def _spec(algo: str, a: str, seed: int, eps: float = 0.0, norm=None):
     from rates.engine import RunSpec
 
-    return RunSpec(algo, a, eta0=1.0, seed=seed, adam_eps=eps) if algo == "adam" else RunSpec(algo, a, seed=seed)
+    if algo == "adam":
+        return RunSpec(algo, a, eta0=1.0, seed=seed, adam_eps=eps)
+    return RunSpec(algo, a, seed=seed, norm=norm)
 
 
 def tasks(size: Size, seed: int) -> list[StudyTask]:
@@ -94,12 +126,18 @@ def tasks(size: Size, seed: int) -> list[StudyTask]:
         specs = tuple(_spec(algo, a, seed) for a in NSD_AS)
         out.append(StudyTask(f"rates/{algo}/seed{seed}", size.data, seed, specs, size.nsd_steps, size.checkpoints,
                              cost=len(specs) * size.nsd_steps))
-    specs = tuple(_spec("adam", a, seed, eps) for eps in RATE_EPS for a in ADAM_AS)
+    specs = tuple(_spec(algo, "1/2", seed, norm=norm) for algo, norm in OTHER_NORMS)
+    out.append(StudyTask(f"rates/other-norms/seed{seed}", size.data, seed, specs, size.nsd_steps, size.checkpoints,
+                         cost=len(specs) * size.nsd_steps))
+    specs = tuple(_spec("adam", a, seed, eps) for eps in RATE_EPS for a in ADAM_AS) + (_spec("adam", ADAM_A1, seed),)
     out.append(StudyTask(f"rates/adam/seed{seed}", size.data, seed, specs, size.adam_steps, size.checkpoints,
                          cost=len(specs) * size.adam_steps))
     for k in CLASSES:
-        out.append(StudyTask(f"classes/k{k}/seed{seed}", classes_data(k), seed, (_spec("adam", "2/3", seed),),
-                             size.classes_steps, size.checkpoints, cost=size.classes_steps))
+        for draw in range(size.classes_draws):
+            data_seed = 100 * seed + draw
+            out.append(StudyTask(f"classes/k{k}/draw{draw}/seed{seed}", classes_data(k), data_seed,
+                                 (_spec("adam", "2/3", data_seed),), size.classes_steps, size.checkpoints,
+                                 cost=size.classes_steps))
     specs = (_spec("signgd", BEST_A["signgd"], seed), _spec("ngd", BEST_A["ngd"], seed)) + tuple(
         _spec("adam", BEST_A["adam"], seed, eps) for eps in ADAM_EPS)
     out.append(StudyTask(f"margins/seed{seed}", size.data, seed, specs, size.margin_steps, size.checkpoints,
@@ -134,7 +172,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any]) -> None:
         table.add(Claim(f"SignGD (and NGD, Rem. 5.5) margin gap O({rate}) at a = {a}", f"{SEED} Cor. 5.4, Rem. 5.5",
                         "; ".join(measured), "comparator verdict tight or loose (one-sided bound)", *combine(parts),
                         values={algo: records[(algo, a, 0.0)].verdict.to_json() for algo in NSD_ALGORITHMS}))
-    for a in ADAM_AS:
+    for a in ADAM_AS + (ADAM_A1,):
         rec = records[("adam", a, 0.0)]
         table.add(Claim(f"Adam (eps = 0) margin gap O({rec.prediction.rate.text}) at a = {a}",
                         f"{SEED} Thm 6.3, Cor. 6.4",
@@ -153,35 +191,46 @@ def best_rate_claim(table: ClaimsTable, records: dict[tuple, Any]) -> None:
                     "both bounds hold (tight or loose); figure best_rates compares them", verdict, reason))
 
 
-def classes_claim(table: ClaimsTable, class_records: dict[int, Any], steps: int) -> None:
-    """Rem. 6.5: the rate bound O(log t / t^(1/3)) and its constants do not depend on k.
+def k_growth(relgaps: dict[int, list[float]]) -> tuple[str, str, str]:
+    """Rem. 6.5 from the relative gaps ``(gamma - gamma(W_T))/gamma`` at one t per k (one per data draw, n
+    fixed): ``(verdict, reason, measured)``.
 
-    Rate claims are one-sided (module docstring): the remark holds at a k when the bound does (tight or
-    loose), fails when the gap decays slower (violated). Tight slopes are the bound's own slope, so those must
-    also agree with each other (within 2 combined standard errors); a loose slope is how much faster than the
-    bound one dataset's gap decays, which the remark does not fix, so loose slopes are shown, not compared.
+    A constant free of k leaves the gap's level unchanged across k; a constant growing like sqrt(k) or k
+    raises it by sqrt(k/3) or k/3 from k = 3. Reproduced when the geometric-mean gap grows from the smallest k
+    by less than sqrt(k/k_min) at every k; not reproduced when it grows by k/k_min or more at the largest k
+    with every draw there above every draw at the smallest k; otherwise more draws decide.
     """
-    labels = {k: rec.verdict.label for k, rec in class_records.items()}
-    fits = {k: rec.verdict.fit for k, rec in class_records.items()}
-    measured = "; ".join(f"k={k}: {_fit_text(rec)}" for k, rec in class_records.items())
-    refuted = [k for k, lab in labels.items() if lab == "violated"]
-    tight = [k for k, lab in labels.items() if lab == "tight" and fits[k] is not None]
-    if refuted:
-        verdict, reason = NOT_REPRODUCED, f"violated at k = {refuted}"
-    elif any(f is None for f in fits.values()) or any(lab not in ("tight", "loose") for lab in labels.values()):
-        verdict, reason = NO_VERDICT, ("not every k has a conclusive slope (" + ", ".join(
-            f"k={k}: {lab}" for k, lab in labels.items()) + f"); runs longer than {steps:g} steps decide it")
-    elif len(tight) >= 2:
-        worst = max(abs(fits[i].slope - fits[j].slope) / math.hypot(fits[i].stderr, fits[j].stderr)
-                    for i in tight for j in tight if i < j)
-        verdict, reason = decide(worst <= 2.0, f"tight slopes at k = {tight} differ by {worst:.1f} combined "
-                                               "standard errors")
-    else:
-        verdict, reason = decide(True, "")
-    table.add(Claim("Adam's rate does not depend on the number of classes k", f"{SEED} Rem. 6.5 (constants free of k)",
-                    measured, "at k = 3, 5, 10 the bound holds (tight or loose), none violated; tight slopes agree "
-                    "within 2 combined standard errors (loose slopes decay faster than the bound and are not compared)",
-                    verdict, reason))
+    ks = sorted(relgaps)
+    gm = {k: float(np.exp(np.mean(np.log(relgaps[k])))) for k in ks}
+    growth = {k: gm[k] / gm[ks[0]] for k in ks}
+    measured = "; ".join(f"k={k}: {gm[k]:.3g} [{min(relgaps[k]):.3g}, {max(relgaps[k]):.3g}] (x{growth[k]:.2f})"
+                         for k in ks)
+    low, high = ks[0], ks[-1]
+    if all(growth[k] < math.sqrt(k / low) for k in ks[1:]):
+        return REPRODUCED, "", measured
+    if growth[high] >= high / low and min(relgaps[high]) > max(relgaps[low]):
+        return NOT_REPRODUCED, (f"the gap at k = {high} is x{growth[high]:.2f} the gap at k = {low} (>= k ratio "
+                                f"{high / low:.2f}, every draw above): a constant growing with k"), measured
+    return NO_VERDICT, ("growth " + ", ".join(f"x{growth[k]:.2f} at k = {k}" for k in ks[1:]) + " lies between "
+                        "sqrt(k) and k growth or the draws overlap; more draws per k decide"), measured
+
+
+def classes_claim(table: ClaimsTable, class_runs: dict[int, list], steps: int) -> None:
+    """Rem. 6.5: Adam's bound and its constants do not depend on k -- the gap's level at a fixed t, with n held
+    fixed and the gap measured relative to gamma (:func:`k_growth`); the slopes are shown, not judged (a
+    k-dependent constant moves the intercept, not the slope)."""
+    relgaps = {k: [float(np.asarray(r.gap, float)[-1] / float(r.gamma["value"])) for r in runs]
+               for k, runs in class_runs.items()}
+    verdict, reason, measured = k_growth(relgaps)
+    slopes = "; ".join(f"k={k}: {_fit_text(fit_runs(runs))}" for k, runs in class_runs.items())
+    draws = len(next(iter(class_runs.values())))
+    table.add(Claim("Adam's rate constants do not depend on the number of classes k", f"{SEED} Rem. 6.5",
+                    f"relative gap (gamma - gamma(W_t))/gamma at t = {steps:g}, n = {CLASSES_N} at every k, "
+                    f"{draws} draw(s) per k, geometric mean [range] (growth from k = {CLASSES[0]}): {measured}; "
+                    f"slopes (context): {slopes}",
+                    "gap level grows from k = 3 by less than sqrt(k/3) at every k (not reproduced: by k/3 or more "
+                    "at k = 10, every draw above)", verdict, reason,
+                    values={str(k): v for k, v in relgaps.items()}))
 
 
 def _frozen_text(margin: dict[str, dict]) -> str:
@@ -218,29 +267,45 @@ def margin_claims(table: ClaimsTable, margin: dict[str, dict], steps: int) -> No
     cos = {name: (m["cos_max"][-1], m["cos_2"][-1]) for name, m in margin.items()}
     for which, names in adams.items():
         shown = ["SignGD", "NGD"] + names
-        measured = "; ".join(f"{name}: cos W*_max {cos[name][0]:.4f}, cos W*_2 {cos[name][1]:.4f}" for name in shown)
-        parts = [decide(cos["NGD"][1] > cos["NGD"][0], f"NGD cosines {cos['NGD']}")]
+        measured = "; ".join(f"{name}: max-norm margin ratio {rel[name][0]:.4f}, cos W*_2 {cos[name][1]:.4f} "
+                             f"(cos to the LP's W*_max {cos[name][0]:.4f}, context only)" for name in shown)
+        parts = []
         for name in ["SignGD"] + names:
-            parts.append(decide(cos[name][0] > cos[name][1],
-                                f"{name} cosines {cos[name][0]:.4f}, {cos[name][1]:.4f}"))
+            parts.append(decide(rel[name][0] > rel["NGD"][0] and cos["NGD"][1] > cos[name][1],
+                                f"{name}: max-norm margin ratio {rel[name][0]:.4f} vs NGD {rel['NGD'][0]:.4f}, "
+                                f"cos W*_2 {cos[name][1]:.4f} vs NGD {cos['NGD'][1]:.4f}"))
         verdict, reason = combine(parts)
         if which == "eps > 0" and reason:
             reason += f" ({_frozen_text(margin)})"
-        table.add(Claim(f"SignGD and Adam ({which}) iterates correlate with W*_max, NGD with W*_2",
-                        f"{SEED} sec. 7 (2), Figs. cor_inf / cor_v2"
+        table.add(Claim(f"SignGD and Adam ({which}) iterates correlate with the max-norm max-margin set, NGD with "
+                        "W*_2", f"{SEED} sec. 7 (2), Figs. cor_inf / cor_v2"
                         + ("" if which == "eps = 0" else "; eps > 0 is outside Thm 6.3"),
-                        measured + " (W*_max from the LP solver; it need not be unique)",
-                        "cosine to the own geometry's W* exceeds the cosine to the other", verdict, reason))
+                        f"at t = {steps:g}: " + measured,
+                        "closer to the set of max-norm maximisers (a larger max-norm margin ratio, which is 1 exactly "
+                        "on that set) than NGD, and a smaller cosine to the unique W*_2 than NGD; the LP's W*_max is "
+                        "one point of a non-unique set, so cosines to it are not evidence", verdict, reason))
+
+
+def crossover(t: np.ndarray, curve: np.ndarray, base: np.ndarray, start: float, tolerance: float = EPS_AGREE):
+    """First checkpoint ``t >= start`` where ``|curve - base| > tolerance`` (None: they agree to the end)."""
+    late = t >= start
+    apart = np.flatnonzero(late & (np.abs(curve - base) > tolerance))
+    return float(t[apart[0]]) if apart.size else None
 
 
 def eps_claim(table: ClaimsTable, margin: dict[str, dict], records: dict[tuple, Any]) -> None:
+    """Sec. 7 (3): the eps > 0 curves nearly overlap the eps = 0 ones, judged on the plotted interval EPS_PLOT;
+    each eps's crossover (the first t where the relative max-norm margins differ by more than EPS_AGREE) is
+    reported, so the horizon where they separate is visible whatever the interval."""
     base = margin["Adam eps=0"]
     t = base["t"]
-    late = t >= 100
-    diffs = {}
+    lo, hi = EPS_PLOT
+    cross, diffs = {}, {}
     for name, m in margin.items():
         if name.startswith("Adam") and name != "Adam eps=0":
-            diffs[name] = float(np.max(np.abs(m["max"][late] - base["max"][late])))
+            cross[name] = crossover(t, m["max"], base["max"], lo)
+            inside = (t >= lo) & (t <= hi)
+            diffs[name] = float(np.max(np.abs(m["max"][inside] - base["max"][inside]))) if inside.any() else None
     slopes = []
     for a in ADAM_AS:
         r0, r1 = records[("adam", a, 0.0)], records[("adam", a, 1e-8)]
@@ -248,13 +313,54 @@ def eps_claim(table: ClaimsTable, margin: dict[str, dict], records: dict[tuple, 
             slopes.append(f"a={a}: {r0.verdict.fit.slope:+.3f} (eps=0) vs {r1.verdict.fit.slope:+.3f} (eps=1e-8)")
         else:
             slopes.append(f"a={a}: eps=0 {r0.verdict.label}, eps=1e-8 {r1.verdict.label}")
-    measured = ("max |relative max-norm margin(eps) - (eps=0)| for t >= 100: "
-                + ", ".join(f"{n}: {v:.2e}" for n, v in diffs.items()) + "; fitted slopes " + "; ".join(slopes))
-    worst = max(diffs.values()) if diffs else float("nan")
+    measured = (f"max |relative max-norm margin(eps) - (eps=0)| over t in [{lo:g}, {hi:g}]: "
+                + ", ".join(f"{n}: {v:.2e}" if v is not None else f"{n}: no checkpoint" for n, v in diffs.items())
+                + "; crossover (first t >= 100 with a difference > 0.01): "
+                + ", ".join(f"{n}: " + (f"none by t = {t[-1]:g}" if c is None else f"{c:.3g}")
+                            for n, c in cross.items())
+                + "; fitted slopes (context) " + "; ".join(slopes))
+    covered = t[-1] >= hi
+    worst = max((v for v in diffs.values() if v is not None), default=float("nan"))
+    holds = None if not covered else worst <= EPS_AGREE
     table.add(Claim("Adam results are consistent for small eps > 0 (curves nearly overlap)",
                     f"{SEED} sec. 7 (3); eps > 0 is outside Thm 6.3 (eps = 0)", measured,
-                    "relative max-norm margins within 0.01 of eps = 0 after t = 100",
-                    *decide(worst <= 0.01, f"largest difference {worst:.3g}; {_frozen_text(margin)}")))
+                    f"relative max-norm margins within {EPS_AGREE:g} of eps = 0 over t in [{lo:g}, {hi:g}] (the "
+                    "paper's plotted horizon was lost in the text extraction; two decades from t = 100 [ours]); "
+                    "later separation is reported as the crossover",
+                    *decide(holds, f"largest difference {worst:.3g} inside the interval; {_frozen_text(margin)}",
+                            f"the runs end at t = {t[-1]:g} before the interval's end {hi:g}; a run to {hi:g} "
+                            "decides")))
+
+
+def loss_monotone_claim(table: ClaimsTable, records: dict[tuple, Any]) -> None:
+    """Thm 5.3 / Lemma 5.2 descent: from some t0 on the loss decreases at every step (seen here at checkpoints)."""
+    parts, measured = [], []
+    for key in (("signgd", "1/2", 0.0), ("ngd", "1/2", 0.0), ("adam", "2/3", 0.0)):
+        for run in records[key].runs:
+            t, log_loss = np.asarray(run.t, float), np.asarray(run.log_loss, float)
+            rises = np.flatnonzero(np.diff(log_loss) > 0)
+            since = float(t[rises[-1] + 1]) if rises.size else float(t[0])
+            measured.append(f"{DISPLAY[key[0]]} a={key[1]}: non-increasing from t = {since:.3g} (end {t[-1]:.3g})")
+            parts.append(decide(since <= t[-1] / 100, f"{DISPLAY[key[0]]}: the loss rose at t = {since:.3g}, within "
+                                                      "the last two decades"))
+    table.add(Claim("The loss decreases monotonically after t0", f"{SEED} Lemma 5.2, Thm 5.3, Thm 6.3 (descent)",
+                    "; ".join(measured) + " (log-spaced checkpoints: a rise between two checkpoints is not seen)",
+                    "log L non-increasing over the checkpoints of the last two decades of every run", *combine(parts)))
+
+
+def other_norms_claim(table: ClaimsTable, records: dict[tuple, Any]) -> None:
+    """Rem. 5.5 / App. E: Cor. 5.4's rate for NSD in other entry-wise norms (coordinate descent, l3) at a = 1/2."""
+    parts, measured = [], []
+    for algo, norm in OTHER_NORMS:
+        name = "coordinate descent (sum norm)" if algo == "cd" else f"NSD ({norm})"
+        rec = records[("other-norm", algo)]
+        measured.append(f"{name} {_fit_text(rec)}")
+        verdict, reason = claim_verdict_from_fit(rec.verdict.label, rec.verdict.reason)
+        parts.append((verdict, f"{name} {reason}" if reason else ""))
+    rate = records[("other-norm", OTHER_NORMS[0][0])].prediction
+    table.add(Claim(f"NSD in other p-norms: margin gap O({rate.rate.text if rate else 'log t / t^(1/2)'}) at a = 1/2",
+                    f"{SEED} Rem. 5.5, App. E (Lemmas E.1, E.3)", "; ".join(measured),
+                    "comparator verdict tight or loose (one-sided bound)", *combine(parts)))
 
 
 # -------------------------------------------------------------------------------------------- figures
@@ -352,7 +458,11 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
                  for r in results[f"{key}/seed{s}"].runs]
     records = {_key(group[0]): fit_runs(group) for group in group_runs(rate_runs)}
-    class_records = {k: fit_runs([r for s in seeds for r in results[f"classes/k{k}/seed{s}"].runs]) for k in CLASSES}
+    other_runs = [r for s in seeds for r in results[f"rates/other-norms/seed{s}"].runs]
+    records.update({("other-norm", group[0].config["algo"]): fit_runs(group) for group in group_runs(other_runs)})
+    class_runs = {k: [r for s in seeds for draw in range(size.classes_draws)
+                      for r in results[f"classes/k{k}/draw{draw}/seed{s}"].runs] for k in CLASSES}
+    class_records = {k: fit_runs(runs[:1]) for k, runs in class_runs.items()}
     margin = margin_measures(results[f"margins/seed{seeds[0]}"])
 
     table = ClaimsTable(f"SIGNADAM claims ({len(seeds)} data draw(s); {'quick' if options.quick else 'full'} mode)",
@@ -360,7 +470,9 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
                         short_run=f"quick mode ({size.margin_steps}-{size.adam_steps} steps)" if options.quick else "")
     rate_claims(table, records)
     best_rate_claim(table, records)
-    classes_claim(table, class_records, size.classes_steps)
+    other_norms_claim(table, records)
+    classes_claim(table, class_runs, size.classes_steps)
+    loss_monotone_claim(table, records)
     margin_claims(table, margin, size.margin_steps)
     eps_claim(table, margin, records)
     table.notes += [
@@ -368,15 +480,21 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
         "its sizes were lost in the text extraction, so they are ours: data "
         f"'{size.data}' (k = 3, d = 5, 10 per class, sigma = 0.3), eta_0 = 1, W_0 = 0, Adam beta1 = 0.9, "
         f"beta2 = 0.999; {size.nsd_steps} steps (SignGD, NGD), {size.adam_steps} (Adam), {size.classes_steps} "
-        f"(k sweep on {classes_data(0).replace('k=0,', '')}), {size.margin_steps} (sec. 7 margins); "
+        f"(k sweep: Gaussian, d = 10, n = {CLASSES_N} at every k, sigma = 0.3, {size.classes_draws} draw(s) per k), "
+        f"{size.margin_steps} (sec. 7 margins); "
         "seeds are data draws.",
         "Rate claims are one-sided upper bounds: tight or loose reproduce them; other comparator labels are "
         "'no verdict' with the comparator's reason quoted.",
+        "Not tested: App. F (other losses than cross-entropy): the simulation engine minimises the cross-entropy "
+        "loss only; an engine loss option would decide it with the rate rows above.",
         f"Simulation took {simulated:.0f} s on {options.device}.",
     ]
     written = table.write(out_dir)
     written.append(write_text_atomic(out_dir / "table.md", table.table().to_markdown()))
-    fits = [{"algo": k[0], "a": k[1], "adam_eps": k[2], **rec.to_json()} for k, rec in records.items() if k[2] == 0.0]
+    fits = [{"algo": k[0], "a": k[1], "adam_eps": k[2], **rec.to_json()} for k, rec in records.items()
+            if len(k) == 3 and k[2] == 0.0]
+    fits += [{"algo": k[1], "a": "1/2", "norm": rec.config.get("norm"), **rec.to_json()} for k, rec in records.items()
+             if k[0] == "other-norm"]
     fits += [{"k": k, **rec.to_json()} for k, rec in class_records.items()]
     written.append(write_text_atomic(out_dir / "fits.json", json.dumps(fits, indent=1, default=str) + "\n"))
     if options.figures:

@@ -47,12 +47,16 @@ def test_combine_refuted_beats_undecided_beats_reproduced():
     assert decide(False, "x") == (NOT_REPRODUCED, "x")
 
 
-def test_quick_mode_turns_a_failed_criterion_into_no_verdict_keeping_the_reason():
+def test_quick_mode_neither_refutes_nor_confirms_and_keeps_what_the_criterion_gave():
     table = ClaimsTable("t", "tab:t", short_run="quick mode (400 steps)")
     table.add(Claim("converges", "MINIBATCH Fig. 1", "err 0.3", "err < 0.05", NOT_REPRODUCED, "err 0.3"))
     table.add(Claim("bounded", "MINIBATCH Thm 4.1", "ok", "ok", REPRODUCED))
-    assert [c.verdict for c in table.claims] == [NO_VERDICT, REPRODUCED]
+    assert [c.verdict for c in table.claims] == [NO_VERDICT, NO_VERDICT]
+    assert table.counts() == {REPRODUCED: 0, NOT_REPRODUCED: 0, NO_VERDICT: 2}
     assert "quick mode (400 steps)" in table.claims[0].reason and "err 0.3" in table.claims[0].reason
+    assert "gave reproduced" in table.claims[1].reason
+    shown = [row[5].text for row in table.table().rows]
+    assert shown == ["no verdict (smoke run)"] * 2
 
 
 def test_claims_table_renders_every_claim_in_three_formats(tmp_path, compile_latex):

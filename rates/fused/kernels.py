@@ -12,7 +12,8 @@ to Python. Each step has two parts:
   unit-stride) axis of every array of the block -- ``W`` as (k, d, lanes), the step's samples as
   (count, d, lanes) with labels (count, lanes) (one copy, (count, d, 1), when all lanes share them),
   logits and exponentials as (k, count, lanes) -- and every loop over it is the innermost loop, so LLVM
-  turns it into AVX2 code, four configurations per instruction. A loop body only ever combines entries
+  turns it into SIMD code for the host (four configurations per AVX2 instruction, eight per AVX-512 one:
+  numba compiles for the CPU it runs on). A loop body only ever combines entries
   of one configuration, in the order of the scalar formula, so each configuration's arithmetic is what a
   scalar loop would do: a run gives the same bits alone (a block of one lane) or in a block of 64, whatever
   the other runs (tests/test_fused.py checks this bit for bit). No fast-math flag: no reassociation, no
@@ -29,8 +30,8 @@ to Python. Each step has two parts:
 Why across configurations: inside one configuration the gradient's loops run over k, d and n, which are
 tiny (3, 5 and 30 on the default preset), so a vector of four would be mostly idle and the sums over
 samples could not be vectorised without reordering them (which would change the bits); across
-configurations every loop is 64 long and nothing is reordered. Measured on the 2-core AMD EPYC (AVX2, no
-AVX-512), one thread, full-batch SignGD on the default preset: the previous kernel (one scalar loop per
+configurations every loop is 64 long and nothing is reordered. Measured on a 2-core AMD EPYC with AVX2
+(Zen 3, no AVX-512), one thread, full-batch SignGD on the default preset: the previous kernel (one scalar loop per
 configuration, libm ``exp``) ran 0.5-0.65M configuration-steps per CPU second; this one 1.3-1.4M
 (``benchmarks/engine_speed.py`` prints both clocks).
 

@@ -5,6 +5,7 @@ overfull box and no float too large for the page, long tables break across pages
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -61,16 +62,34 @@ def words_on_pages(pdf: Path) -> list[tuple[int, str, tuple[float, float, float,
     return out
 
 
-def assert_on_page(words, phrase: str) -> int:
-    """``phrase`` is typeset as consecutive words, all inside the page; returns its page."""
+def assert_on_page(words, phrase: str, rendered: dict | None = None) -> int:
+    """``phrase`` is typeset as consecutive words, all inside the page; returns its page. With ``rendered``
+    (:func:`rendered_pages`), each word's box must also hold ink in the page rendered to PNG."""
     wanted = phrase.split()
     texts = [w[1] for w in words]
     for i in range(len(texts) - len(wanted) + 1):
         if texts[i:i + len(wanted)] == wanted:
             for page, text, (x0, y0, x1, y1), (width, height) in words[i:i + len(wanted)]:
                 assert 0 <= x0 and x1 <= width and 0 <= y0 and y1 <= height, f"{text!r} lies off page {page}"
+                if rendered is not None:
+                    image, dpi = rendered[page], RENDER_DPI
+                    region = image[int(y0 * dpi / 72):math.ceil(y1 * dpi / 72) + 1,
+                                   int(x0 * dpi / 72):math.ceil(x1 * dpi / 72) + 1, :3]
+                    assert region.size and region.min() < 0.8, f"{text!r} has no ink on rendered page {page}"
             return words[i][0]
     raise AssertionError(f"{phrase!r} is not on any page")
+
+
+RENDER_DPI = 100
+
+
+def rendered_pages(pdf: Path, folder: Path) -> dict:
+    """Every page of ``pdf`` rendered to PNG by poppler's pdftoppm (as shown: landscape pages turned), read
+    back as RGB(A) arrays in [0, 1], by page number."""
+    from matplotlib.image import imread
+
+    subprocess.run(["pdftoppm", "-r", str(RENDER_DPI), "-png", str(pdf), str(folder / "page")], check=True)
+    return {int(re.search(r"-(\d+)\.png$", png.name).group(1)): imread(png) for png in folder.glob("page-*.png")}
 
 
 def test_rates_table_inputs_into_an_article_across_pages(tmp_path, compile_latex, capsys):
@@ -96,9 +115,16 @@ def test_rates_table_inputs_into_an_article_across_pages(tmp_path, compile_latex
     assert assert_on_page(words, "Table 1 (continued)") == start + 1
     for family in {row["family"] for row in table["rows"]}:
         assert any(w[1] == family for w in words), family
-    for note in table["notes"]:  # the notes, in full, on the page: their first and last words in order
+    rendered = rendered_pages(pdf, tmp_path)
+    assert len(rendered) == pages
+    assert_on_page(words, "Table 1: Predicted margin-gap rates", rendered)
+    for note in table["notes"]:  # the notes, in full, on the page and inked: first and last words in order
         first, last = " ".join(note.split()[:4]), " ".join(note.split()[-3:])
-        assert assert_on_page(words, latex_free(first)) <= assert_on_page(words, latex_free(last))
+        assert (assert_on_page(words, latex_free(first), rendered)
+                <= assert_on_page(words, latex_free(last), rendered))
+    blank = {page: image * 0 + 1 for page, image in rendered.items()}  # the same pages with nothing drawn
+    with pytest.raises(AssertionError, match="no ink"):
+        assert_on_page(words, "Table 1: Predicted margin-gap rates", blank)
 
 
 def latex_free(plain: str) -> str:

@@ -382,10 +382,11 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
                         "-", NO_VERDICT, "the loss never fell below 1e-7: a longer run decides it"))
         return
     half = int(np.searchsorted(h.t, h.t[-1] / 2))
-    at_level, ends, g1_change, g2_change, states = [], [], [], [], []
+    at_level, ends, g1_change, g2_change, states, peak_t = [], [], [], [], [], []
     for r in np.nonzero(reached)[0]:
         k = int(np.argmax(logL[r] < PHASE_TWO_LEVEL))
         at_level.append(float(h.t[k]))
+        peak_t.append(float(h.t[int(np.nanargmax(g1[r, :k + 1]))]))
         ends.append(float(g1[r, -1]))
         g1_change.append(float(g1[r, -1] / g1[r, k] - 1))
         g2_change.append(float(g2[r, -1] - g2[r, k]))
@@ -399,7 +400,8 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
     measured = (f"{int(reached.sum())}/{reached.size} runs reached L < 1e-7 (first at t = {min(at_level):g}); relative "
                 f"change of gamma_1 from there to t = {h.t[-1]:g}: {spread(np.array(g1_change), 3).text}; gamma_2 "
                 f"change {spread(np.array(g2_change), 3).text}; gamma_1 falls in {holding}, is open in {still_open}, "
-                f"neither in {failing} of {n} seeds")
+                f"neither in {failing} of {n} seeds; before L < 1e-7, gamma_1 peaked at t = "
+                f"{spread(np.array(peak_t), 3).text}")
     if still_open:
         verdict, reason = NO_VERDICT, (
             f"in {still_open}/{n} seeds gamma_1 has not fallen and is still rising at t = {h.t[-1]:g} (above its value "

@@ -23,12 +23,15 @@ Algorithm
     with VR, without and with momentum, each at a in {3/10, 1/2, 3/4, 1}) are judged by
     :func:`rates.report.fit_group` on the gap the theorem bounds, ``gamma_eff - gamma(W_t)`` where it states
     gamma_eff (:func:`gap_to_target`); a margin above gamma_eff over the whole last decade meets the bound
-    outright, and a 'violated' gap that has not started to decay in a run ending before t0 is a plateau
-    (no verdict); qualitative claims of Fig. 1 and Fig. 2 by explicit
+    outright, a 'violated' gap that has not started to decay in a run ending before t0 is a plateau
+    (no verdict), and finding (i) "bound holds" decides the row (its claim is the O(.) bound) where whether the
+    stated rate is attained is still open; qualitative claims of Fig. 1 and Fig. 2 by explicit
     criteria on the final relative errors and cosines (mean over seeds), printed next to each verdict. A
     Fig. 1 claim about where a run ends up is decided only by runs whose error has settled: "converges" is
     refuted only by an error that has stalled (changed by less than x0.9 over the last decade) above 5 %,
-    "fails" only by a run that converged; an error still falling is "no verdict, a longer run decides".
+    "fails" only by a run that converged; an error still falling is "no verdict", with the horizon at which its
+    last decade's fall would reach 5 %. Over data draws, a verdict needs the draws that decide to agree and
+    to be a majority; a draw that confirms and one that refutes leave the claim open.
 
 Guarantee
     ``claims.{md,tex,json}`` lists every claim of the paper with ``reproduced`` / ``not reproduced`` /

@@ -20,7 +20,8 @@ Claims checked (rows of ``claims.*``; each names its source and gives mean +- sd
 3. Section 4.1 (ii): a smaller init scale alpha in {0.1, 0.01, 0.001} gives a larger final margin.
 4. Thm 3.4: late iterates approach KKT points of (MM): the alignment residual of eq. 62 falls and ends small.
 5. Section 4.2: Adam (eps = 1e-8) raises gamma_1 after separation like SD; its second phase (gamma_1 falls,
-   gamma_2 rises once L < 1e-7) at eps = 1e-8 and 1e-6; a larger eps raises gamma_1 further.
+   gamma_2 rises once L < 1e-7, measured from the step where L first falls below 1e-7) at eps = 1e-8 and 1e-6;
+   a larger eps raises gamma_1 further.
 6. Section 4.3: with a frozen output layer eq. 1 spectral descent, and Shampoo with and without accumulation,
    end with a larger spectral margin than GD and Adam.
 7. (A2): the nets are homogeneous of the stated degree.

@@ -137,3 +137,35 @@ def test_adam_second_phase_is_judged_from_where_the_loss_falls_below_1e_7_not_fr
     assert row([9, 8.5, 8]).verdict == REPRODUCED
     flat = row([10, 10, 10])
     assert flat.verdict == NOT_REPRODUCED
+
+
+def test_larger_eps_is_judged_where_both_losses_are_below_1e_7_not_by_the_first_phase_peak():
+    """FLAVORS sec. 4.2, "larger eps increase gamma_1 even further". Both eps share the first-phase peak 30 at
+    t = 100 (eps is negligible next to large gradients); from L < 1e-7 on (t >= 3000) the larger eps is higher
+    (the claim), lower, or equal. A peak-over-the-run rule sees 30 vs 30 in every case."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
+    from rates.homogeneous.study import _eps_row
+
+    t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
+    log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])
+
+    def history(late, seeds=3, loss=log_loss):
+        metrics = {"gamma_1": np.array([[1, 30, 12, *late]] * seeds, float),
+                   "log_loss": np.array([loss] * seeds), "train_acc": np.ones((seeds, t.size))}
+        return SimpleNamespace(t=t, metrics=metrics, diverged=np.zeros(seeds, bool),
+                               t_separated=np.full(seeds, 100), final=lambda name: metrics[name][:, -1])
+
+    def row(small_late, large_late, loss=log_loss):
+        table = ClaimsTable("t", "t")
+        _eps_row(table, {1e-8: history(small_late, loss=loss), 1e-6: history(large_late, loss=loss)})
+        return table.claims[0]
+
+    assert row([10, 11, 12, 13], [13, 14, 15, 16]).verdict == REPRODUCED
+    assert row([13, 14, 15, 16], [10, 11, 12, 13]).verdict == NOT_REPRODUCED
+    assert row([10, 11, 12, 13], [10, 11, 12, 13]).verdict == NOT_REPRODUCED
+    never = row([10, 11, 12, 13], [13, 14, 15, 16], loss=np.log([1.0, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-6]))
+    assert never.verdict == NO_VERDICT and "never fell below 1e-7" in never.reason

@@ -86,7 +86,8 @@ def prediction_text(algo: str, a: str, data: Any = None) -> str:
     elif not info["theorem_applies"]:
         lines.append(f"data        {data.name}: not orthogonal scale-skewed ({info['structure']})")
         lines.append("verdict     no-theorem for a b = 1 run here: Thm 4.9 needs orthogonal scale-skewed data; the "
-                     "mini-batch theorems need gamma_eff(b) > 0 (README F2: the rebuilt one is positive only at b = n)")
+                     "mini-batch theorems need gamma_eff(b) > 0 (docs/findings.md F2: the rebuilt one is positive only "
+                     "at b = n)")
     else:
         limit = info["limit_direction"]
         lines.append(f"data        {data.name}: {info['structure']}")

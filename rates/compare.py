@@ -26,7 +26,7 @@ Algorithm
 
 Phase rule (when a window may be judged at all)
     The theorems' guarantee starts at ``t_1`` (docs/theory.md section 3). The rebuilt ``t_0, t_1`` use worst-case
-    constants and are often astronomically large (README), so they cannot gate real runs without making every
+    constants and are often astronomically large (docs/findings.md), so they cannot gate real runs without making every
     run inconclusive. The rule is therefore observable: a window is judged only (a) after the empirical entry
     of step 1 (margins positive, loss non-increasing, and for full-batch NSD falling at least at the descent
     lemma's rate), and (b) if the gap has moved over it: a gap whose log varies by less than

@@ -24,8 +24,8 @@ Algorithm
     the single probing thread; the estimate scales by the ratio of their CPU shares.
 
 Guarantee
-    An estimate, not a bound: measured against the full studies on the shared 2-core machine (README,
-    "The seed studies"). The probe itself takes about ``PROBE_SECONDS`` per distinct recipe (1-2 s for
+    An estimate, not a bound: measured against the full studies on the shared 2-core machine (docs/studies.md,
+    "The paper studies"). The probe itself takes about ``PROBE_SECONDS`` per distinct recipe (1-2 s for
     a study).
 """
 

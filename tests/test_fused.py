@@ -84,7 +84,7 @@ DATASETS = {
 # * the polar factor when the gradient is nearly rank-deficient (its rows sum to 0; late in a run only a few
 #   support vectors carry weight): the sensitivity is 1/sigma_min, so rounding grows step after step
 #   (spectral on gauss-k4-d3 at eta0 = 1: fused 3.3e-2, torch 3.4e-2 from mpmath);
-# These are limits of float64 arithmetic, not of either engine; they are recorded in the README. (signsgd on
+# These are limits of float64 arithmetic, not of either engine; they are recorded in docs/benchmarks.md. (signsgd on
 # "hard", where a batch of two samples leaves a gradient row ~e^-740 below the largest, is compared: each
 # class row has its own log-scale.)
 

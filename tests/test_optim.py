@@ -86,8 +86,8 @@ def test_momentum_log_scale_is_exact_beyond_float64_range():
                 b = mp.mpf(float(beta[r]))
                 expected = [[b * expected[i][j] + (1 - b) * mp.exp(mp.mpf(float(s[r]))) * mp.mpf(float(v[r, i, j]))
                              for j in range(3)] for i in range(2)]
-            scales = out.log_scale.expand(2, 2, 1)
-            got = [[mp.exp(mp.mpf(float(scales[r, i, 0]))) * mp.mpf(float(out.value[r, i, j])) for j in range(3)]
+            row_scales = out.log_scale.expand(2, 2, 1)  # one per class row, or one per run broadcast over rows
+            got = [[mp.exp(mp.mpf(float(row_scales[r, i, 0]))) * mp.mpf(float(out.value[r, i, j])) for j in range(3)]
                    for i in range(2)]
             for i in range(2):
                 for j in range(3):

@@ -32,7 +32,7 @@ def test_chain_reaches_the_template_exactly(family):
 
 
 def test_momentum_and_adam_chains_keep_the_exponents_but_not_the_constants():
-    """Findings F5/F6 (README): the templates' alpha_beta and Adam's curvature are not what the lemmas give."""
+    """docs/findings.md F5/F6: the templates' alpha_beta and Adam's curvature are not what the lemmas give."""
     claims, results = _claims_and_results()
     for family in ("momentum", "adam"):
         result = evaluate(CHAINS[family], claims, results)

@@ -35,7 +35,7 @@ def run_cli(args, capsys):
 
 
 def test_minibatch_gamma_eff_decides_not_applicable_with_the_hand_computed_value():
-    # gamma_eff(b) = gamma - 4 B (n/b - 1) (docs/theory.md sec. 3, README F2): 2 - 4 * 3 * (64/16 - 1) = -34
+    # gamma_eff(b) = gamma - 4 B (n/b - 1) (docs/theory.md sec. 3, docs/findings.md F2): 2 - 4 * 3 * (64/16 - 1) = -34
     config = resolve_algorithm("signsgd", n=64, batch=16)
     result = gate(Facts(config, a=Fraction(1, 2), gamma=2.0, B=3.0, n=64))
     assert result.family.name == "minibatch" and result.outcome == NOT_APPLICABLE
@@ -167,7 +167,7 @@ def _ratios(count: int):
 
 def test_a_half_envelope_admits_the_old_loose_rows():
     # issue #9: over the default study's a = 1/2 window a constant ratio moves the slope from about -0.41 to
-    # -0.5; the README's 'loose' slopes -0.507 .. -0.520 therefore lie within tolerance of the envelope
+    # -0.5; the main job's slopes -0.507 .. -0.520 therefore lie within tolerance of the envelope
     t = np.unique(np.round(np.geomspace(2500, 250_000, 30)).astype(np.int64))
     members, _ = predict(resolve_algorithm("signgd"), Fraction(1, 2)).bound_members(t)
     envelope = slope_envelope(t, members)

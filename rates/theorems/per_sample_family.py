@@ -8,7 +8,7 @@ Algorithm: :mod:`rates.theorems.per_sample` (step directions, bias matrix ``M``)
 Guarantee (Thm 4.9 / H.2 / H.3): ``W_t/||W_t|| -> M/||M||``, a limit *direction*, not a rate; this module only
 declares when the theorem applies (the gate), :mod:`rates.theorems.per_sample` says what it predicts. On
 other data no seed theorem covers ``b = 1``: Thm 4.1's ``gamma_eff(1) = gamma - 4 B (n - 1)`` is negative for
-every ``n >= 2`` (``gamma <= 2B``, README Finding F2).
+every ``n >= 2`` (``gamma <= 2B``, docs/findings.md F2).
 """
 
 from __future__ import annotations

@@ -100,3 +100,72 @@ def test_app_c_identities_against_independent_computations():
     assert adam_sign_difference(grads) <= IDENTITY_TOLERANCE
     assert shampoo_polar_difference(grads) <= IDENTITY_TOLERANCE
     assert shampoo_polar_difference(grads, "shampoo", steps=2) > 1e-2
+
+
+def _adam_history(gamma_1, gamma_2, log_loss, t):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    rows = np.atleast_2d
+    return SimpleNamespace(t=np.asarray(t, float), diverged=np.zeros(rows(gamma_1).shape[0], bool),
+                           metrics={"gamma_1": rows(gamma_1), "gamma_2": rows(gamma_2), "log_loss": rows(log_loss)})
+
+
+def test_adam_second_phase_is_judged_from_where_the_loss_falls_below_1e_7_not_from_the_early_peak():
+    """FLAVORS sec. 4.2. gamma_1 = 30 at t = 100 (the first-phase peak), 10 when L first falls below 1e-7 at
+    t = 3000, and then: rising to 14 (the fall has not begun), falling to 8 (the claim), or flat at 10 (it fails).
+    A rule reading the fall from the early peak would call all three 'holds' (14 < 30)."""
+    import numpy as np
+
+    from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
+    from rates.homogeneous.study import _adam_phase_two_row
+
+    t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
+    log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])
+    gamma_2 = [0.01, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10]
+
+    def row(late_gamma_1):
+        table = ClaimsTable("t", "t")
+        history = _adam_history([[1, 30, 12, 10, *late_gamma_1]] * 3, [gamma_2] * 3, [log_loss] * 3, t)
+        _adam_phase_two_row(table, history, 1e-8)
+        return table.claims[0]
+
+    rising = row([12, 13, 14])
+    assert rising.verdict == NO_VERDICT and "t > 200000" in rising.reason and "3/3 seeds" in rising.reason
+    assert "peak to 0.33" in rising.reason, rising.reason  # 10 of the peak 30
+    assert row([9, 8.5, 8]).verdict == REPRODUCED
+    flat = row([10, 10, 10])
+    assert flat.verdict == NOT_REPRODUCED
+
+
+def test_larger_eps_is_judged_where_both_losses_are_below_1e_7_not_by_the_first_phase_peak():
+    """FLAVORS sec. 4.2, "larger eps increase gamma_1 even further". Both eps share the first-phase peak 30 at
+    t = 100 (eps is negligible next to large gradients); from L < 1e-7 on (t >= 3000) the larger eps is higher
+    (the claim), lower, or equal. A peak-over-the-run rule sees 30 vs 30 in every case."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
+    from rates.homogeneous.study import _eps_row
+
+    t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
+    log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])
+
+    def history(late, seeds=3, loss=log_loss):
+        metrics = {"gamma_1": np.array([[1, 30, 12, *late]] * seeds, float),
+                   "log_loss": np.array([loss] * seeds), "train_acc": np.ones((seeds, t.size))}
+        return SimpleNamespace(t=t, metrics=metrics, diverged=np.zeros(seeds, bool),
+                               t_separated=np.full(seeds, 100), final=lambda name: metrics[name][:, -1])
+
+    def row(small_late, large_late, loss=log_loss):
+        table = ClaimsTable("t", "t")
+        _eps_row(table, {1e-8: history(small_late, loss=loss), 1e-6: history(large_late, loss=loss)})
+        return table.claims[0]
+
+    assert row([10, 11, 12, 13], [13, 14, 15, 16]).verdict == REPRODUCED
+    assert row([13, 14, 15, 16], [10, 11, 12, 13]).verdict == NOT_REPRODUCED
+    assert row([10, 11, 12, 13], [10, 11, 12, 13]).verdict == NOT_REPRODUCED
+    never = row([10, 11, 12, 13], [13, 14, 15, 16], loss=np.log([1.0, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-6]))
+    assert never.verdict == NO_VERDICT and "never fell below 1e-7" in never.reason

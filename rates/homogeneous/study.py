@@ -20,7 +20,8 @@ Claims checked (rows of ``claims.*``; each names its source and gives mean +- sd
 3. Section 4.1 (ii): a smaller init scale alpha in {0.1, 0.01, 0.001} gives a larger final margin.
 4. Thm 3.4: late iterates approach KKT points of (MM): the alignment residual of eq. 62 falls and ends small.
 5. Section 4.2: Adam (eps = 1e-8) raises gamma_1 after separation like SD; its second phase (gamma_1 falls,
-   gamma_2 rises once L < 1e-7) at eps = 1e-8 and 1e-6; a larger eps raises gamma_1 further.
+   gamma_2 rises once L < 1e-7, measured from the step where L first falls below 1e-7) at eps = 1e-8 and 1e-6;
+   a larger eps raises gamma_1 further.
 6. Section 4.3: with a frozen output layer eq. 1 spectral descent, and Shampoo with and without accumulation,
    end with a larger spectral margin than GD and Adam.
 7. (A2): the nets are homogeneous of the stated degree.
@@ -366,46 +367,89 @@ def _kkt_row(table: ClaimsTable, label: str, h: History) -> None:
 KKT_RESIDUAL_LIMIT = 0.05
 
 
+# Measured [ours]: seed 0 at eps = 1e-8 continued to 2e5 steps (x10 the study's run, 205 s CPU at load ~3): gamma_1
+# still rose, 13.8 at t = 1.4e4 to 15.1 at 1.7e5, gamma_2 0.097 -> 0.105, log L -26 -> -29; it had fallen from 26.1
+# (t ~ 100) to 8.6 (t ~ 2300) while L was still above 1e-6.
 def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
-    """FLAVORS sec. 4.2: after L < 1e-7 Adam's gamma_1 falls from its peak while gamma_2 rises."""
+    """FLAVORS sec. 4.2: once L < 1e-7, Adam's gamma_1 falls while gamma_2 rises.
+
+    Judged from the step t_k where L first falls below 1e-7, per seed: *holds* when gamma_1 ends >0.1% below its
+    value at t_k and gamma_2 ends above its own; *open* when gamma_1 is still rising at the end (above its value
+    at half the run): the fall has not begun within the run; *fails* otherwise. (gamma_1's peak over the whole
+    run is no evidence: it is reached in the first hundred steps, before the loss is anywhere near 1e-7.)"""
     g1, g2, logL = h.metrics["gamma_1"], h.metrics["gamma_2"], h.metrics["log_loss"]
+    claim = f"Adam (eps={eps:g}) second phase: gamma_1 falls, gamma_2 rises once L < 1e-7"
     reached = np.array([np.any(logL[r] < PHASE_TWO_LEVEL) for r in range(logL.shape[0])]) & ~h.diverged
     if not reached.any():
-        table.add(Claim(f"Adam (eps={eps:g}) second phase: gamma_1 falls, gamma_2 rises once L < 1e-7",
-                        "FLAVORS section 4.2, Fig. 2, 6 [given]",
+        table.add(Claim(claim, "FLAVORS section 4.2, Fig. 2, 6 [given]",
                         f"lowest log L {np.nanmin(logL):.3g} > log 1e-7 = {PHASE_TWO_LEVEL:.3g} after {h.t[-1]} steps",
                         "-", NO_VERDICT, "the loss never fell below 1e-7: a longer run decides it"))
         return
-    holds, peaks, ends, rise = [], [], [], []
+    half = int(np.searchsorted(h.t, h.t[-1] / 2))
+    at_level, ends, g1_change, g2_change, states, peak_t, at_level_of_peak = [], [], [], [], [], [], []
     for r in np.nonzero(reached)[0]:
         k = int(np.argmax(logL[r] < PHASE_TWO_LEVEL))
-        peak = float(np.nanmax(g1[r]))
-        peaks.append(peak)
+        at_level.append(float(h.t[k]))
+        peak_t.append(float(h.t[int(np.nanargmax(g1[r, :k + 1]))]))
+        at_level_of_peak.append(float(g1[r, k] / np.nanmax(g1[r, :k + 1])))
         ends.append(float(g1[r, -1]))
-        rise.append(float(g2[r, -1] - g2[r, k]))
-        holds.append(g1[r, -1] < peak * (1 - 1e-3) and g2[r, -1] > g2[r, k])
-    verdict, reason = _verdict(bool(np.mean(ends) < np.mean(peaks) and np.mean(rise) > 0), int(sum(holds)), len(holds))
-    table.add(Claim(f"Adam (eps={eps:g}) second phase: gamma_1 falls, gamma_2 rises once L < 1e-7",
-                    "FLAVORS section 4.2, Fig. 2, 6 [given]",
-                    f"{int(reached.sum())}/{reached.size} runs reached L < 1e-7; gamma_1 peak "
-                    f"{spread(np.array(peaks), 3).text}, end {spread(np.array(ends), 3).text}; gamma_2 change after "
-                    f"L < 1e-7 {spread(np.array(rise), 3).text}",
-                    "gamma_1 ends >0.1% below its peak and gamma_2 ends above its value at L = 1e-7", verdict, reason))
+        g1_change.append(float(g1[r, -1] / g1[r, k] - 1))
+        g2_change.append(float(g2[r, -1] - g2[r, k]))
+        if g1[r, -1] < g1[r, k] * (1 - 1e-3) and g2[r, -1] > g2[r, k]:
+            states.append("holds")
+        elif k >= half or g1[r, -1] > g1[r, half]:
+            states.append("open")
+        else:
+            states.append("fails")
+    n, holding, failing, still_open = len(states), states.count("holds"), states.count("fails"), states.count("open")
+    measured = (f"{int(reached.sum())}/{reached.size} runs reached L < 1e-7 (first at t = {min(at_level):g}); relative "
+                f"change of gamma_1 from there to t = {h.t[-1]:g}: {spread(np.array(g1_change), 3).text}; gamma_2 "
+                f"change {spread(np.array(g2_change), 3).text}; gamma_1 falls in {holding}, is open in {still_open}, "
+                f"neither in {failing} of {n} seeds; before L < 1e-7, gamma_1 peaked at t = "
+                f"{spread(np.array(peak_t), 3).text}")
+    if still_open:
+        verdict, reason = NO_VERDICT, (
+            f"in {still_open}/{n} seeds gamma_1 has not fallen and is still rising at t = {h.t[-1]:g} (above its value "
+            f"at t = {h.t[half]:g}) or L < 1e-7 came only in the run's second half: the fall has not begun within "
+            f"the run (L < 1e-7 from t = {min(at_level):g}; gamma_1 had already fallen from its first-phase peak to "
+            f"{spread(np.array(at_level_of_peak), 2).text} of it there); a run in which gamma_1 turns down after "
+            f"L < 1e-7 decides, which takes more than x10 this run (t > {10 * h.t[-1]:g}) at the study's eps = 1e-8")
+    else:
+        mean_holds = bool(np.mean(g1_change) < -1e-3 and np.mean(g2_change) > 0)
+        verdict, reason = _verdict(mean_holds, holding, n)
+    table.add(Claim(claim, "FLAVORS section 4.2, Fig. 2, 6 [given]", measured,
+                    "from the step where L < 1e-7, gamma_1 ends >0.1% lower and gamma_2 higher, in every seed; a seed "
+                    "whose gamma_1 still rises at the end (or reached L < 1e-7 only in the second half) is open",
+                    verdict, reason))
 
 
 def _eps_row(table: ClaimsTable, runs: dict[float, History]) -> None:
-    """FLAVORS sec. 4.2: larger eps raises gamma_1 further (its peak)."""
+    """FLAVORS sec. 4.2: a larger eps raises gamma_1 further.
+
+    eps only acts once the gradients are comparable to it, so gamma_1 is compared where both runs of a seed have
+    L < 1e-7: the larger eps must be above the smaller by >0.1% at every checkpoint from there on. (The peak over
+    the whole run is no evidence: it is the first-phase peak at t ~ 100, where the two eps agree to 0.1%.)"""
     (small_eps, small), (large_eps, large) = sorted(runs.items())
     ok = _valid(small, large)
-    peak = {e: np.nanmax(h.metrics["gamma_1"], axis=1) for e, h in runs.items()}
-    # "further": by more than 0.1%, so that two runs equal up to rounding do not count as a rise
-    seeds_hold = int(np.sum(ok & (peak[large_eps] > peak[small_eps] * (1 + 1e-3))))
-    mean_holds = bool(ok.any() and np.mean(peak[large_eps][ok]) > np.mean(peak[small_eps][ok]) * (1 + 1e-3))
-    table.add(Claim("Larger eps increases Adam's gamma_1 further", "FLAVORS section 4.2 [given]",
-                    f"peak gamma_1: eps={small_eps:g} {spread(peak[small_eps][ok], 3).text}; eps={large_eps:g} "
-                    f"{spread(peak[large_eps][ok], 3).text}",
-                    f"peak gamma_1 larger by > 0.1% for eps={large_eps:g} ({seeds_hold}/{int(ok.sum())} seeds)",
-                    *_verdict(mean_holds, seeds_hold, int(ok.sum()))))
+    g_small, g_large = small.metrics["gamma_1"], large.metrics["gamma_1"]
+    below = (small.metrics["log_loss"] < PHASE_TWO_LEVEL) & (large.metrics["log_loss"] < PHASE_TWO_LEVEL)
+    judged = ok & below.any(axis=1)
+    claim, source = "Larger eps increases Adam's gamma_1 further", "FLAVORS section 4.2 [given]"
+    if not judged.any():
+        table.add(Claim(claim, source, f"no seed has both runs below L = 1e-7 within {small.t[-1]:g} steps", "-",
+                        NO_VERDICT, "the loss never fell below 1e-7 in both runs: a longer run decides it"))
+        return
+    starts = np.array([int(np.argmax(below[r])) for r in range(below.shape[0])])
+    excess = [g_large[r, starts[r]:] / g_small[r, starts[r]:] - 1 for r in np.nonzero(judged)[0]]
+    seeds_hold = int(sum(bool(np.all(e > 1e-3)) for e in excess))
+    lowest = np.array([float(np.min(e)) for e in excess])
+    mean_holds = bool(np.mean([np.mean(e) for e in excess]) > 1e-3)
+    table.add(Claim(claim, source,
+                    f"gamma_1(eps={large_eps:g}) / gamma_1(eps={small_eps:g}) - 1 from the first checkpoint with L < "
+                    f"1e-7 in both (t = {small.t[starts[judged].min()]:g}) to t = {small.t[-1]:g}: smallest "
+                    f"{spread(lowest, 3).text}, at the end {spread(np.array([e[-1] for e in excess]), 3).text}",
+                    f"larger by > 0.1% at every checkpoint once L < 1e-7 ({seeds_hold}/{int(judged.sum())} seeds)",
+                    *_verdict(mean_holds, seeds_hold, int(judged.sum()))))
 
 
 # Tolerance of the App. C identities: float64 rounding of an eigendecomposition / division, far below any

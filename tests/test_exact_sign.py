@@ -42,17 +42,22 @@ def _data(name: str):
     return np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y), ds.k
 
 
-def _compare(name: str, a: str, eta0: float, steps: int, momentum: float = 0.0):
-    H, y, k = _data(name)
-    times = np.arange(EVERY, steps + 1, EVERY)
-    reference = exact_sign_run(H, y, k, a, eta0, steps, record=times.tolist(), momentum=momentum)
-    spec = (RunSpec("signum", a, eta0, momentum=momentum) if momentum else RunSpec("signgd", a, eta0))
+def _assert_engines_follow(spec, H, y, k, steps, times, reference):
+    """Both engines' iterates equal the exact-sign reference's at every recorded step, to TOLERANCE."""
     for engine in ("fused", "torch"):
         _, records = run_group([resolve_spec(spec, len(y))], H, y, k, steps, times, engine=engine)
         for t, record in zip(times.tolist(), records):
             expected = np.array(reference[t])
             gap = np.abs(np.asarray(record["W"])[0] - expected).max() / np.abs(expected).max()
             assert gap < TOLERANCE, f"{engine} engine leaves the exact-sign trajectory by step {t} ({gap:.2e})"
+
+
+def _compare(name: str, a: str, eta0: float, steps: int, momentum: float = 0.0):
+    H, y, k = _data(name)
+    times = np.arange(EVERY, steps + 1, EVERY)
+    reference = exact_sign_run(H, y, k, a, eta0, steps, record=times.tolist(), momentum=momentum)
+    spec = (RunSpec("signum", a, eta0, momentum=momentum) if momentum else RunSpec("signgd", a, eta0))
+    _assert_engines_follow(spec, H, y, k, steps, times, reference)
 
 
 def _rows_far_apart(name: str, a: str, eta0: float, steps: int) -> float:
@@ -102,12 +107,7 @@ def test_adam_without_averaging_is_exact_signgd():
     times = np.arange(EVERY, steps + 1, EVERY)
     reference = exact_sign_run(H, y, k, "1/4", 2.0, steps, record=times.tolist())
     spec = RunSpec("adam", "1/4", 2.0, adam_beta1=0.0, adam_beta2=0.0)
-    for engine in ("fused", "torch"):
-        _, records = run_group([resolve_spec(spec, len(y))], H, y, k, steps, times, engine=engine)
-        for t, record in zip(times.tolist(), records):
-            expected = np.array(reference[t])
-            gap = np.abs(np.asarray(record["W"])[0] - expected).max() / np.abs(expected).max()
-            assert gap < TOLERANCE, f"{engine} engine leaves the exact-sign trajectory by step {t} ({gap:.2e})"
+    _assert_engines_follow(spec, H, y, k, steps, times, reference)
 
 
 @pytest.mark.parametrize("eps", [0.0, 1e-8])

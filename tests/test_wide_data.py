@@ -54,9 +54,11 @@ def test_sparse_constraint_matrix_is_the_dense_definition():
 
 
 def test_wide_run_stays_within_its_memory_ceiling(tmp_path):
-    """k = 3, n = 60, d = 2000 (k d = 6000): the dense LPs peaked at 1.93 GB resident for this run; the sparse
-    ones at 0.51 GB (/usr/bin/time -v). The child reports its own peak, so nothing else in pytest counts."""
-    data = wide_npz(tmp_path / "wide.npz", d=2000)
+    """k = 3, n = 60, d = 3000 (k d = 9000). The dense LPs peaked at 1.93 GB resident already at d = 2000 and grow
+    like (k d)^2 (~4.3 GB here); the sparse ones peak at 0.57 GB for this run alone (/usr/bin/time -v), and up
+    to ~1.1 GB were seen at d = 2000 when the child ran inside the whole suite (cause not pinned down), hence
+    a 2 GB ceiling: it still fails the dense matrices by a factor of two. The child reports its own peak."""
+    data = wide_npz(tmp_path / "wide.npz", d=3000)
     out = tmp_path / "run.json"
     # numba's first compile of the kernels (a fresh clone) peaks at ~0.5 GB of LLVM memory by itself, which is
     # not what this test measures: a one-configuration run on small data compiles the same specialisation first
@@ -79,7 +81,7 @@ def test_wide_run_stays_within_its_memory_ceiling(tmp_path):
     line = [part for part in proc.stdout.splitlines() if part.startswith("PEAK_KB")][-1].split()
     peak_kb, code = int(line[1]), int(line[3])
     assert code == 0, proc.stderr
-    assert peak_kb < 1_000_000, f"peak resident {peak_kb / 1e6:.2f} GB"
+    assert peak_kb < 2_000_000, f"peak resident {peak_kb / 1e6:.2f} GB"
     run = json.loads(out.read_text())["runs"][0]
     # gamma is certified by the solver's two bounds; check the W it returns independently on the raw data
     result = margins.max_margin(margins_probe(data), "max")

@@ -1,7 +1,7 @@
-"""Benchmark (issue #11): the fused engine against today's torch engine and the plain PyTorch loop.
+"""Benchmark: the fused engine against today's torch engine and the plain PyTorch loop.
 
 Setting: full-batch SignGD (docs/theory.md section 2, ``eta_t = eta0 (t+2)^-a``) on the ``default`` preset
-(n = 30, k = 3, d = 5) and on the shape of issue #11's acceptance run, a Gaussian mixture with k = 4,
+(n = 30, k = 3, d = 5) and on a Gaussian mixture with k = 4,
 d = 6, n = 48 (``gaussian:k=4,d=6,per_class=12``); ``--data`` picks others. Per dataset, three
 implementations, timed side by side in one process, alternating, median of ``--repeats``:
 
@@ -14,8 +14,8 @@ implementations, timed side by side in one process, alternating, median of ``--r
 Rates are configuration-steps per second. Clocks: CPU seconds of this process (``time.process_time``)
 for everything single-threaded; the fused engine at R > 1 runs one thread per core, so it is reported
 both per CPU second (per-core throughput) and per wall second (what a user waits); on a machine shared
-with other jobs wall time mostly measures the neighbours, CPU time is the fair comparison. The acceptance
-line of issue #11 (256 configurations in one run, >= 250x the plain loop run 256 times) is printed per
+with other jobs wall time mostly measures the neighbours, CPU time is the fair comparison. The line
+"256 configurations in one run against the plain loop run 256 times" is printed per
 dataset by both clocks, with the machine's load average at the start and end of the run.
 
 How far the two engines' final iterates are apart, per run: the relative W difference and the relative
@@ -229,7 +229,7 @@ def print_table(data, result: dict, args, sizes: list[int]) -> None:
     many = max(sizes)
     if many > 1:
         wall_lo, wall_hi = result[f"spread:fused-wall:{many}"]
-        print(f"issue #11, {many} configurations in one run against the plain loop run {many} times: "
+        print(f"{many} configurations in one run against the plain loop run {many} times: "
               f"{result[f'fused-wall:{many}'] / plain:.0f}x by wall clock (min-max over repeats "
               f"{wall_lo / plain:.0f}-{wall_hi / plain:.0f}x), {result[f'fused:{many}'] / plain:.0f}x by CPU clock "
               f"(target 250x by wall clock with {available_cores()} cores)")
@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sizes", default="1,256", help="comma-separated numbers of configurations R")
     parser.add_argument("--data", default=f"default;{ISSUE_DATA}",
-                        help="semicolon-separated --data values (default: the preset and issue #11's shape)")
+                        help="semicolon-separated --data values (default: the preset and the Gaussian "
+                             "k = 4, d = 6, n = 48 shape)")
     parser.add_argument("--gap-steps", default="3000,100000", help="step counts of the plain loop's gap check")
     parser.add_argument("--skip-compile", action="store_true", help="do not time the cold compile (~1 min)")
     parser.add_argument("--long", type=int, default=0, help="only time one SignGD run of this many steps")

@@ -1,6 +1,6 @@
-"""Benchmark (issue #11, GPU part): the torch engine on cuda, eager against replayed CUDA graphs.
+"""Benchmark (GPU): the torch engine on cuda, eager against replayed CUDA graphs.
 
-Setting: full-batch SignGD and Adam (eps = 0) on the ``default`` preset and on the issue's Gaussian shape
+Setting: full-batch SignGD and Adam (eps = 0) on the ``default`` preset and on the Gaussian shape
 (k = 4, d = 6, n = 48), R configurations spread over a and eta0, float64. Two steppers of the same torch
 program (:mod:`rates.optim`), timed side by side in one process, alternating, median of ``--repeats``:
 

@@ -66,7 +66,7 @@ Guarantee (what a verdict means)
 Reference
     Rates: SIGNADAM Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
     MINIBATCH Cor. D.5/E.5/F.5. The comparison rule is docs/theory.md section 4;
-    the bound model with unknown constants is issue #9.
+    the bound model with unknown constants is docs/findings.md F8.
 """
 
 from __future__ import annotations

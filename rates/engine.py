@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from rates.optim.compose import Hyper
 
 # torch is imported on first use: the default CPU run (the fused stepper) never needs it, and it costs ~2.5 s
-# of a start-up that issue #11 wants under 2 s; DTYPE (torch.float64) is resolved by __getattr__ below.
+# of a start-up meant to stay near 2 s; DTYPE (torch.float64) is resolved by __getattr__ below.
 torch = lazy_module("torch", globals())
 REPORTED_NORMS = ("max", "frobenius", "spectral")
 POLAR_METHODS = ("exact", "newton-schulz")

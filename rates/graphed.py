@@ -2,8 +2,8 @@
 
 Setting: docs/theory.md sections 2 and 7; the optimiser is the torch program of :mod:`rates.optim` (the one
 definition the cuda path runs), unchanged. On a GPU a step of the small problems this tool studies is a
-few dozen kernels of microseconds each, so launching them from Python costs more than running them
-(issue #11). A CUDA graph records the kernels of ``segment`` consecutive steps once and replays them with
+few dozen kernels of microseconds each, so launching them from Python costs more than running them.
+A CUDA graph records the kernels of ``segment`` consecutive steps once and replays them with
 one launch.
 
 Algorithm: the step index lives on the device (a 0-d float64 tensor ``t``), so the recorded kernels need

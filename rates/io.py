@@ -1,6 +1,6 @@
 """File output that a failed or refused command cannot corrupt.
 
-Two guarantees (docs/design.md, "Exit codes"; issue 12):
+Two guarantees (docs/design.md, "Exit codes"):
 
 * :func:`check_output_path` validates an output path *before* any work starts: its directory must exist
   (only directories the user named are ever created), must accept a new file, and an existing target must

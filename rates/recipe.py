@@ -8,7 +8,7 @@ numbers (eta0, a, beta, Adam betas, eps, seed). The recipe is a function of one 
 so a run takes the same code path whether it is advanced alone or with others.
 
 Why its own module: the engine resolves every run's recipe before choosing a stepper, and the fused CPU
-stepper must not import torch (:mod:`rates.optim` is torch throughout; ``rates run`` start-up, issue #11).
+stepper must not import torch (:mod:`rates.optim` is torch throughout; ``rates run`` start-up).
 """
 
 from __future__ import annotations

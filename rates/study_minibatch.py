@@ -119,7 +119,7 @@ class Size:
 #   still bending ("run longer"), at 1e6 both are tight. Thm 4.6 (VR) at a = 3/10 still bends at 1e6 for
 #   SignSGD and Spectral-SGD; at 1e7 Spectral-SGD is tight and SignSGD still bends (slopes -0.52, -0.62 on
 #   the window's halves), so those two run 1e7 steps.
-# * the per-sample cosine is read at 1e5 steps (issue #9's acceptance horizon).
+# * the per-sample cosine is read at 1e5 steps.
 # Fig. 1 runs on 3 data draws [ours]: on the draw of seed 0 SignSGD's error at b = 16 stalled above b = 4's
 # (0.88 vs 0.77), on the draws of seeds 1-3 it fell with b; a verdict needs the draws that decide to agree and to
 # be a majority of the draws (:func:`fig1_claims`).

@@ -1,8 +1,8 @@
 """Fused multi-step kernels (numba/LLVM, CPU): all configurations of a group advance many steps per call.
 
-Setting: issue #11. The torch engine spends ~40 us of Python and per-kernel overhead on a step of ~5 kflop;
+Setting: the CPU engine's speed. The torch engine spends ~40 us of Python and per-kernel overhead on a step of ~5 kflop;
 here a whole segment between two checkpoints is one compiled call, configurations spread over one thread
-per core and, within a thread, computed 64 at a time in the lanes of AVX2 vectors.
+per core and, within a thread, computed 64 at a time in the lanes of SIMD vectors.
 
 * :mod:`rates.fused.kernels` -- the compiled step of every recipe (log-domain gradient, reshuffled
   batches, VR, momentum, Adam eps = 0 / eps > 0, every steepest direction of :mod:`rates.norms`); the

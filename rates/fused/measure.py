@@ -1,6 +1,6 @@
 """Checkpoint measurements of the fused CPU path in numpy, so that a default ``rates run`` never imports torch.
 
-Setting: issue #11 (``rates run`` starts in under 2 s after the first use); ``import torch`` alone takes
+Setting: start-up (``rates run`` should start in about 2 s after the first use); ``import torch`` alone takes
 ~2.5 s there. The fused kernels (:mod:`rates.fused.kernels`) keep their iterates in numpy arrays, so only the
 checkpoint measurements tied the CPU path to torch.
 

@@ -9,7 +9,7 @@ the PEPit style). The per-sample theorem predicts a limit direction, not a rate:
 The names below live in :mod:`rates.theorems.prediction` and are imported on first use: the sympy-free
 modules of this package (:mod:`~rates.theorems.coverage`, :mod:`~rates.theorems.hypotheses`,
 :mod:`~rates.theorems.per_sample`, :mod:`~rates.theorems.sources`) serve ``rates run``, which must not pay
-~0.6 s for sympy when it only names a run's family (issue #11).
+~0.6 s for sympy when it only names a run's family.
 """
 
 from __future__ import annotations

@@ -254,7 +254,8 @@ class Prediction:
         The margin bound is ``C_1/S_1 + sum_j C_j S_{p_j}/S_1`` with ``C_1 = gamma_ref S_1(0, t_1) + log n (+ D_beta)``
         and ``C_j`` the rebuilt (worst-case) coefficients; only their signs are firm, so the comparator judges
         against every ratio (:func:`rates.compare.slope_envelope`). Sums start at 0: starting them at ``t_0``
-        only changes ``C_1`` by a constant, and the model takes every ``C >= 0`` (issue #9's bound model).
+        only changes ``C_1`` by a constant, and the model takes every ``C >= 0``
+        (the bound model of docs/findings.md F8).
         """
         t = np.asarray(t, dtype=np.int64)
         if np.any(t < 1):

@@ -5,7 +5,7 @@ Setting: each theorem family module (:mod:`rates.theorems.nsd`, ``adam``, ``mini
 whose ``covers(config)`` says whether the resolved algorithm (``rates.algorithms.AlgorithmConfig``) is the one
 its theorem is about; the predicates are disjoint. They read only the configuration, so they live here, apart
 from the families' sympy bound templates: every ``rates run`` resolves its family (:mod:`rates.algorithms`),
-and importing sympy costs ~0.6 s of a start-up that issue #11 wants under 2 s.
+and importing sympy costs ~0.6 s of a start-up meant to stay near 2 s.
 
 Guarantee: :func:`family_name` is the name of the one family whose predicate holds (None: no theorem covers
 the configuration). The family modules take their ``covers`` from :data:`COVERS`, and

@@ -3,7 +3,7 @@
 Setting: every family cites its theorem as ``Source(seed, theorem)``; :mod:`rates.references` turns the seed
 (the paper's short name) into a citation. Kept apart from :mod:`rates.theorems.base` (the sympy bound
 templates) so that what a run records about its data and per-sample limit direction
-(:mod:`rates.theorems.per_sample`) costs no sympy import (``rates run`` start-up, issue #11).
+(:mod:`rates.theorems.per_sample`) costs no sympy import (``rates run`` start-up).
 """
 
 from __future__ import annotations

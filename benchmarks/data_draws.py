@@ -3,9 +3,9 @@
 Setting: ``rates run --data-seeds 0..255`` (full-batch SignGD on draws of ``gaussian:k=4,d=6,per_class=12``,
 n = 48). Two ways to run the same 256 runs, in this one process, alternating, median of ``--repeats``:
 
-* ``serial``: one :func:`rates.engine.simulate` call per draw, as ``rates run`` did before draws were
+* ``serial``: one :func:`rates.numeric.engine.simulate` call per draw, as ``rates run`` did before draws were
   batched (one configuration per kernel call, one lane, one thread);
-* ``batched``: one :func:`rates.engine.simulate_draws` call for all draws (what ``rates run`` does now:
+* ``batched``: one :func:`rates.numeric.engine.simulate_draws` call for all draws (what ``rates run`` does now:
   the runs form one group, 64 per vector block, each lane on its own data, one thread per core).
 
 Both sides do the same work after the data exist: stepping, checkpoint measures, the per-run records. The
@@ -30,10 +30,10 @@ import os
 import statistics
 import time
 
-from rates.data import parse_data
-from rates.engine import RunSpec, simulate, simulate_draws
-from rates.fused.group import available_cores
-from rates.margins import max_margin
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, simulate, simulate_draws
+from rates.numeric.fused.group import available_cores
+from rates.numeric.margins import max_margin
 
 ISSUE_DATA = "gaussian:k=4,d=6,per_class=12"
 SPEC = RunSpec("signgd", "1/2")

@@ -8,8 +8,8 @@ implementations, timed side by side in one process, alternating, median of ``--r
 * the plain PyTorch float64 autograd loop a user would write (``F.cross_entropy``, ``backward``,
   ``sign(grad)``), one configuration at a time, one torch thread (more threads only add barrier waits
   on products this small);
-* today's engine, ``rates.engine.run_group(engine="torch")`` (the batched torch program of rates.optim);
-* the fused engine, ``run_group(engine="fused")`` (rates.fused: numba kernels, one thread per core).
+* today's engine, ``rates.numeric.engine.run_group(engine="torch")`` (the batched torch program of rates.numeric.optim);
+* the fused engine, ``run_group(engine="fused")`` (rates.numeric.fused: numba kernels, one thread per core).
 
 Rates are configuration-steps per second. Clocks: CPU seconds of this process (``time.process_time``)
 for everything single-threaded; the fused engine at R > 1 runs one thread per core, so it is reported
@@ -27,7 +27,7 @@ every step (SignGD, 10^5 steps on the Gaussian shape at a = 1/4, eta0 = 1; 2*10^
 eta0 = 2): no entry of any step moved in different directions; W agreed to 1.6e-17 relative or better at
 every comparison point (1.0e-18 at 10^5 steps on the Gaussian shape), and the max-norm margins to all 16
 printed digits (Gaussian 1.482901688540113 at 10^5; ``default`` 0.2427032801513893 at 2*10^4, in its
-transient: 0.0022 at 10^4, 0.145 at 1.6*10^4, 0.222 at 1.9*10^4). Against :func:`rates.reference.exact_sign_run`
+transient: 0.0022 at 10^4, 0.145 at 1.6*10^4, 0.222 at 1.9*10^4). Against :func:`rates.numeric.reference.exact_sign_run`
 (float64 iterates, the signs of a 40-digit gradient), compared at every 500th step to 2*10^4 steps on both
 sets: the fused engine's iterates are equal bit for bit, the torch engine's within 2.9e-17 (``default``) and
 6.1e-17 (Gaussian) relative, its step sizes' rounding. (Before each class row of the gradient had its own
@@ -62,10 +62,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from rates.data import parse_data
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, simulate, single_thread_on_cpu
-from rates.fused.group import available_cores
-from rates.margins import margin_of, max_margin
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group, simulate, single_thread_on_cpu
+from rates.numeric.fused.group import available_cores
+from rates.numeric.margins import margin_of, max_margin
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,8 +120,9 @@ def child_seconds(command: list[str], env: dict) -> tuple[float, float]:
 
 def compile_and_start_times() -> dict:
     """First compile (empty numba cache, child process) and ``rates run`` start-up with the warm cache."""
-    probe = ("import numpy as np; from rates.data import parse_data; from rates.engine import RunSpec, resolve_spec; "
-             "from rates.fused.group import FusedGroup; d = parse_data('default'); "
+    probe = ("import numpy as np; from rates.numeric.data import parse_data; "
+             "from rates.numeric.engine import RunSpec, resolve_spec; "
+             "from rates.numeric.fused.group import FusedGroup; d = parse_data('default'); "
              "FusedGroup([resolve_spec(RunSpec('signgd', '1/2'), d.n)], d.H, d.y, d.k).advance_to(1)")
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as cache:

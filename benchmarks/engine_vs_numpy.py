@@ -3,7 +3,7 @@
 Setting: full-batch SignGD (docs/theory.md section 2) with log-domain weights (section 7) on the ``default``
 Gaussian preset, R configurations that differ in the schedule (a, eta0). The NumPy baseline is the same
 algorithm written the straightforward way: one configuration at a time, one step at a time. The engine
-(``rates.engine.run_group``, the loop ``simulate`` uses, checkpoints included) advances all R together.
+(``rates.numeric.engine.run_group``, the loop ``simulate`` uses, checkpoints included) advances all R together.
 Both are timed side by side in one process, alternating, best of ``--repeats``, in CPU seconds of this
 process (``time.process_time``: both sides are single-threaded, and on a shared machine wall time
 mostly measures the neighbours); on cuda the engine is timed in wall seconds instead, since the GPU's work
@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from rates.data import parse_data
-from rates.engine import RunSpec, checkpoint_times, resolve_device, resolve_spec, run_group
-from rates.tables import Table
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_device, resolve_spec, run_group
+from rates.output.tables import Table
 
 
 def numpy_signgd(H: np.ndarray, y: np.ndarray, k: int, a: float, eta0: float, steps: int) -> np.ndarray:

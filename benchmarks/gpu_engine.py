@@ -2,10 +2,10 @@
 
 Setting: full-batch SignGD and Adam (eps = 0) on the ``default`` preset and on the Gaussian shape
 (k = 4, d = 6, n = 48), R configurations spread over a and eta0, float64. Two steppers of the same torch
-program (:mod:`rates.optim`), timed side by side in one process, alternating, median of ``--repeats``:
+program (:mod:`rates.numeric.optim`), timed side by side in one process, alternating, median of ``--repeats``:
 
 * ``torch``: the eager step loop (one Python call per step, a few dozen kernel launches each);
-* ``graph``: :mod:`rates.graphed`, the same steps recorded as CUDA graphs of 64 steps and replayed.
+* ``graph``: :mod:`rates.numeric.graphed`, the same steps recorded as CUDA graphs of 64 steps and replayed.
 
 Rates are configuration-steps per wall second (GPU work is not CPU time of this process), measured with
 ``torch.cuda.synchronize`` around each run; the recording of the graphs is inside the timed run. Also
@@ -26,9 +26,9 @@ import time
 import numpy as np
 import torch
 
-from rates import graphed
-from rates.data import parse_data
-from rates.engine import DTYPE, RunSpec, checkpoint_times, resolve_spec, run_group
+from rates.numeric import graphed
+from rates.numeric.data import parse_data
+from rates.numeric.engine import DTYPE, RunSpec, checkpoint_times, resolve_spec, run_group
 
 
 def configurations(algo: str, count: int) -> list[RunSpec]:

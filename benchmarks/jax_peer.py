@@ -11,7 +11,7 @@ and the iterates stop): log-probabilities by ``logsumexp``, the wrong-class weig
 (the largest is 1; the sign does not see the scale), the label's weight minus their sum (not ``p_y - 1``,
 which rounds to 0), ``G = coefficients^T H``. Its compile time is excluded (a warm-up call first).
 
-The engine: :func:`rates.engine.run_group` with the fused stepper (numba kernels; one thread per core at
+The engine: :func:`rates.numeric.engine.run_group` with the fused stepper (numba kernels; one thread per core at
 R > 1, 64 configurations per vector block), two checkpoints.
 
 Clocks: CPU seconds of this process (``time.process_time``: all threads of both programs; XLA runs its own
@@ -34,9 +34,9 @@ import time
 
 import numpy as np
 
-from rates.data import parse_data
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group
-from rates.fused.group import available_cores
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+from rates.numeric.fused.group import available_cores
 
 DATASETS = ("default", "gaussian:k=4,d=6,per_class=12")
 

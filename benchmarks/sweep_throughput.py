@@ -26,9 +26,9 @@ import json
 import os
 import time
 
-from rates.engine import RunSpec
-from rates.sweep import EngineTask, execute_task, run_tasks
-from rates.tables import Table
+from rates.numeric.engine import RunSpec
+from rates.numeric.tasks import EngineTask, execute_task, run_tasks
+from rates.output.tables import Table
 
 ALGORITHMS = ("ngd", "adam", "spectral-gd", "signgd")
 SCHEDULES = [(a, eta0) for eta0 in (1.0, 0.5) for a in ("3/10", "1/2", "2/3", "3/4", "4/5", "1")]

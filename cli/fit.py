@@ -3,8 +3,8 @@
 Prints, per configuration: the replicates (independent of given), the hypothesis gate (which theorem covers
 the run and each hypothesis with its numbers), the predicted rate with its source, the bound's slope envelope
 over the window, the fitted slope ± bootstrap error with its window, the fitted log power, the rebuilt t0/t1
-with the data's constants, and the verdict (docs/design.md, "Interfaces"; rules in :mod:`rates.compare` and
-:func:`rates.report.fit_group`). Exit code 1 when a verdict is ``violated``; 0 for every other verdict
+with the data's constants, and the verdict (docs/design.md, "Interfaces"; rules in :mod:`rates.judge.compare` and
+:func:`rates.studies.report.fit_group`). Exit code 1 when a verdict is ``violated``; 0 for every other verdict
 (``inconclusive``, ``no-theorem``, ``not-applicable`` included); 2 on bad input.
 """
 
@@ -22,13 +22,13 @@ import typer
 
 from cli.run import parse_seeds, seed_plan, simulate_plan
 from cli.run import run as run_command
-from rates.compare import DEFAULT_TOLERANCE, choose_window, parse_window
-from rates.data import CSV_LAYOUT
 from rates.errors import InputError
+from rates.judge.compare import DEFAULT_TOLERANCE, choose_window, parse_window
+from rates.numeric.data import CSV_LAYOUT
 
 if typing.TYPE_CHECKING:
-    from rates.report import FitRecord
-    from rates.trajectory import Run
+    from rates.numeric.trajectory import Run
+    from rates.studies.report import FitRecord
 
 PLOT_LIMIT = 1e300  # the log axis pads its limits by a factor of 2: larger gaps overflow float64
 
@@ -49,7 +49,7 @@ def _plot_path(base: Path, slug: str, several: bool) -> Path:
 
 def describe(record: FitRecord) -> str:
     """The human-readable verdict block: every number with its source, window and uncertainty."""
-    from rates.report import source_text
+    from rates.studies.report import source_text
 
     v, pred = record.verdict, record.prediction
     seeds = ", ".join(str(s) for s in record.seeds)
@@ -86,7 +86,7 @@ def describe(record: FitRecord) -> str:
                          f"(fit of log(gap t^{pred.rate.exponent}) on log log t, same window)")
     target = v.context.get("gap_target")
     if target is not None:
-        from rates.report import gap_target_text
+        from rates.studies.report import gap_target_text
 
         lines.append(f"  gap fitted     : {gap_target_text(target)}")
     if v.assessment is not None:
@@ -108,8 +108,8 @@ def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], devic
     several streams of a full-batch run are refused (they would be identical copies). A user ``window`` is
     checked against the runs' checkpoints before ``out`` is written, so a bad ``--window`` leaves no file behind.
     """
-    from rates.engine import RunSpec
-    from rates.trajectory import Trajectory, save
+    from rates.numeric.engine import RunSpec
+    from rates.numeric.trajectory import Trajectory, save
 
     def make_spec(shuffle: int) -> RunSpec:
         return RunSpec(seed=shuffle, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
@@ -164,11 +164,11 @@ def fit(**options) -> None:
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
     from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
-    from rates.plots import check_figure_path, plot_fit
+    from rates.numeric.trajectory import load
+    from rates.output.plots import check_figure_path, plot_fit
     from rates.progress import wanted as progress_wanted
-    from rates.report import bound_label, fit_record_of, group_runs, run_slug
-    from rates.schedules import parse_exponent
-    from rates.trajectory import load
+    from rates.studies.report import bound_label, fit_record_of, group_runs, run_slug
+    from rates.symbolic.schedules import parse_exponent
 
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")

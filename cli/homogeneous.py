@@ -50,15 +50,15 @@ def homogeneous(
     """Train homogeneous ReLU nets (FLAVORS) and print the measured margins."""
     # here, not at the top: torch costs seconds that `rates --help` must not pay
     from cli.run import parse_seeds
-    from rates.homogeneous.data import load_dataset, parse_data_spec
-    from rates.homogeneous.measures import check_loss
-    from rates.homogeneous.models import INIT_RULES, relu_network
-    from rates.homogeneous.steepest import ALGORITHMS, make_optimizer
-    from rates.homogeneous.study import default_lr
-    from rates.homogeneous.summary import history_table
-    from rates.homogeneous.train import TrainConfig, pick_device, train
     from rates.io import strict_json, write_text_atomic
+    from rates.numeric.homogeneous.data import load_dataset, parse_data_spec
+    from rates.numeric.homogeneous.measures import check_loss
+    from rates.numeric.homogeneous.models import INIT_RULES, relu_network
+    from rates.numeric.homogeneous.steepest import ALGORITHMS, make_optimizer
+    from rates.numeric.homogeneous.train import TrainConfig, pick_device, train
     from rates.progress import progress_bar, wanted
+    from rates.studies.flavors import default_lr
+    from rates.studies.flavors_summary import history_table
 
     if algo not in ALGORITHMS:
         raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algo!r}")

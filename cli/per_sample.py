@@ -2,7 +2,7 @@
 
 ``predict`` and ``fit`` dispatch here (a few lines at the top of their handlers) for SignSGD / N-SGD /
 Spectral-SGD with ``--batch 1`` (MINIBATCH Def. 4.8 / Thm 4.9); everything
-theoretical lives in :mod:`rates.theorems.per_sample`, the judge in :mod:`rates.limit_direction`.
+theoretical lives in :mod:`rates.symbolic.theorems.per_sample`, the judge in :mod:`rates.judge.limit_direction`.
 """
 
 from __future__ import annotations
@@ -13,16 +13,22 @@ from typing import Any, Optional
 import numpy as np
 
 # the fit record and its text live in the library, so tables and reports can use them too
-from rates.limit_direction import STATUS, THEOREM, PerSampleRecord, fit_record, handles_runs  # noqa: F401
-from rates.measures import SOLUTION_NOTES
-from rates.theorems.per_sample import (
+from rates.judge.limit_direction import (  # noqa: F401
+    STATUS,
+    THEOREM,
+    PerSampleRecord,
+    fit_record,
+    handles_runs,
+    predict_on,
+)
+from rates.numeric.measures import SOLUTION_NOTES
+from rates.symbolic.theorems.per_sample import (
     NOT_PREDICTED,
     OTHER_DATA,
     PER_SAMPLE_ALGORITHMS,
     SOURCE,
     covers,
     orthogonal_structure,
-    predict_on,
 )
 
 DIRECTIONS = {"signsgd": "D_c = 2 e_c - 1 (SignSGD: -sign(grad l_i) = (2 e_{y_i} - 1) e_{y_i}^T for every W)",
@@ -93,7 +99,8 @@ def prediction_text(algo: str, a: str, data: Any = None) -> str:
         lines.append(f"data        {data.name}: {info['structure']}")
         lines.append(f"M/||M||     (unit {info['norm']} norm; rows = classes, columns = features)   [rebuilt]")
         lines += _matrix_lines(np.array(limit["direction"]), " " * 12)
-        lines.append("margins     computed from M/||M|| and the certified max margins (rates.margins)   [computed]")
+        lines.append("margins     computed from M/||M|| and the certified max margins (rates.numeric.margins)"
+                     "   [computed]")
         lines.append(f"  {'norm':<10} {'margin(M)':>10} {'gamma':>10} {'gap limit':>10} {'rel. error':>10} "
                      f"{'cos(M,W*)':>10}  W* unique")
         for row in limit["margins"]:
@@ -110,7 +117,7 @@ def prediction_text(algo: str, a: str, data: Any = None) -> str:
 
 
 def predict(algo: str, a: str, data_spec: Optional[str], as_json: bool) -> str:
-    from rates.data import parse_data
+    from rates.numeric.data import parse_data
 
     data = parse_data(data_spec) if data_spec is not None else None
     if as_json:

@@ -13,7 +13,7 @@ import typer
 from rates.errors import InputError
 
 if typing.TYPE_CHECKING:
-    from rates.theorems.registry import GateResult
+    from rates.symbolic.theorems.registry import GateResult
 
 
 def _positive(value: Optional[float], option: str) -> Optional[float]:
@@ -79,7 +79,7 @@ def hypotheses_hold(names: list[str]) -> str:
 
 def render_gate(result: GateResult) -> str:
     """Which family covers the configuration and each of its hypotheses with the numbers that decide it."""
-    from rates.theorems.registry import COVERED
+    from rates.symbolic.theorems.registry import COVERED
 
     if result.family is None:
         return f"theorem     none: {result.reason}"
@@ -162,11 +162,13 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
            data: Optional[str], as_json: bool) -> str:
     """The answer to ``rates predict`` with these options, derived now (see :func:`predict` for the options)."""
     from cli import per_sample
-    from rates.algorithms import resolve_algorithm  # here: sympy's import time is paid only by commands using it
-    from rates.schedules import parse_exponent
-    from rates.theorems import predict as predict_rate
-    from rates.theorems.hypotheses import Facts
-    from rates.theorems.registry import gate
+    from rates.numeric.algorithms import (
+        resolve_algorithm,  # here: sympy's import time is paid only by commands using it
+    )
+    from rates.symbolic.schedules import parse_exponent
+    from rates.symbolic.theorems import predict as predict_rate
+    from rates.symbolic.theorems.hypotheses import Facts
+    from rates.symbolic.theorems.registry import gate
 
     exponent = parse_exponent(a, "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate

@@ -15,11 +15,11 @@ from typing import Optional
 
 import typer
 
-from rates.data import CSV_LAYOUT
 from rates.errors import InputError
+from rates.numeric.data import CSV_LAYOUT
 
 if typing.TYPE_CHECKING:
-    from rates.engine import RunSpec
+    from rates.numeric.engine import RunSpec
 
 
 SEED_MEANING = ("--seeds: reshuffling streams (which samples form each mini-batch; nothing in a full-batch run); "
@@ -58,7 +58,7 @@ def refuse_identical_replicates(specs: list[RunSpec], n: int, shuffles: list[int
     """
     if len(shuffles) < 2:
         return
-    from rates.engine import resolve_spec
+    from rates.numeric.engine import resolve_spec
 
     if resolve_spec(specs[0], n).recipe.source == "full":
         raise InputError("--seeds", f"{specs[0].algo} is full batch, deterministic given the data: {len(shuffles)} "
@@ -67,7 +67,7 @@ def refuse_identical_replicates(specs: list[RunSpec], n: int, shuffles: list[int
 
 def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[int], steps: int, checkpoints: int,
                   device: str, engine: str = "auto", progress: bool = False):
-    """Run every (data draw, reshuffling stream) pair in one :func:`rates.engine.simulate_draws` call (runs of
+    """Run every (data draw, reshuffling stream) pair in one :func:`rates.numeric.engine.simulate_draws` call (runs of
     one recipe on draws of one shape advance together, each on its own data).
 
     The memory/time estimate is checked on the first draw (one draw tells the size of all) before any step, and
@@ -76,9 +76,11 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     margins, stepping, measures).
     """
     from rates import budget
-    from rates.data import parse_data  # here, not at the top: torch costs seconds that `rates --help` must not pay
-    from rates.engine import simulate_draws
-    from rates.trajectory import Trajectory, require_finite
+    from rates.numeric.data import (
+        parse_data,  # here, not at the top: torch costs seconds that `rates --help` must not pay
+    )
+    from rates.numeric.engine import simulate_draws
+    from rates.numeric.trajectory import Trajectory, require_finite
 
     started = time.perf_counter()
     datasets = []
@@ -167,10 +169,10 @@ def run(
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
-    from rates.engine import RunSpec
     from rates.exponents import parse_exponent_fraction
+    from rates.numeric.engine import RunSpec
+    from rates.numeric.trajectory import save
     from rates.progress import wanted
-    from rates.trajectory import save
 
     exponent = parse_exponent_fraction(a, "--a")
     if steps < 1:

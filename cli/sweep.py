@@ -82,8 +82,8 @@ def sweep(
         data = "default"
         batch = ["none", 10]   # "none" leaves an optional option out (full batch)
     """
+    from rates.numeric.tasks import executor_name
     from rates.sweep.run import run_sweep
-    from rates.sweep.tasks import executor_name
 
     executor = executor_name(scheduler)
     if workers is not None and (workers < 1 or executor != "local"):

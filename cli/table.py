@@ -9,8 +9,8 @@ import typer
 
 from rates.errors import InputError
 from rates.io import write_text_atomic
-from rates.references import references_note
-from rates.tables import Cell, Table, latex_document
+from rates.output.tables import Cell, Table, latex_document
+from rates.symbolic.papers import references_note
 
 FORMATS = ("latex", "markdown", "json")
 GAP_LATEX = {"gamma": r"$\gamma$", "gamma_eff": r"$\gamma_{\mathrm{eff}}$"}
@@ -18,9 +18,9 @@ GAP_LATEX = {"gamma": r"$\gamma$", "gamma_eff": r"$\gamma_{\mathrm{eff}}$"}
 
 def predicted_rates_table() -> Table:
     """One row per family and regime; rates, regimes and best ``a`` are derived, never looked up."""
-    from rates import asymptotics  # here: sympy's import time is paid only when a table is made
-    from rates.algorithms import resolve_algorithm
-    from rates.theorems import DECLARATIONS, template_for
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.symbolic import asymptotics  # here: sympy's import time is paid only when a table is made
+    from rates.symbolic.theorems import DECLARATIONS, template_for
 
     table = Table(["family", "algorithms", "regime", "rate", "r", "k", "best a", "gap to", "source", "status"],
                   caption="Predicted margin-gap rates O(t^-r (log t)^k) for eta_t = eta_0 (t+2)^-a",
@@ -45,9 +45,9 @@ def predicted_rates_table() -> Table:
                                                           "text": rate.text}),
                 str(rate.exponent), rate.log_power, str(best), Cell(template.gap_to, GAP_LATEX.get(template.gap_to)),
                 source, template.status)
-    table.notes.append("Derived by rates.asymptotics from each template's numerator power sums over sum eta_s "
+    table.notes.append("Derived by rates.symbolic.asymptotics from each template's numerator power sums over sum eta_s "
                        "(docs/theory.md sections 3-4); r and k of an open interval are expressions in a.")
-    table.notes.append("A row applies only where its family's hypotheses hold (rates.theorems.registry.gate): "
+    table.notes.append("A row applies only where its family's hypotheses hold (rates.symbolic.theorems.registry.gate): "
                        "mini-batch and momentum rows need gamma_eff > 0 with the data's constants; Adam needs eps = 0, "
                        "full batch and beta1 <= beta2.")
     table.notes.append(references_note([row[8] for row in table.rows]))
@@ -72,7 +72,7 @@ def table(
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
     records = []
     if fits or files:
-        from rates.report import fits_records_for_cli, verdict_table
+        from rates.studies.report import fits_records_for_cli, verdict_table
 
         records = fits_records_for_cli(fits, files)
         text = verdict_table(records).render(fmt)

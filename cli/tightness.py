@@ -1,7 +1,7 @@
 """``rates tightness --algo signgd --a 0.3 [--budget N] [--seed S] [--steps T] [--json]``: worst-case rate search.
 
 Searches small datasets (``||h_i||_1 <= 1``, n <= 6, k <= 3, d <= 3) for the slowest-decaying margin gap of a
-full-batch algorithm (:mod:`rates.tightness`) and prints the worst empirical exponent found (fit window and 95%
+full-batch algorithm (:mod:`rates.judge.tightness`) and prints the worst empirical exponent found (fit window and 95%
 interval) against the bound's exponent (``rates predict``, with its source). Reproducible: the budget counts
 engine runs and all randomness comes from ``--seed``. Exit 0 whatever the answer (a search result is not a
 check); 2 on bad input.
@@ -26,8 +26,8 @@ def tightness(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Search small datasets for the slowest margin-gap decay and compare it with the bound's exponent."""
-    from rates.theorems import predict  # noqa: F401  (import errors surface before the search starts)
-    from rates.tightness import search_worst_rate
+    from rates.judge.tightness import search_worst_rate
+    from rates.symbolic.theorems import predict  # noqa: F401  (import errors surface before the search starts)
 
     if budget < 1:
         raise InputError("--budget", f"must be an integer >= 1, got {budget}")
@@ -70,9 +70,9 @@ def _source(algo: str, a: str) -> str:
     """The source ``rates predict`` cites for the algorithm's full-batch rate (SIGNADAM for entry-wise norms,
     MINIBATCH at b = n for Schatten norms such as spectral-gd's), never a fixed text."""
     from cli.predict import prediction_source
-    from rates.algorithms import resolve_algorithm
-    from rates.schedules import parse_exponent
-    from rates.theorems import predict
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.symbolic.schedules import parse_exponent
+    from rates.symbolic.theorems import predict
 
     config = resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False)
     return prediction_source(predict(config, parse_exponent(a)))

@@ -2,7 +2,7 @@
 
 Setting: a theorem family's bound (docs/theory.md section 3) is ``gap(t) <= [sum_j c_j S_{q_j+1}(t_0, t) + gamma_ref
 S_1(0, t_1) + log n] / S_1(0, t)`` where ``sum_j c_j eta_t^{q_j}`` is the noise of the descent inequality
-``L(W_{t+1}) <= L(W_t) - eta_t (gamma_ref - noise_t) G(W_t)``. The templates in :mod:`rates.theorems` store
+``L(W_{t+1}) <= L(W_t) - eta_t (gamma_ref - noise_t) G(W_t)``. The templates in :mod:`rates.symbolic.theorems` store
 ``gamma_ref``, the noise terms and the numerator's power sums.
 
 Algorithm: each chain lists its steps -- a lemma claim of :mod:`proofs` (looked up in the registry, so a
@@ -37,8 +37,8 @@ import mpmath
 import sympy as sp
 
 from proofs.claims import VERDICT_COUNTEREXAMPLE, VERDICT_ERROR, VERDICT_PROVEN, CheckResult
-from rates.schedules import Schedule, eta0_symbol
-from rates.theorems.base import B, BoundTemplate, b, beta, gamma, k, n
+from rates.symbolic.schedules import Schedule, eta0_symbol
+from rates.symbolic.theorems.base import B, BoundTemplate, b, beta, gamma, k, n
 
 FOLLOWS = "follows"
 FOLLOWS_EXPONENTS = "follows in exponents; constants differ"
@@ -174,7 +174,7 @@ def _adam(claims: dict) -> Derived:
 
 def _template(family: str) -> Callable[[], BoundTemplate]:
     def build() -> BoundTemplate:
-        from rates.theorems import adam, minibatch, momentum, nsd, variance_reduction
+        from rates.symbolic.theorems import adam, minibatch, momentum, nsd, variance_reduction
 
         return {"nsd": nsd.template, "adam": adam.template, "minibatch": minibatch.template,
                 "momentum": momentum.template, "vr": variance_reduction.template}[family]()
@@ -229,7 +229,7 @@ class ChainResult:
     def lines(self) -> list[str]:
         template = self.chain.template()
         out = [f"chain {self.chain.family}: {self.chain.title}",
-               f"  ends at rates.theorems.{_module(self.chain.family)}.template() "
+               f"  ends at rates.symbolic.theorems.{_module(self.chain.family)}.template() "
                f"({template.source.text}, [{template.status}])"]
         for number, (step, verdict) in enumerate(self.step_verdicts, 1):
             label = step.claim or "definition"
@@ -345,17 +345,17 @@ def chain_claim_names(families) -> list[str]:
 
 def per_sample_chain_lines(claims: dict, results: dict) -> tuple[list[str], bool]:
     """The per-sample theorem predicts a direction: derive ``M`` from the step-direction lemma and compare it with
-    :func:`rates.theorems.per_sample.bias_matrix` (what ``rates predict`` uses) for a few class counts."""
+    :func:`rates.symbolic.theorems.per_sample.bias_matrix` (what ``rates predict`` uses) for a few class counts."""
     import numpy as np
 
-    from rates.theorems.per_sample import bias_matrix
+    from rates.symbolic.theorems.per_sample import bias_matrix
 
     claim = "per-sample-step-direction"
     if claim not in claims:
         return [f"chain per-sample: {NOT_EVALUATED} (claim {claim} not in the registry)"], True
     verdict = results[claim].verdict if claim in results else "not checked"
     out = ["chain per-sample: per-sample SignSGD limit direction (MINIBATCH Thm 4.9 / H.2)",
-           "  ends at rates.theorems.per_sample.bias_matrix (used by limit_direction)",
+           "  ends at rates.symbolic.theorems.per_sample.bias_matrix (used by limit_direction)",
            f"   1. [{verdict}] {claim}: a class-c sample moves W by eta (2 e_c - 1) e_c^T",
            "   2. [definition] an epoch visits class c n_c times at steps whose eta ratio -> 1 (eta_t ~ t^-a), so "
            "W_T / sum eta -> sum_c (n_c/n) (2 e_c - 1) e_c^T",

@@ -3,7 +3,7 @@
 The claims are tight where one class dominates (``1 - S_y`` tiny); computing ``1 - S_y`` as ``1 - S_y``
 would lose all digits there and report round-off as a counterexample. Here complements are formed from
 the other classes' logits (``log(1 - S_y) = logsumexp_{c != y} z_c - logsumexp z``), so ratios stay
-accurate to a few ulps at any logit scale. Independent of :mod:`rates.losses` on purpose: a claim checks
+accurate to a few ulps at any logit scale. Independent of :mod:`rates.numeric.losses` on purpose: a claim checks
 the lemma, not the engine's implementation of it.
 """
 

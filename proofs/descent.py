@@ -30,7 +30,7 @@ from proofs.gradient import gradient_dual_lower, gradient_dual_upper
 from proofs.proxy import low_loss_separability, proxy_below_loss
 from proofs.softmax import _lse_hessian_identity, hessian_loss_bound, proxy_ratio
 from proofs.stochastic import vr_deviation
-from rates.theorems.minibatch import batch_error_factor
+from rates.symbolic.theorems.minibatch import batch_error_factor
 
 
 def loss_lipschitz() -> Claim:
@@ -156,9 +156,9 @@ def vr_momentum_error() -> Claim:
 
 def _signgd_runs(thorough: bool, seed: int) -> SimulationOutcome:
     """SignGD from W_0 = 0 on small random separable data; check Lemma 5.2's bound at every step after t_0."""
-    from rates.data import Dataset
     from rates.errors import NotSeparableError
-    from rates.margins import max_margin
+    from rates.numeric.data import Dataset
+    from rates.numeric.margins import max_margin
 
     rng = np.random.default_rng(seed)
     trials, worst, instance = 0, -math.inf, {}
@@ -266,7 +266,8 @@ def per_sample_step_direction() -> Claim:
     E1, E2 = sp.symbols("E1 E2", positive=True)
     return Claim(
         name="per-sample-step-direction",
-        source=f"{MINIBATCH} Thm 4.9 / Lemma H.2 (direction D_c of rates.theorems.per_sample.class_directions)",
+        source=(f"{MINIBATCH} Thm 4.9 / Lemma H.2 "
+                "(direction D_c of rates.symbolic.theorems.per_sample.class_directions)"),
         statement="h = s e_y, s > 0: -sign(grad l(W)) = (2 e_y - 1) e_y^T for every W",
         latex=r"-\mathrm{sign}\,\nabla\ell(W) = (2e_y-\mathbf 1)e_y^\top",
         status="rebuilt",

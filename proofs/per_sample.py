@@ -5,10 +5,10 @@ Setting (MINIBATCH section 4.4, Def. 4.8; docs/theory.md section 5): orthogonal 
 ``eta_t = eta_0 (t+2)^(-a)``; per-sample updates under random reshuffling (b = 1) versus full batch.
 
 Claim [given in words, formulas rebuilt]: per-sample SignSGD and N-SGD converge in direction to
-``M/||M||`` (:func:`rates.theorems.per_sample.bias_matrix`, the project's rebuilt Def. 4.8), whose margin
+``M/||M||`` (:func:`rates.symbolic.theorems.per_sample.bias_matrix`, the project's rebuilt Def. 4.8), whose margin
 falls short of the max margin under imbalance, while full-batch SignGD / NGD reach the max margin.
 
-Check (a small direct simulation, independent of :mod:`rates.engine`): directions from the log-domain
+Check (a small direct simulation, independent of :mod:`rates.numeric.engine`): directions from the log-domain
 gradient (:func:`_log_gradient`: every sign exact, nothing underflows); max margins in closed
 form for this data (max-norm ``2 min_i s_i``; Frobenius ``kappa / sqrt(sum_c 1/m_c^2)``,
 ``kappa = sqrt(k/(k-1))``, ``m_c`` the smallest scale of class c). Worst ratio is the larger of
@@ -24,7 +24,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from proofs.claims import MINIBATCH, Claim, SimulationOutcome, SimulationProblem
-from rates.theorems.per_sample import bias_matrix
+from rates.symbolic.theorems.per_sample import bias_matrix
 
 DIRECTION_TOLERANCE = 0.02
 
@@ -138,7 +138,7 @@ def _bias_runs(thorough: bool, seed: int) -> SimulationOutcome:
 def per_sample_bias() -> Claim:
     return Claim(
         name="per-sample-bias",
-        source=f"{MINIBATCH} Thm 4.9, Def. 4.8 (M: rates.theorems.per_sample.bias_matrix)",
+        source=f"{MINIBATCH} Thm 4.9, Def. 4.8 (M: rates.symbolic.theorems.per_sample.bias_matrix)",
         statement="per-sample SignSGD/N-SGD: W_t/||W_t|| -> M/||M|| (class frequencies); full-batch runs reach the "
                   "max margin, M does not (imbalanced orthogonal data)",
         latex=r"\frac{W_t}{\|W_t\|}\to\frac{M}{\|M\|},\ M=\sum_c \tfrac{n_c}{n} D_c e_c^\top;\ "

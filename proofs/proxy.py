@@ -155,7 +155,7 @@ def _separability_proof():
 
 
 def separation_level_chord() -> Claim:
-    """Step 3 of the project's theorem template (:mod:`rates.theorems.base`, after SIGNADAM Lemma B.3 (ii) /
+    """Step 3 of the project's theorem template (:mod:`rates.symbolic.theorems.base`, after SIGNADAM Lemma B.3 (ii) /
     MINIBATCH Lemma C.7 (ii)): ``G(W) <= 1/(2n)`` gives ``L(W) <= 2 log 2 G(W) <= log 2 / n`` because
     ``-log(1 - x) <= 2 log(2) x`` on ``x = 1 - s_i in [0, 1/2]`` [rebuilt].
 
@@ -165,7 +165,7 @@ def separation_level_chord() -> Claim:
     """
     return Claim(
         name="separation-level-chord",
-        source=f"rates.theorems.base step 3; {SIGNADAM} Lemma B.3 (ii); {MINIBATCH} Lemma C.7 (ii)",
+        source=f"rates.symbolic.theorems.base step 3; {SIGNADAM} Lemma B.3 (ii); {MINIBATCH} Lemma C.7 (ii)",
         statement="-log(1 - x) <= 2 log(2) x for x in [0, 1/2]; so G <= 1/(2n) implies L <= 2 log2 G <= log2/n",
         latex=r"-\log(1-x) \le 2\log 2\, x,\ x\in[0,\tfrac12]",
         status="rebuilt",

@@ -23,8 +23,8 @@ from proofs.claims import (
 from proofs.interval import interval_method
 from proofs.symbolic import symbolic_method
 from rates.io import write_text_atomic
-from rates.references import references_note
-from rates.tables import Cell, Table
+from rates.output.tables import Cell, Table
+from rates.symbolic.papers import references_note
 
 
 def _guarded(method: str, run) -> MethodResult:

@@ -28,7 +28,7 @@ import sympy as sp
 
 from proofs.claims import MINIBATCH, SIGNADAM, Claim, MethodResult, SearchProblem
 from proofs.derivation import cited, derivation, identity, lazy
-from rates.theorems.base import t1_integral_bound
+from rates.symbolic.theorems.base import t1_integral_bound
 
 
 def assumption_34_constant(a: float, beta: float, c1: float) -> float:
@@ -174,8 +174,8 @@ def partial_sum_bounds() -> Claim:
 
     Claim: ``int_{t0+2}^{t+2} x^-q dx <= S_q(t0, t) <= (t0+2)^-q + int_{t0+2}^{t+1} x^-q dx`` [given: integral
     comparison of a decreasing function], and the project's closed-form ``t_1``
-    (:func:`rates.theorems.base.t1_integral_bound`) reaches its requirement: ``R <= eta_0 S_a(t0, t_1)``.
-    Exact sums by mpmath's Hurwitz zeta (an independent route from :mod:`rates.schedules`).
+    (:func:`rates.symbolic.theorems.base.t1_integral_bound`) reaches its requirement: ``R <= eta_0 S_a(t0, t_1)``.
+    Exact sums by mpmath's Hurwitz zeta (an independent route from :mod:`rates.symbolic.schedules`).
     """
 
     def decode(params):

@@ -1,7 +1,8 @@
 """Mini-batch, momentum and variance-reduction error lemmas with the constants the project derives.
 
-MINIBATCH Lemmas C.11, C.12, C.13 lost their formulas; :mod:`rates.theorems.minibatch`,
-:mod:`rates.theorems.momentum` and :mod:`rates.theorems.variance_reduction` rebuild them (derivations in
+MINIBATCH Lemmas C.11, C.12, C.13 lost their formulas; :mod:`rates.symbolic.theorems.minibatch`,
+:mod:`rates.symbolic.theorems.momentum` and :mod:`rates.symbolic.theorems.variance_reduction` rebuild them
+(derivations in
 their docstrings). These claims import those functions and attack exactly the inequalities they state,
 with batches drawn as in the algorithm (random reshuffling: each epoch a random partition into ``n/b``
 batches) and per-sample gradients computed without cancellation (:func:`proofs.crossentropy.sample_gradients`).
@@ -20,13 +21,13 @@ from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients
 from proofs.derivation import cited, derivation, finite, identity, lazy, lemma, scalar
 from proofs.gradient import gradient_dual_upper
 from proofs.softmax import softmax_perturbation
-from rates.theorems.base import B as B_sym
-from rates.theorems.base import b as b_sym
-from rates.theorems.base import beta as beta_sym
-from rates.theorems.base import n as n_sym
-from rates.theorems.minibatch import minibatch_gradient_error_bound
-from rates.theorems.momentum import momentum_accumulated_error_bound
-from rates.theorems.variance_reduction import vr_deviation_bound
+from rates.symbolic.theorems.base import B as B_sym
+from rates.symbolic.theorems.base import b as b_sym
+from rates.symbolic.theorems.base import beta as beta_sym
+from rates.symbolic.theorems.base import n as n_sym
+from rates.symbolic.theorems.minibatch import minibatch_gradient_error_bound
+from rates.symbolic.theorems.momentum import momentum_accumulated_error_bound
+from rates.symbolic.theorems.variance_reduction import vr_deviation_bound
 
 
 def _skewed_data(rng, n, k, d):
@@ -77,7 +78,7 @@ def _finite_population_steps(error_bound, per_sample=None):
 
 
 def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: str = "") -> Claim:
-    """MINIBATCH Lemma C.11 as rebuilt in :func:`rates.theorems.minibatch.minibatch_gradient_error_bound`.
+    """MINIBATCH Lemma C.11 as rebuilt in :func:`rates.symbolic.theorems.minibatch.minibatch_gradient_error_bound`.
 
     Claim: ``||grad_S L(W) - grad L(W)||_sum <= 2 B c(n, b) G(W)`` for every batch ``S`` of size ``b``,
     ``c(n, b) = max(n/b - 1, 1)`` (0 at ``b = n``) [rebuilt]; every dual norm follows by Lemma C.1.
@@ -110,7 +111,7 @@ def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: 
 
     return Claim(
         name="minibatch-gradient-error" + (f"[{label}]" if label else ""),
-        source=f"{MINIBATCH} Lemma C.11 (constant: rates.theorems.minibatch.minibatch_gradient_error_bound)",
+        source=f"{MINIBATCH} Lemma C.11 (constant: rates.symbolic.theorems.minibatch.minibatch_gradient_error_bound)",
         statement="||grad_S L(W) - grad L(W)||_sum <= 2 B max(n/b - 1, 1) G(W) for every batch S of size b < n",
         latex=r"\|\nabla_S L(W)-\nabla L(W)\|_{\mathrm{sum}} \le 2B\,c(n,b)\,G(W)",
         status="rebuilt",
@@ -122,7 +123,7 @@ def minibatch_gradient_error(error_bound=minibatch_gradient_error_bound, label: 
 
 
 def momentum_accumulated_error() -> Claim:
-    """MINIBATCH Lemma C.12 as rebuilt in :func:`rates.theorems.momentum.momentum_accumulated_error_bound`.
+    """MINIBATCH Lemma C.12 as rebuilt in :func:`rates.symbolic.theorems.momentum.momentum_accumulated_error_bound`.
 
     Claim: at a fixed ``W``, with batches from random reshuffling (epochs of ``m = n/b`` batches starting at
     ``tau = 0``) and ``E_tau = grad_{S_tau} L(W) - grad L(W)``:
@@ -166,7 +167,7 @@ def momentum_accumulated_error() -> Claim:
 
     return Claim(
         name="momentum-accumulated-error",
-        source=f"{MINIBATCH} Lemma C.12 (constant: rates.theorems.momentum.momentum_accumulated_error_bound)",
+        source=f"{MINIBATCH} Lemma C.12 (constant: rates.symbolic.theorems.momentum.momentum_accumulated_error_bound)",
         statement="||sum_tau (1-beta) beta^(t-tau) E_tau||_sum <= [(1-beta^(m-1)) + (1-beta^m)] 2B c(n,b) G(W), "
                   "random reshuffling",
         latex=r"\Big\|\sum_{\tau\le t}(1-\beta)\beta^{t-\tau}E_\tau\Big\|_{\mathrm{sum}} \le "
@@ -181,7 +182,7 @@ def momentum_accumulated_error() -> Claim:
 
 
 def vr_deviation() -> Claim:
-    """MINIBATCH Lemma C.13 as rebuilt in :func:`rates.theorems.variance_reduction.vr_deviation_bound`.
+    """MINIBATCH Lemma C.13 as rebuilt in :func:`rates.symbolic.theorems.variance_reduction.vr_deviation_bound`.
 
     Claim: ``||(grad_S L(W) - grad_S L(W~)) - (grad L(W) - grad L(W~))||_sum
     <= 2 B c(n, b) (exp(2 B ||W - W~||_max) - 1) G(W~)`` for every batch ``S`` of size ``b`` [rebuilt].
@@ -216,7 +217,7 @@ def vr_deviation() -> Claim:
 
     return Claim(
         name="vr-deviation",
-        source=f"{MINIBATCH} Lemma C.13 (constant: rates.theorems.variance_reduction.vr_deviation_bound)",
+        source=f"{MINIBATCH} Lemma C.13 (constant: rates.symbolic.theorems.variance_reduction.vr_deviation_bound)",
         statement="||(grad_S L(W) - grad_S L(W~)) - (grad L(W) - grad L(W~))||_sum "
                   "<= 2B c(n,b)(exp(2B||W-W~||_max) - 1) G(W~)",
         latex=r"\|\nabla_S L(W)-\nabla_S L(\tilde W)-\nabla L(W)+\nabla L(\tilde W)\|_{\mathrm{sum}} \le "
@@ -246,7 +247,7 @@ def _per_sample_difference_steps():
 
 def gradient_stability() -> Claim:
     """MINIBATCH Lemma C.10 (gradient stability via the proxy), in the batch form the project's momentum
-    constant uses (:func:`rates.theorems.momentum.momentum_drift_alpha`: "each batch gradient moves by
+    constant uses (:func:`rates.symbolic.theorems.momentum.momentum_drift_alpha`: "each batch gradient moves by
     ``<= 2B (n/b) (exp(2B j eta) - 1) G``").
 
     Claim: ``||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2 B (exp(2 B ||W' - W||_max) - 1) G(W)`` for every
@@ -280,7 +281,7 @@ def gradient_stability() -> Claim:
 
     return Claim(
         name="gradient-stability",
-        source=f"{MINIBATCH} Lemma C.10 (batch form used by rates.theorems.momentum.momentum_drift_alpha)",
+        source=f"{MINIBATCH} Lemma C.10 (batch form used by rates.symbolic.theorems.momentum.momentum_drift_alpha)",
         statement="||grad_S L(W') - grad_S L(W)||_sum <= (n/b) 2B (exp(2B||W'-W||_max) - 1) G(W), "
                   "every batch S of size b",
         latex=r"\|\nabla_S L(W')-\nabla_S L(W)\|_{\mathrm{sum}} \le \tfrac{n}{b}\,2B\,(e^{2B\|W'-W\|_{\max}}-1)\,G(W)",

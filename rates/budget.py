@@ -110,7 +110,7 @@ def measured_seconds(run_steps, steps: int, calls: int = 1) -> float:
             return calls * (rate * steps + current - rate * probe)
     return calls * previous * steps / probe  # too short to measure a difference: scale the whole probe
 
-# The max-margin programs (rates.margins): the sparse constraint matrix has 2 d nonzeros in each of its
+# The max-margin programs (rates.numeric.margins): the sparse constraint matrix has 2 d nonzeros in each of its
 # n (k - 1) rows; the LPs add an identity block of k d entries and HiGHS keeps a few copies (presolve, the
 # scaled matrix, its transpose), ~12 bytes per nonzero each. Measured (k = 3, n = 60, max norm, whole
 # `rates run`): d = 2000 peaked at 0.50 GB, d = 20000 at 2.1 GB with the interior-point dual.

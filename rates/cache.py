@@ -1,7 +1,7 @@
 """An on-disk cache for results that are slow to derive and fixed by their inputs and the code deriving them.
 
 Two users, both for start-up time (``rates run``, and a repeated ``rates predict`` in under 1 s): the certified max
-margins of :mod:`rates.margins` (a warm ``rates run`` then needs neither cvxpy nor scipy, ~2.5 s of imports
+margins of :mod:`rates.numeric.margins` (a warm ``rates run`` then needs neither cvxpy nor scipy, ~2.5 s of imports
 and solves) and the answers of ``rates predict`` (a warm one needs no sympy). As with numba's cache of
 compiled kernels, the first use pays the full cost and is timed separately (``benchmarks/startup.py``).
 

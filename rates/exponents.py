@@ -2,7 +2,7 @@
 
 Setting: docs/theory.md section 2 allows ``a`` in (0, 1]. ``rates run`` needs ``a`` only as an exact number
 (its float for the steps, its text for the record), so it reads it here: importing sympy costs ~0.6 s of a
-start-up meant to stay near 2 s. :func:`rates.schedules.parse_exponent` is this parser with the
+start-up meant to stay near 2 s. :func:`rates.symbolic.schedules.parse_exponent` is this parser with the
 result as a sympy ``Rational`` (one definition of what an exponent may be).
 
 Algorithm: the string rules of sympy's ``Rational(str)`` (sympy 1.14, ``Rational.__new__``), which themselves

@@ -3,7 +3,7 @@
 Why: the code was written against a theory file, a design file and three paper texts that lived beside the
 repository, not in it. The project now carries its own docs/theory.md and docs/design.md (same section
 numbers and names), and cites the papers by short name (FLAVORS, MINIBATCH, SIGNADAM, resolved to authors,
-year, title and arXiv id by rates/references.py). This script makes every tracked text file follow suit:
+year, title and arXiv id by rates/symbolic/papers.py). This script makes every tracked text file follow suit:
 
 * the theory and design file names -> ``docs/theory.md`` / ``docs/design.md`` (sections unchanged);
 * a paper's text-file name -> the paper's short name (``SIGNADAM ``<file>`` Thm 5.3`` -> ``SIGNADAM Thm 5.3``);

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rates.algorithms import ALGORITHMS, resolve_algorithm
 from rates.errors import InputError
+from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from rates import asymptotics
-from rates.algorithms import AlgorithmConfig, resolve_algorithm
-from rates.schedules import a_symbol
-from rates.theorems import FAMILIES, predict, template_for
-from rates.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, gamma
+from rates.numeric.algorithms import AlgorithmConfig, resolve_algorithm
+from rates.symbolic import asymptotics
+from rates.symbolic.schedules import a_symbol
+from rates.symbolic.theorems import FAMILIES, predict, template_for
+from rates.symbolic.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, gamma
 
 R = sp.Rational
 a = a_symbol
@@ -101,7 +101,7 @@ def test_normal_form_gives_what_simplify_gives_for_every_template(monkeypatch):
     """The cheap normal form (sp.expand on polynomials in a) against sympy's simplify, the derivation it
     replaced, over every named algorithm's template and further power sets: same regimes, same exponents
     (structurally equal sympy objects), same text and LaTeX, same best a."""
-    from rates.algorithms import ALGORITHMS
+    from rates.numeric.algorithms import ALGORITHMS
 
     powers_list = []
     for name in sorted(ALGORITHMS):

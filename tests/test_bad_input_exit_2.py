@@ -10,9 +10,9 @@ import pytest
 from cli_invoke import invoke
 
 from rates import budget
-from rates.engine import RunSpec
 from rates.io import strict_json
-from rates.sweep.tasks import EngineTask, check_budget
+from rates.numeric.engine import RunSpec
+from rates.numeric.tasks import EngineTask, check_budget
 
 
 def assert_refusal(code: int, err: str, option: str) -> None:

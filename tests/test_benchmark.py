@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from rates.data import parse_data
+from rates.numeric.data import parse_data
 
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "engine_vs_numpy.py"
 _SPEC = importlib.util.spec_from_file_location("engine_vs_numpy", _PATH)

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from cli.app import main
-from rates.references import references_in
+from rates.symbolic.papers import references_in
 
 
 def _run(argv, capsys):

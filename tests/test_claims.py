@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rates.claims import (
+from rates.output.claims import (
     NO_VERDICT,
     NOT_REPRODUCED,
     REPRODUCED,
@@ -16,7 +16,7 @@ from rates.claims import (
     combine,
     decide,
 )
-from rates.tables import latex_document
+from rates.output.tables import latex_document
 
 
 @pytest.mark.parametrize("label, expected", [("tight", REPRODUCED), ("loose", REPRODUCED),

@@ -12,7 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from rates.compare import (
+from rates.errors import InputError
+from rates.judge.compare import (
     choose_window,
     classify,
     entry_index,
@@ -22,8 +23,7 @@ from rates.compare import (
     parse_window,
     solver_floor,
 )
-from rates.errors import InputError
-from rates.trajectory import Run
+from rates.numeric.trajectory import Run
 
 
 def checkpoints(t_max: float = 1e6, count: int = 60) -> np.ndarray:
@@ -186,7 +186,7 @@ def test_tolerance_out_of_range_is_refused():
 
 def test_short_run_is_inconclusive_even_when_the_law_matches():
     # 400 steps: every checkpoint is before t = 1e3, where the bound's unknown constants still move its
-    # local slope by more than the tolerance (see rates.compare.MIN_WINDOW_START).
+    # local slope by more than the tolerance (see rates.judge.compare.MIN_WINDOW_START).
     run = synthetic_run(lambda t: t ** -0.5, t=checkpoints(400, 40))
     verdict = judge([run], PowerLog(0.5))
     assert verdict.label == "inconclusive" and "too short" in verdict.reason
@@ -274,7 +274,7 @@ def test_seeds_whose_windows_barely_overlap_are_not_judged():
 
 def test_early_user_window_carries_a_caveat():
     # A 'violated' over [10, 500] rests on checkpoints where the bound's unknown constants still move its
-    # local slope by more than the tolerance (rates.compare.MIN_WINDOW_START); the verdict must say so.
+    # local slope by more than the tolerance (rates.judge.compare.MIN_WINDOW_START); the verdict must say so.
     run = synthetic_run(lambda t: 0.5 * t ** -0.1)
     early = judge([run], PowerLog(0.25), window=(10, 500))
     assert early.label == "violated" and early.fit.slope == pytest.approx(-0.1, abs=1e-9)

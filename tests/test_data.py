@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from rates.data import (
+from rates.errors import InputError, NotSeparableError
+from rates.numeric.data import (
     PRESETS,
     Dataset,
     data_bound,
@@ -13,8 +14,7 @@ from rates.data import (
     orthogonal_skewed,
     parse_data,
 )
-from rates.errors import InputError, NotSeparableError
-from rates.margins import max_margin
+from rates.numeric.margins import max_margin
 
 
 def assert_one_line_data_error(info, *needles):

@@ -8,8 +8,9 @@ import importlib
 
 import pytest
 
-MODULES = ("rates.schedules", "rates.asymptotics", "rates.norms", "rates.theorems.base", "rates.theorems.nsd",
-           "rates.references", "rates.errors")
+MODULES = ("rates.symbolic.schedules", "rates.symbolic.asymptotics", "rates.norms", "rates.symbolic.theorems.base",
+           "rates.symbolic.theorems.nsd",
+           "rates.symbolic.papers", "rates.errors")
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,4 +1,4 @@
-"""Draws of a dataset advanced in one engine call (rates.engine.simulate_draws, per-run data in the kernels):
+"""Draws of a dataset advanced in one engine call (rates.numeric.engine.simulate_draws, per-run data in the kernels):
 each run's iterates are bit for bit those of the run alone, and the recorded timing is the whole call's."""
 
 import json
@@ -7,12 +7,12 @@ import time
 import numpy as np
 import pytest
 
-import rates.fused.group as group
-import rates.fused.kernels as kernels
+import rates.numeric.fused.group as group
+import rates.numeric.fused.kernels as kernels
 from cli.app import main
-from rates.data import gaussian, parse_data
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, simulate, simulate_draws
-from rates.margins import max_margin
+from rates.numeric.data import gaussian, parse_data
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group, simulate, simulate_draws
+from rates.numeric.margins import max_margin
 
 SHAPE = dict(k=3, d=4, per_class=5)  # n = 15: batches of 5
 
@@ -79,10 +79,10 @@ def test_vr_group_refuses_per_run_data_in_one_kernel_call():
 def test_simulate_draws_lists_runs_draw_by_draw_as_separate_calls_give_them(engine, copies_limit, monkeypatch):
     """One group on all draws (fused), one call per draw (the per-run copies over the limit), and the torch
     stepper (one call per distinct dataset): the same runs as one simulate call per draw."""
-    import rates.engine
+    import rates.numeric.engine
 
     if copies_limit is not None:
-        monkeypatch.setattr(rates.engine, "PER_RUN_DATA_BYTES", copies_limit)
+        monkeypatch.setattr(rates.numeric.engine, "PER_RUN_DATA_BYTES", copies_limit)
     datasets = draws(3)
     specs = [RunSpec("signsgd", "1/2", batch=5, seed=s) for s in (0, 1)] + [RunSpec("ngd", "1/2")]
     together = simulate_draws(specs, datasets, 200, checkpoints=8, device="cpu", engine=engine)

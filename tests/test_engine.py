@@ -1,14 +1,14 @@
-"""The engine (rates.engine): reproducibility, batched == alone, recorded quantities, bad input."""
+"""The engine (rates.numeric.engine): reproducibility, batched == alone, recorded quantities, bad input."""
 
 import mpmath as mp
 import numpy as np
 import pytest
 import torch
 
-from rates.data import parse_data
-from rates.engine import RunSpec, checkpoint_times, resolve_device, resolve_spec, run_group, simulate
 from rates.errors import InputError
-from rates.margins import margin_of, max_margin
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_device, resolve_spec, run_group, simulate
+from rates.numeric.margins import margin_of, max_margin
 
 MIXED = [
     RunSpec("signgd", "1/2"), RunSpec("ngd", "1/3", eta0=0.5), RunSpec("spectral-gd", "1"),
@@ -144,10 +144,10 @@ def test_progress_bar_does_not_change_results(data):
 
 
 def test_folded_full_gradient_path_only_changes_rounding(data, monkeypatch):
-    """Small full-batch steepest recipes fold the label row into the gradient product (rates.losses.
+    """Small full-batch steepest recipes fold the label row into the gradient product (rates.numeric.losses.
     folded_direction); forcing the general path instead gives the same iterates up to rounding."""
-    import rates.losses
-    from rates.optim.sources import FullGradient
+    import rates.numeric.losses
+    from rates.numeric.optim.sources import FullGradient
 
     H, y = torch.tensor(np.asarray(data.H)), torch.tensor(np.asarray(data.y))
     assert FullGradient(H, y, data.k, exact_scale=False).folded
@@ -155,7 +155,7 @@ def test_folded_full_gradient_path_only_changes_rounding(data, monkeypatch):
     specs = [RunSpec("signgd", "1/2"), RunSpec("ngd", "1/3", eta0=0.5), RunSpec("spectral-gd", "1"),
              RunSpec("cd", "2/3"), RunSpec("nsd", "1/2", norm="lp:3")]
     folded = simulate(specs, data, 300, checkpoints=10, device="cpu", engine="torch")
-    monkeypatch.setattr(rates.losses, "FOLDED_LIMIT", 0)
+    monkeypatch.setattr(rates.numeric.losses, "FOLDED_LIMIT", 0)
     assert not FullGradient(H, y, data.k, exact_scale=False).folded
     general = simulate(specs, data, 300, checkpoints=10, device="cpu", engine="torch")
     assert_runs_identical(folded.runs[0], general.runs[0])  # sign descent: the same signs, the same W

@@ -4,7 +4,7 @@ Setting: SignGD and Signum with small a and large eta0 (a <= 1/3, eta0 >= 1) dri
 every sample but its own, so that a whole class row of the gradient lies 1e-300 and then 1e-1000 below the
 largest. Sign descent takes each entry's sign whatever its size, so the engines must too.
 
-Independent expectation: :func:`rates.reference.exact_sign_run` (float64 iterates, every step's gradient in
+Independent expectation: :func:`rates.numeric.reference.exact_sign_run` (float64 iterates, every step's gradient in
 40-digit mpmath, whose exponent is unbounded). A float64 engine with exact signs adds the same +-eta_t to
 the same entries, so its iterates equal the reference's to the rounding of eta_t (1e-12 relative here);
 one wrong sign moves an entry by 2 eta_t, ~1e-3 relative. Before each class row had its own log-scale, the
@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rates.data import parse_data
-from rates.engine import RunSpec, resolve_spec, run_group
-from rates.reference import exact_sign_run
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, resolve_spec, run_group
+from rates.numeric.reference import exact_sign_run
 
 EVERY = 50
 TOLERANCE = 1e-12
@@ -65,7 +65,7 @@ def _rows_far_apart(name: str, a: str, eta0: float, steps: int) -> float:
     at step ``steps`` of the exact trajectory: shows that the case is hard (below float64's range)."""
     import mpmath as mp
 
-    from rates.reference import gradient
+    from rates.numeric.reference import gradient
 
     H, y, k = _data(name)
     W = exact_sign_run(H, y, k, a, eta0, steps, record=[steps])[steps]
@@ -122,7 +122,7 @@ def test_adam_engines_agree_within_the_measured_sensitivity(eps):
     most 1.4e-14). Adam is contracting here, not chaotic, so a 1e-12 disagreement is an error of an
     engine, not rounding; if the measured sensitivity grows, the first assertion says so.
     """
-    from rates.fused.group import FusedGroup
+    from rates.numeric.fused.group import FusedGroup
 
     H, y, k = _data("default")
     run = resolve_spec(RunSpec("adam", "1/4", 2.0, adam_eps=eps), len(y))

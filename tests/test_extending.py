@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 import torch
 
-from rates.algorithms import ALGORITHMS, NamedAlgorithm, register_algorithm
-from rates.data import parse_data
-from rates.engine import RunSpec, simulate
-from rates.margins import clear_cache, max_margin
 from rates.norms import NORM_KINDS, Norm, inner, parse_norm, register_norm
-from rates.report import fit_trajectory
+from rates.numeric.algorithms import ALGORITHMS, NamedAlgorithm, register_algorithm
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, simulate
+from rates.numeric.margins import clear_cache, max_margin
+from rates.studies.report import fit_trajectory
 
 SCALE = 2.5
 
@@ -113,7 +113,7 @@ def toy_family_template(norm: str = "max"):
     """A theorem family whose noise grows like eta^(1/3): numerator ``c sum eta^(4/3)`` (docs/extending.md)."""
     import sympy as sp
 
-    from rates.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, gamma
+    from rates.symbolic.theorems.base import BoundTemplate, NoiseTerm, PowerSumTerm, Source, gamma
 
     c = sp.Symbol("c_toy", positive=True)
     return BoundTemplate(
@@ -130,8 +130,8 @@ def test_toy_theorem_family_gets_rates_derived_from_its_template(monkeypatch):
 
     import sympy as sp
 
-    from rates.algorithms import resolve_algorithm
-    from rates.theorems import FAMILIES, predict
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.symbolic.theorems import FAMILIES, predict
 
     monkeypatch.setitem(FAMILIES, "toy", lambda config: toy_family_template(config.norm))
     config = replace(resolve_algorithm("signgd"), name="toy-sd", family="toy")  # a configuration the family covers

@@ -11,10 +11,10 @@ from matplotlib.text import Text
 from PIL import Image
 from test_compare import synthetic_run
 
-from rates import study_figures as sf
-from rates.plots import FIGURE_DPI, fit_figure, plot_fit
-from rates.report import bound_label, load_fit_inputs
-from rates.trajectory import Trajectory, save
+from rates.numeric.trajectory import Trajectory, save
+from rates.output.plots import FIGURE_DPI, fit_figure, plot_fit
+from rates.studies import figures as sf
+from rates.studies.report import bound_label, load_fit_inputs
 
 PIXEL = 1.0  # rounding of extents to whole pixels
 

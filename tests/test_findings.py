@@ -15,12 +15,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rates.algorithms import resolve_algorithm
-from rates.compare import ATTAINED, HOLDS, NOT_ATTAINED, UNDECIDED, VIOLATED, judge
-from rates.report import fit_group, verdict_table
-from rates.theorems import predict
-from rates.tightness import TightnessResult
-from rates.trajectory import Run
+from rates.judge.compare import ATTAINED, HOLDS, NOT_ATTAINED, UNDECIDED, VIOLATED, judge
+from rates.judge.tightness import TightnessResult
+from rates.numeric.algorithms import resolve_algorithm
+from rates.numeric.trajectory import Run
+from rates.studies.report import fit_group, verdict_table
+from rates.symbolic.theorems import predict
 
 T_MAX = 1_000_000
 
@@ -155,7 +155,7 @@ def test_margin_above_the_target_holds_the_bound_trivially():
 
 
 def test_fit_group_takes_gamma_eff_from_the_theorem_family():
-    from rates.theorems.momentum import gamma_eff_momentum
+    from rates.symbolic.theorems.momentum import gamma_eff_momentum
 
     t = checkpoints()
     gamma, B, n, b, beta = 2.0, 0.1, 64, 32, 0.9
@@ -199,10 +199,10 @@ def test_table_has_the_three_findings_and_tightness_follows_the_stated_rate():
 def test_table_fits_judges_per_sample_runs_on_their_limit_direction(tmp_path, capsys):
     # MINIBATCH Thm 4.9 states a limit, not a rate: `rates table --fits` must use the same judge as `rates fit`
     from cli.app import main
-    from rates.data import orthogonal_skewed
-    from rates.engine import RunSpec, simulate
-    from rates.limit_direction import CONVERGES, judge_runs
-    from rates.trajectory import save
+    from rates.judge.limit_direction import CONVERGES, judge_runs
+    from rates.numeric.data import orthogonal_skewed
+    from rates.numeric.engine import RunSpec, simulate
+    from rates.numeric.trajectory import save
 
     ds = orthogonal_skewed([5, 3, 2], np.random.default_rng(11).uniform(0.2, 3.0, size=10))
     trajectory = simulate([RunSpec("signsgd", "1/2", seed=s, batch=1) for s in (0, 1)], ds, 10_000, checkpoints=40,

@@ -11,7 +11,7 @@ from test_compare import checkpoints, synthetic_run
 from cli.app import main
 from cli.run import parse_seeds
 from rates.errors import InputError
-from rates.trajectory import Trajectory, save
+from rates.numeric.trajectory import Trajectory, save
 
 
 def run_cli(args, capsys):

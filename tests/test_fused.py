@@ -1,10 +1,10 @@
-"""The fused engine (rates.fused) against the mpmath reference and against the torch engine.
+"""The fused engine (rates.numeric.fused) against the mpmath reference and against the torch engine.
 
 Every recipe the engine runs (full-batch steepest directions in every norm, Newton-Schulz, momentum,
 reshuffled mini-batches, VR with and without momentum, Adam with eps = 0 and eps > 0), on three datasets,
 one of them with every margin past 500 (a float64 softmax rounds S_y to 1 there), after 2,000 steps:
 
-* against :mod:`rates.reference` (50-digit mpmath, no log-domain trick): 1e-12 relative;
+* against :mod:`rates.numeric.reference` (50-digit mpmath, no log-domain trick): 1e-12 relative;
 * against the torch engine (``engine="torch"``): 1e-12 relative.
 
 The reference has no nuclear, Schatten-p or Newton-Schulz direction; :func:`reference_steepest` adds them
@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 import torch
 
-import rates.reference as reference
-from rates.data import gaussian
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+import rates.numeric.reference as reference
 from rates.norms import parse_norm
-from rates.optim.sources import epoch_permutations
+from rates.numeric.data import gaussian
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+from rates.numeric.optim.sources import epoch_permutations
 
 _ORIGINAL_STEEPEST = reference.steepest
 STEPS = 2000
@@ -113,7 +113,7 @@ def engine_W(spec: RunSpec, H, y, k, engine: str, steps: int = STEPS) -> np.ndar
 
 
 def reference_steepest(Z, norm):
-    """rates.reference.steepest plus nuclear, Schatten-p and Newton-Schulz directions, in mpmath."""
+    """rates.numeric.reference.steepest plus nuclear, Schatten-p and Newton-Schulz directions, in mpmath."""
     k, d = len(Z), len(Z[0])
     if norm == "spectral-ns":  # Muon's quintic iteration, rates.norms.newton_schulz_polar, 5 steps
         a, b, c = (mp.mpf(x) for x in (3.4445, -4.7750, 2.0315))
@@ -193,12 +193,12 @@ def test_fused_engine_matches_torch_engine(recipe, dataset):
 
 @pytest.mark.parametrize("dataset", list(DATASETS))
 def test_numpy_checkpoints_match_the_torch_measure(dataset):
-    """The fused path records its checkpoints in numpy (rates.fused.measure: no torch in a default run); the
+    """The fused path records its checkpoints in numpy (rates.numeric.fused.measure: no torch in a default run); the
     torch path's ``_Measure`` on the same iterates is the independent expectation. Every field to 1e-13
     relative: log L, ||W|| and the margins relative to the scale of the logits whose differences they are
     (rounding of two BLAS products and SVDs), every recipe, 30 checkpoints over 2,000 steps (log L from -1
     to -2,100 on "hard", where margins pass 700 and e^-u is subnormal)."""
-    from rates.engine import REPORTED_NORMS, _Measure
+    from rates.numeric.engine import REPORTED_NORMS, _Measure
 
     compared = 0
     for recipe in RECIPES:
@@ -226,7 +226,7 @@ def test_numpy_checkpoints_match_the_torch_measure(dataset):
 def test_segments_threads_and_batching_change_no_bit(monkeypatch):
     """A VR + momentum mini-batch group advanced in one call, in 37-step chunks on two threads, and each run
     alone give the same W bit for bit (state and permutations carry over between kernel calls)."""
-    import rates.fused.group as group
+    import rates.numeric.fused.group as group
 
     H, y, k, _ = problem("vr-signum", "gauss-k4-d3")
     runs = [resolve_spec(RunSpec("vr-signum", a, batch=2, seed=s, momentum=0.5), len(y))
@@ -257,8 +257,8 @@ def test_runs_give_the_same_bits_alone_and_in_a_64_lane_block(name):
     """The kernels compute 64 configurations side by side (vector lanes) and a small remainder one at a time;
     each run's iterate must not depend on that: LANES + 5 runs in one group (a full block, then five
     single-lane runs), on one thread and on two, give each run's W bit for bit as the run alone does."""
-    import rates.fused.group as group
-    import rates.fused.kernels as kernels
+    import rates.numeric.fused.group as group
+    import rates.numeric.fused.kernels as kernels
 
     keywords, dataset = BLOCK_RECIPES[name]
     make, eta_scale, _ = DATASETS[dataset]
@@ -287,7 +287,7 @@ def test_kernel_exp_and_log_are_within_one_ulp():
     mpmath: below 1 ulp of the result over their whole domain (exp: every normal result down to x = -708.05,
     0 below, never a subnormal number, inf above 709.8; log: positive normal numbers), and exact where the
     result is exact."""
-    import rates.fused.kernels as kernels
+    import rates.numeric.fused.kernels as kernels
 
     rng = np.random.default_rng(11)
     # x / ln 2 rounds to k = -1021 just above -1021.5 ln 2 (normal results) and to -1022 below it (0)
@@ -323,7 +323,7 @@ def test_kernel_exp_and_log_are_within_one_ulp():
 
 def test_engine_option_is_checked(tmp_path, capsys):
     from cli.app import main
-    from rates.engine import resolve_engine
+    from rates.numeric.engine import resolve_engine
 
     cpu = torch.device("cpu")
     assert resolve_engine("auto", cpu) == "fused" and resolve_engine("torch", cpu) == "torch"

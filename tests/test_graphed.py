@@ -1,4 +1,4 @@
-"""The CUDA-graph stepper (rates.graphed): which recipes it records, and that recording changes nothing.
+"""The CUDA-graph stepper (rates.numeric.graphed): which recipes it records, and that recording changes nothing.
 
 On any machine: the step with a device-side step index (what the recorded graphs execute) against the
 engine's ordinary integer-index step, on the CPU, for every recipe the stepper records: 1e-13 relative
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from rates.data import gaussian
-from rates.engine import DTYPE, RunSpec, _hyper, checkpoint_times, resolve_engine, resolve_spec, run_group
 from rates.errors import InputError
-from rates.graphed import graphable, worth_recording
-from rates.optim.compose import build
+from rates.numeric.data import gaussian
+from rates.numeric.engine import DTYPE, RunSpec, _hyper, checkpoint_times, resolve_engine, resolve_spec, run_group
+from rates.numeric.graphed import graphable, worth_recording
+from rates.numeric.optim.compose import build
 
 RECORDED = {
     "signgd": RunSpec("signgd", "1/2"),

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from cli.app import main
+from rates.output.tables import latex_document
 from rates.studies import StudyOptions, get_study
-from rates.tables import latex_document
 
 
 def run_cli(args, capsys):
@@ -89,7 +89,7 @@ def test_full_flavors_study_reproduces_the_margin_orderings(tmp_path):
 def test_app_c_identities_against_independent_computations():
     """FLAVORS App. C: Adam at beta1 = beta2 = eps = 0 is -sign(g) (torch.sign); Shampoo without accumulation
     is -U V^T (an SVD); Shampoo with accumulation is not (it must stay far from the polar factor)."""
-    from rates.homogeneous.study import (
+    from rates.studies.flavors import (
         IDENTITY_TOLERANCE,
         adam_sign_difference,
         identity_gradients,
@@ -118,8 +118,8 @@ def test_adam_second_phase_is_judged_from_where_the_loss_falls_below_1e_7_not_fr
     A rule reading the fall from the early peak would call all three 'holds' (14 < 30)."""
     import numpy as np
 
-    from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
-    from rates.homogeneous.study import _adam_phase_two_row
+    from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
+    from rates.studies.flavors import _adam_phase_two_row
 
     t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
     log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])
@@ -147,8 +147,8 @@ def test_larger_eps_is_judged_where_both_losses_are_below_1e_7_not_by_the_first_
 
     import numpy as np
 
-    from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
-    from rates.homogeneous.study import _eps_row
+    from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
+    from rates.studies.flavors import _eps_row
 
     t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
     log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])

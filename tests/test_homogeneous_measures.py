@@ -6,8 +6,8 @@ import mpmath
 import pytest
 import torch
 
-from rates.homogeneous.measures import accuracy, geometric_margins, inverse_loss, log_loss, soft_margin
-from rates.homogeneous.models import Network, forward
+from rates.numeric.homogeneous.measures import accuracy, geometric_margins, inverse_loss, log_loss, soft_margin
+from rates.numeric.homogeneous.models import Network, forward
 
 T = lambda *rows: torch.tensor(rows, dtype=torch.float64)  # noqa: E731
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from rates.errors import InputError
-from rates.homogeneous.measures import homogeneity_error, measured_degree
-from rates.homogeneous.models import forward, relu_network
+from rates.numeric.homogeneous.measures import homogeneity_error, measured_degree
+from rates.numeric.homogeneous.models import forward, relu_network
 
 
 def numpy_forward(layers, trainable_scale, X):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rates.errors import InputError
-from rates.homogeneous.steepest import geometry_of, make_optimizer, two_point_subgradient
+from rates.numeric.homogeneous.steepest import geometry_of, make_optimizer, two_point_subgradient
 
 
 def random_grads(seed=0, runs=3):
@@ -133,7 +133,7 @@ def test_bad_optimizer_options():
 def test_shampoo_without_accumulation_is_the_polar_factor_at_any_gradient_scale():
     """FLAVORS sec. 4.3 / App. C.2 (Bernstein and Newhouse 2024): L^{-1/4} G R^{-1/4} with L = G G^T,
     R = G^T G equals U V^T for G = U S V^T; with accumulation two equal gradients give U V^T / sqrt(2)."""
-    from rates.homogeneous.steepest import shampoo
+    from rates.numeric.homogeneous.steepest import shampoo
 
     G = torch.randn(3, 4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
     U, _, Vh = torch.linalg.svd(G, full_matrices=False)
@@ -150,8 +150,8 @@ def test_shampoo_without_accumulation_is_the_polar_factor_at_any_gradient_scale(
 
 
 def test_kkt_residual_is_zero_when_theta_is_the_steepest_direction_of_minus_the_gradient():
-    from rates.homogeneous.steepest import geometry_of
-    from rates.homogeneous.train import kkt_residual
+    from rates.numeric.homogeneous.steepest import geometry_of
+    from rates.numeric.homogeneous.train import kkt_residual
 
     theta = [torch.tensor([[[1.0, -2.0]]], dtype=torch.float64), torch.tensor([[[3.0]]], dtype=torch.float64)]
     gd = geometry_of("gd")

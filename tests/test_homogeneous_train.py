@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from rates.errors import InputError, NotSeparableError
-from rates.homogeneous.data import check_homogeneous_separable, digits_pair, parse_data_spec, teacher_student
-from rates.homogeneous.measures import log_loss
-from rates.homogeneous.models import forward, relu_network
-from rates.homogeneous.train import TrainConfig, checkpoint_steps, train
+from rates.numeric.homogeneous.data import check_homogeneous_separable, digits_pair, parse_data_spec, teacher_student
+from rates.numeric.homogeneous.measures import log_loss
+from rates.numeric.homogeneous.models import forward, relu_network
+from rates.numeric.homogeneous.train import TrainConfig, checkpoint_steps, train
 
 
 @pytest.fixture(scope="module")

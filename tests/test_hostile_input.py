@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from test_compare import synthetic_run
 
 from rates import budget
-from rates.data import load_file
 from rates.errors import InputError
-from rates.tables import latex_escape
-from rates.trajectory import Trajectory, parse, save
+from rates.numeric.data import load_file
+from rates.numeric.trajectory import Trajectory, parse, save
+from rates.output.tables import latex_escape
 
 CONTRACT = {0, 1, 2}  # what generated input may produce: 3 (internal error) would be a bug
 
@@ -176,7 +176,7 @@ def test_internal_errors_exit_3_with_the_traceback_file_and_interrupts_exit_130(
     def crash(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("rates.theorems.predict", crash)
+    monkeypatch.setattr("rates.symbolic.theorems.predict", crash)
     code, _, err = invoke(["predict", "--algo", "signgd", "--a", "1/2"])
     assert code == 3 and len(err.strip().splitlines()) == 1 and "RuntimeError: boom" in err
     saved = next(tmp_path.glob("rates-traceback-*.txt"))
@@ -185,7 +185,7 @@ def test_internal_errors_exit_3_with_the_traceback_file_and_interrupts_exit_130(
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("rates.theorems.predict", interrupt)
+    monkeypatch.setattr("rates.symbolic.theorems.predict", interrupt)
     code, _, err = invoke(["predict", "--algo", "signgd", "--a", "1/2"])
     assert code == 130 and err.strip() == "rates: interrupted"
 

@@ -17,9 +17,9 @@ import pytest
 from test_compare import synthetic_run
 
 from cli.app import main
-from rates.report import load_fit_inputs, verdict_table
-from rates.tables import Table, latex_escape
-from rates.trajectory import Trajectory, save
+from rates.numeric.trajectory import Trajectory, save
+from rates.output.tables import Table, latex_escape
+from rates.studies.report import load_fit_inputs, verdict_table
 
 
 def _needs_poppler() -> None:

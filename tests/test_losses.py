@@ -1,11 +1,11 @@
-"""Log-domain cross-entropy, proxy and gradient (rates.losses) against autograd and mpmath."""
+"""Log-domain cross-entropy, proxy and gradient (rates.numeric.losses) against autograd and mpmath."""
 
 import mpmath as mp
 import numpy as np
 import pytest
 import torch
 
-from rates.losses import gradient, log_loss, log_proxy
+from rates.numeric.losses import gradient, log_loss, log_proxy
 
 
 @pytest.fixture
@@ -64,8 +64,8 @@ def test_log_loss_without_underflow_matches_mpmath(moderate, scale):
 def test_log_loss_from_margins_is_exact_where_e_to_the_minus_u_is_subnormal():
     """u in (708, 745): x = e^-u is subnormal, where torch.log1p is inexact (log1p(1.33e-322) = 1.4e-322 made
     log L 0.036 too high at u = 741.16); log L = log softplus(-u) against 60-digit mpmath, torch and numpy."""
-    from rates.fused.measure import log_loss_from_u as numpy_log_loss_from_u
-    from rates.losses import log_loss_from_u
+    from rates.numeric.fused.measure import log_loss_from_u as numpy_log_loss_from_u
+    from rates.numeric.losses import log_loss_from_u
 
     u = np.array([[0.5], [36.0], [37.5], [500.0], [708.0], [709.5], [720.0], [741.15939526], [744.9], [746.0],
                   [1e4], [-3.0], [-800.0]])
@@ -77,7 +77,7 @@ def test_log_loss_from_margins_is_exact_where_e_to_the_minus_u_is_subnormal():
 
 def test_scale_free_coefficients_are_a_positive_multiple_of_the_exact_ones():
     """What steepest-only recipes use: the same coefficients divided by one positive number per run."""
-    from rates.losses import coefficients, direction_coefficients, labels
+    from rates.numeric.losses import coefficients, direction_coefficients, labels
 
     gen = torch.Generator().manual_seed(9)
     logits = 300.0 * torch.randn(6, 4, 20, dtype=torch.float64, generator=gen)  # most S_c far below 1e-308
@@ -110,7 +110,7 @@ def mp_gradient_direction(logits, y, H):
 def test_folded_direction_is_the_gradient_direction_of_mpmath(k, d, m, scale):
     """The fast full-batch direction (label row folded into the product) against an exact computation,
     with logits large enough (scale 300, 3000) that the wrong-class S_c are far below 1e-308."""
-    from rates.losses import direction_plan, folded_direction, logits_of, sample_views
+    from rates.numeric.losses import direction_plan, folded_direction, logits_of, sample_views
 
     gen = torch.Generator().manual_seed(k * 100 + m)
     H = torch.randn(m, d, dtype=torch.float64, generator=gen)
@@ -127,7 +127,7 @@ def test_folded_direction_is_the_gradient_direction_of_mpmath(k, d, m, scale):
 
 @pytest.mark.parametrize("k, d, m", [(3, 5, 30), (2, 7, 50), (4, 8, 64)])
 def test_folded_direction_of_a_run_is_the_same_alone_or_in_a_batch(k, d, m):
-    from rates.losses import direction_plan, folded_direction, logits_of, sample_views
+    from rates.numeric.losses import direction_plan, folded_direction, logits_of, sample_views
 
     gen = torch.Generator().manual_seed(m)
     Ht = torch.randn(d, m, dtype=torch.float64, generator=gen)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from rates.data import Dataset, gaussian, orthogonal_skewed, parse_data
 from rates.errors import InputError, NotSeparableError
-from rates.margins import (
+from rates.numeric.data import Dataset, gaussian, orthogonal_skewed, parse_data
+from rates.numeric.margins import (
     clear_cache,
     constraint_matrix,
     margin_of,
@@ -259,7 +259,7 @@ def _same_result(first, second):
 @pytest.mark.parametrize("norm", ["max", "frobenius", "spectral"])
 def test_disk_cache_returns_the_solved_result_bit_for_bit(norm, monkeypatch, own_rates_cache):
     """A later process gets from disk exactly what the solvers returned, without calling them."""
-    import rates.margins as margins
+    import rates.numeric.margins as margins
 
     ds = gaussian(3, 4, 5, 0.3, seed=23)
     clear_cache()
@@ -276,7 +276,7 @@ def test_disk_cache_returns_the_solved_result_bit_for_bit(norm, monkeypatch, own
 
 
 def test_disk_cache_keeps_not_separable_answers_and_skips_norms_defined_elsewhere(monkeypatch):
-    import rates.margins as margins
+    import rates.numeric.margins as margins
 
     ds = Dataset(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([0, 1]), 2, "same point, two labels")
     clear_cache()
@@ -299,7 +299,7 @@ def test_disk_cache_keeps_not_separable_answers_and_skips_norms_defined_elsewher
 
 
 def test_damaged_disk_entry_is_solved_again(own_rates_cache):
-    import rates.margins as margins
+    import rates.numeric.margins as margins
 
     ds = gaussian(3, 4, 5, 0.3, seed=29)
     clear_cache()

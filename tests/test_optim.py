@@ -1,4 +1,4 @@
-"""Optimiser compositions (rates.optim): each transform against an independent implementation."""
+"""Optimiser compositions (rates.numeric.optim): each transform against an independent implementation."""
 
 
 import mpmath as mp
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from rates.data import orthogonal_skewed, parse_data
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, single_thread_on_cpu
 from rates.norms import parse_norm
-from rates.optim import ReshuffledBatches, Signal, VarianceReduced, adam, epoch_permutations, momentum
+from rates.numeric.data import orthogonal_skewed, parse_data
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group, single_thread_on_cpu
+from rates.numeric.optim import ReshuffledBatches, Signal, VarianceReduced, adam, epoch_permutations, momentum
 
 
 def tensors(ds):

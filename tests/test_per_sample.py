@@ -16,13 +16,21 @@ import pytest
 
 from cli.app import main
 from proofs.per_sample import _direction, _log_gradient
-from rates.data import gaussian, orthogonal_random, orthogonal_skewed, parse_data
-from rates.engine import RunSpec, simulate
-from rates.limit_direction import CONVERGES, DOES_NOT_CONVERGE, INCONCLUSIVE, classify, handles_runs, judge_runs
-from rates.measures import BIAS_KEY, MEASURED_NORMS, checkpoint_measures, cosine, max_norm_solution_unique
-from rates.optim.sources import epoch_permutations
-from rates.theorems.per_sample import bias_matrix, orthogonal_structure, predict_on
-from rates.trajectory import Trajectory, parse, save
+from rates.judge.limit_direction import (
+    CONVERGES,
+    DOES_NOT_CONVERGE,
+    INCONCLUSIVE,
+    classify,
+    handles_runs,
+    judge_runs,
+    predict_on,
+)
+from rates.numeric.data import gaussian, orthogonal_random, orthogonal_skewed, parse_data
+from rates.numeric.engine import RunSpec, simulate
+from rates.numeric.measures import BIAS_KEY, MEASURED_NORMS, checkpoint_measures, cosine, max_norm_solution_unique
+from rates.numeric.optim.sources import epoch_permutations
+from rates.numeric.trajectory import Trajectory, parse, save
+from rates.symbolic.theorems.per_sample import bias_matrix, orthogonal_structure
 
 
 def run_cli(args, capsys):
@@ -302,7 +310,7 @@ def test_old_trajectory_files_without_measures_still_load():
 
 
 def test_large_problems_skip_the_conic_side_measures_but_keep_the_run_norm(monkeypatch):
-    import rates.measures as measures
+    import rates.numeric.measures as measures
 
     monkeypatch.setattr(measures, "CONIC_SIZE_LIMIT", 10)  # every dataset is "large" now
     ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.5])

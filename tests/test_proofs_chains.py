@@ -11,7 +11,7 @@ from cli.app import main
 from proofs.chains import BROKEN, CHAINS, FOLLOWS, FOLLOWS_EXPONENTS, evaluate, per_sample_chain_lines
 from proofs.claims import CheckResult, MethodResult
 from proofs.registry import all_claims
-from rates.theorems.base import curvature_alpha
+from rates.symbolic.theorems.base import curvature_alpha
 
 
 def _claims_and_results(verdict="proven", replace=None):
@@ -27,7 +27,8 @@ def test_chain_reaches_the_template_exactly(family):
     result = evaluate(CHAINS[family], claims, results)
     assert result.verdict == FOLLOWS
     noise = result.derived.noise[sp.Integer(1)]
-    if family in ("nsd", "minibatch"):  # the curvature constant of rates.theorems.base, rebuilt from the lemmas
+    # the curvature constant of rates.symbolic.theorems.base, rebuilt from the lemmas
+    if family in ("nsd", "minibatch"):
         assert sp.simplify(noise - curvature_alpha()) == 0
 
 
@@ -94,4 +95,4 @@ def test_check_chain_cli(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["check", "--chain", "per-sample"])
     out = capsys.readouterr().out
-    assert exc.value.code == 0 and "rates.theorems.per_sample.bias_matrix" in out and "verdict: follows" in out
+    assert exc.value.code == 0 and "rates.symbolic.theorems.per_sample.bias_matrix" in out and "verdict: follows" in out

@@ -11,10 +11,10 @@ from proofs.homogeneous import euler_identity
 from proofs.per_sample import _margin, _max_margin
 from proofs.registry import all_claims, select_claims
 from proofs.softmax import hessian_loss_bound, hessian_quadratic, simplex_complement
-from rates.data import orthogonal_skewed
-from rates.margins import max_margin
-from rates.references import references_in
-from rates.theorems.minibatch import minibatch_gradient_error_bound
+from rates.numeric.data import orthogonal_skewed
+from rates.numeric.margins import max_margin
+from rates.symbolic.papers import references_in
+from rates.symbolic.theorems.minibatch import minibatch_gradient_error_bound
 
 
 def test_registry_covers_the_issue_with_sources():
@@ -22,7 +22,7 @@ def test_registry_covers_the_issue_with_sources():
     assert len(claims) >= 15
     assert len({c.name for c in claims}) == len(claims)
     for claim in claims:
-        assert references_in([claim.source]) or "rates.theorems" in claim.source \
+        assert references_in([claim.source]) or "rates.symbolic.theorems" in claim.source \
             or "docs/theory.md" in claim.source
         assert claim.status in ("given", "rebuilt") and claim.methods
 
@@ -137,7 +137,7 @@ def test_exact_power_sums_agree_with_brute_force_and_the_schedule_module():
     import sympy as sp
 
     from proofs.schedule import _exact_power_sum
-    from rates.schedules import Schedule
+    from rates.symbolic.schedules import Schedule
 
     for q, t0, t in ((0.5, 0, 50), (1, 3, 40), (2.0, 0, 30)):
         with mpmath.workdps(40):

@@ -1,4 +1,4 @@
-"""Rate regression: simulate, fit and judge against the *derived* prediction (rates.theorems.predict).
+"""Rate regression: simulate, fit and judge against the *derived* prediction (rates.symbolic.theorems.predict).
 
 Expectations come from docs/theory.md section 4 (NSD row: ``t^{-a}`` for a < 1/2, ``t^{-(1-a)}`` for
 1/2 < a < 1; SIGNADAM Cor. 5.4 / C.5) and from the issue's acceptance:
@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from rates.data import parse_data
-from rates.engine import RunSpec, simulate
-from rates.report import DEFAULT_STUDY_CONFIGS, DEFAULT_STUDY_STEPS, fit_group, group_runs, simulate_study_seeds
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, simulate
+from rates.studies.report import DEFAULT_STUDY_CONFIGS, DEFAULT_STUDY_STEPS, fit_group, group_runs, simulate_study_seeds
 
 FAST_STEPS = 100_000
 

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import torch
 
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group, single_thread_on_cpu
-from rates.losses import gradient as log_domain_gradient
-from rates.reference import ReferenceConfig, steepest, to_float
-from rates.reference import gradient as reference_gradient
-from rates.reference import run as reference_run
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group, single_thread_on_cpu
+from rates.numeric.losses import gradient as log_domain_gradient
+from rates.numeric.reference import ReferenceConfig, steepest, to_float
+from rates.numeric.reference import gradient as reference_gradient
+from rates.numeric.reference import run as reference_run
 
 STEPS = 2000
 

@@ -10,9 +10,9 @@ the naive float64 gradient underflows entry by entry and its run freezes, the lo
 import numpy as np
 import torch
 
-from rates.engine import RunSpec, checkpoint_times, resolve_spec, run_group
-from rates.reference import ReferenceConfig, to_float
-from rates.reference import run as reference_run
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+from rates.numeric.reference import ReferenceConfig, to_float
+from rates.numeric.reference import run as reference_run
 
 BETA1, BETA2, STEPS = 0.2, 0.3, 2000
 

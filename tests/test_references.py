@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from cli.app import main
-from rates.algorithms import resolve_algorithm
-from rates.references import FLAVORS, MINIBATCH, REFERENCES, SIGNADAM, reference_for, references_note
-from rates.theorems import predict
+from rates.numeric.algorithms import resolve_algorithm
+from rates.symbolic.papers import FLAVORS, MINIBATCH, REFERENCES, SIGNADAM, reference_for, references_note
+from rates.symbolic.theorems import predict
 
 ROOT = Path(__file__).resolve().parents[1]
-# the ids as the issue states them (independent of rates.references)
+# the ids as the issue states them (independent of rates.symbolic.papers)
 ARXIV = {"FLAVORS": "2410.22069", "MINIBATCH": "2602.11557", "SIGNADAM": "2502.04664"}
 
 
@@ -72,7 +72,7 @@ def test_table_and_report_notes_list_the_papers():
 
 def test_report_and_check_tables_end_with_the_references():
     from proofs.runner import results_table
-    from rates.report import verdict_table
+    from rates.studies.report import verdict_table
 
     for table in (verdict_table([]), results_table([])):
         assert table.notes and all(f"arXiv:{arxiv}" in " ".join(table.notes) for arxiv in ARXIV.values())

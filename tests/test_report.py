@@ -9,12 +9,12 @@ from matplotlib.image import imread
 from test_compare import PowerLog, synthetic_run
 
 from cli.app import main
-from rates.compare import judge
 from rates.errors import InputError
-from rates.plots import plot_fit
-from rates.report import DEFAULT_STUDY_CONFIGS, load_fit_inputs, verdict_table
-from rates.tables import latex_document
-from rates.trajectory import Trajectory, save
+from rates.judge.compare import judge
+from rates.numeric.trajectory import Trajectory, save
+from rates.output.plots import plot_fit
+from rates.output.tables import latex_document
+from rates.studies.report import DEFAULT_STUDY_CONFIGS, load_fit_inputs, verdict_table
 
 
 @pytest.fixture

@@ -109,7 +109,8 @@ def import_graph(package: str = "rates") -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target and target != name:
                     graph[name].add(target)
-                # importing rates.theorems.registry first runs rates/theorems/__init__.py: from outside that
+                # importing rates.symbolic.theorems.registry first runs rates/symbolic/theorems/__init__.py: from
+                # outside that
                 # package, that is an import of the package too (from inside, the package is already loading)
                 package = target.rpartition(".")[0]
                 while package and package != package_root and not name.startswith(package + "."):
@@ -161,6 +162,46 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_rates_has_no_import_cycle():
     graph = import_graph("rates")
-    assert "rates.data" in graph["rates.margins"] or "rates.margins" in graph["rates.data"]  # the graph sees them
+    # the graph sees them
+    data, margins = "rates.numeric.data", "rates.numeric.margins"
+    assert data in graph[margins] or margins in graph[data]
     cycle = find_cycle(graph)
     assert cycle is None, " -> ".join(cycle)
+
+
+def stage_of(module: str) -> int:
+    """The pipeline stage of a module of ``rates`` (``rates.STAGES``); -1 for the foundation modules."""
+    from rates import STAGES
+
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in STAGES:
+        return -1
+    return STAGES.index(parts[1])
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports that go against the pipeline: from a stage to a later one, or from the foundation to a stage."""
+    return sorted(f"{source} -> {target}" for source, targets in graph.items() for target in targets
+                  if target != "rates" and stage_of(target) > stage_of(source))
+
+
+def test_every_import_goes_down_the_pipeline():
+    graph = import_graph("rates")
+    assert "rates.numeric.engine" in graph["rates.studies.report"]  # the graph sees the stages' modules
+    assert layer_violations(graph) == []
+
+
+def test_layer_check_catches_an_import_up_the_pipeline():
+    planted = {"rates.numeric.engine": {"rates.judge.compare"}, "rates.norms": {"rates.numeric.optim"},
+               "rates.judge.compare": {"rates.numeric.trajectory", "rates.errors"}}
+    assert layer_violations(planted) == ["rates.norms -> rates.numeric.optim",
+                                         "rates.numeric.engine -> rates.judge.compare"]
+
+
+def test_the_top_level_holds_at_most_ten_modules_besides_the_stages():
+    from rates import STAGES
+
+    modules = sorted(p.name for p in (ROOT / "rates").glob("*.py"))
+    packages = sorted(p.name for p in (ROOT / "rates").iterdir() if (p / "__init__.py").exists())
+    assert len(modules) <= 10, modules
+    assert packages == sorted(STAGES)

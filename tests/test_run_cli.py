@@ -9,10 +9,10 @@ import pytest
 
 from cli.app import main
 from cli.run import parse_seeds
-from rates.data import parse_data
 from rates.errors import InputError
-from rates.margins import max_margin
-from rates.trajectory import load
+from rates.numeric.data import parse_data
+from rates.numeric.margins import max_margin
+from rates.numeric.trajectory import load
 
 
 def invoke(args, capsys):

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 from rates.errors import InputError
-from rates.schedules import Schedule, power_sum_order
+from rates.symbolic.schedules import Schedule, power_sum_order
 
 R = sp.Rational
 
@@ -109,7 +109,7 @@ def test_sympy_free_exponent_parser_reads_what_sympy_reads(text):
     parse_exponent used before: the same number, or both refuse (out of range and a denominator > 1e15
     refused by the range checks of both routes)."""
     from rates.exponents import MAX_EXPONENT_DENOMINATOR, parse_exponent_fraction
-    from rates.schedules import parse_exponent
+    from rates.symbolic.schedules import parse_exponent
 
     try:
         expected = sp.Rational(text.strip())

@@ -72,10 +72,10 @@ def test_warm_run_needs_neither_cvxpy_nor_scipy_optimize_and_writes_the_same_tra
 
 def test_warm_full_batch_cpu_run_imports_neither_torch_nor_sympy(tmp_path):
     """The default path: full batch, fused kernels, ``--device auto`` on a machine where no GPU device file
-    exists (``rates.engine.gpu_impossible``; with one, auto asks torch for cuda, so only ``--device cpu`` is
+    exists (``rates.numeric.engine.gpu_impossible``; with one, auto asks torch for cuda, so only ``--device cpu`` is
     checked there), and ``--device cpu`` everywhere. A mini-batch run may import torch (its batches come from
     torch's generator), so it is not checked."""
-    from rates.engine import gpu_impossible
+    from rates.numeric.engine import gpu_impossible
 
     cache = tmp_path / "cache"
     argv = ("run", "--algo", "signgd", "--a", "1/2", "--steps", "30", "--no-progress", "--out")

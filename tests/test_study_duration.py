@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from rates.engine import RunSpec
-from rates.study_duration import TASK_SETUP_S, _contention, estimate, print_plan, schedule_seconds
-from rates.study_run import StudyTask
+from rates.numeric.engine import RunSpec
+from rates.studies.duration import TASK_SETUP_S, _contention, estimate, print_plan, schedule_seconds
+from rates.studies.runner import StudyTask
 
 DATA = "gaussian:k=3,d=4,per_class=4,sigma=0.3"
 

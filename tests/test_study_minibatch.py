@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from rates.claims import NO_VERDICT, REPRODUCED, SMOKE_VERDICT
+from rates.output.claims import NO_VERDICT, REPRODUCED, SMOKE_VERDICT
 from rates.studies import StudyOptions, get_study
-from rates.study_minibatch import (
+from rates.studies.minibatch import (
     ALGORITHMS,
     FULL,
     NORM,
@@ -19,7 +19,7 @@ from rates.study_minibatch import (
     rate_part,
     thm41_impossibility,
 )
-from rates.study_run import run_tasks
+from rates.studies.runner import run_tasks
 
 # Claims of MINIBATCH the study must list (sec. 5 Fig. 1 (a)-(i), Thm 4.1/4.3 text, 3 theorems x 4 regimes
 # of a, Thm 4.9 / App. J, Lemma H.1).
@@ -55,9 +55,9 @@ def test_quick_minibatch_study_lists_every_claim_and_decides_none(tmp_path):
 def test_gamma_eff_of_the_momentum_rows_is_the_rebuilt_closed_form():
     """gamma_eff(beta, b) = gamma - 4 B (n/b - 1) [(1 - beta^(m-1)) + (1 - beta^m)], m = n/b, computed here by
     hand from the data's gamma and B, against what the study fits to."""
-    from rates.data import parse_data
-    from rates.engine import simulate
-    from rates.study_minibatch import _spec, target_margin
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import simulate
+    from rates.studies.minibatch import _spec, target_margin
 
     data = parse_data("minibatch", seed=0)
     B = float(np.abs(data.H).sum(axis=1).max())
@@ -87,8 +87,8 @@ def _fake_record(label, slope, t_end=1e6, t0=None, outcome="covered", bound=None
 
 
 def test_rate_rows_margin_above_gamma_eff_plateau_and_a_slow_gap():
-    from rates.claims import NOT_REPRODUCED
-    from rates.theorems.registry import COVERED
+    from rates.output.claims import NOT_REPRODUCED
+    from rates.symbolic.theorems.registry import COVERED
 
     # margin above gamma_eff over the whole last decade: the bound's left side is <= 0, it holds outright
     assert rate_part(_fake_record("inconclusive", None, outcome=COVERED), crossed=5e4) == (REPRODUCED, "")
@@ -105,9 +105,9 @@ def test_rate_rows_margin_above_gamma_eff_plateau_and_a_slow_gap():
 
 
 def test_a_rate_row_is_the_o_bound_so_finding_i_decides_it_and_an_open_row_names_its_horizon():
-    from rates.claims import NOT_REPRODUCED
-    from rates.compare import HOLDS, UNDECIDED, VIOLATED
-    from rates.theorems.registry import COVERED
+    from rates.judge.compare import HOLDS, UNDECIDED, VIOLATED
+    from rates.output.claims import NOT_REPRODUCED
+    from rates.symbolic.theorems.registry import COVERED
 
     # the claim is gap = O(rate): the bound holding decides it although whether the rate is attained is open
     assert rate_part(_fake_record("inconclusive", -0.57, bound=HOLDS, outcome=COVERED), None) == (REPRODUCED, "")
@@ -128,9 +128,9 @@ def test_signum_thm43_at_a_3_10_bends_past_1e6_steps_so_its_row_is_open_not_refu
     decays at about -0.17 against the bound's slowest term -0.30, which alone reads 'violated'; continued to
     1e7 (the study's horizon for this row) the slope bends (about -0.15, then +0.06 on the two halves) with the
     theorem's t0 ~ 3e17, so the row must not say 'not reproduced'. ~1.1e7 steps (~90 s CPU, fused engine)."""
-    from rates.engine import simulate
-    from rates.study_minibatch import _spec, gap_to_target, margin_above_target_from, rate_setting, rate_steps
-    from rates.study_run import dataset, fit_runs
+    from rates.numeric.engine import simulate
+    from rates.studies.minibatch import _spec, gap_to_target, margin_above_target_from, rate_setting, rate_steps
+    from rates.studies.runner import dataset, fit_runs
 
     data = dataset(FULL.data, 0)
     b, beta, vr = rate_setting("Thm 4.3", FULL, data.n)
@@ -178,10 +178,10 @@ def test_large_batch_rates_left_unsettled_at_1e5_steps_are_decided_at_the_full_h
     """MINIBATCH Thm 4.1 / Cor. 4.2 at b = n: at 1e5 steps Spectral-SGD a = 3/10 and SignSGD a = 3/4 ended
     'inconclusive: the slope has not settled'; at the full study's horizon (1e6) the bound holds (tight or
     loose). ~1e6 steps x 2 runs (~40 s CPU, fused engine)."""
-    from rates.engine import simulate
-    from rates.report import fit_group
-    from rates.study_minibatch import _spec, rate_setting, rate_steps
-    from rates.study_run import dataset
+    from rates.numeric.engine import simulate
+    from rates.studies.minibatch import _spec, rate_setting, rate_steps
+    from rates.studies.report import fit_group
+    from rates.studies.runner import dataset
 
     data = dataset(FULL.data, 0)
     for algo, a in (("spectral-sgd", "3/10"), ("signsgd", "3/4")):
@@ -195,7 +195,7 @@ def test_large_batch_rates_left_unsettled_at_1e5_steps_are_decided_at_the_full_h
 
 def _grid(error_of, seeds=1):
     """Fig. 1 configurations whose own-norm relative error is ``error_of(algo, b, beta, vr, seed, t)``."""
-    from rates.study_minibatch import BETAS, Fig1Config
+    from rates.studies.minibatch import BETAS, Fig1Config
 
     t = np.unique(np.round(np.geomspace(1, 200_000, 60)))
     cfgs = {}
@@ -211,8 +211,8 @@ def _grid(error_of, seeds=1):
 
 
 def _large_momentum_row(cfgs, seeds):
-    from rates.claims import ClaimsTable
-    from rates.study_minibatch import fig1_claims
+    from rates.output.claims import ClaimsTable
+    from rates.studies.minibatch import fig1_claims
 
     table = ClaimsTable("t", "t")
     fig1_claims(table, cfgs, FULL, 64, 200_000, seeds)
@@ -225,7 +225,7 @@ MEASURED_NORMS = ("max", "frobenius", "spectral")
 def test_a_converges_claim_is_refuted_only_by_a_stalled_error_and_only_when_every_seed_agrees():
     """MINIBATCH Fig. 1 (e)-(f), "beta = 0.99 converges": with errors built in closed form -- c t^(-1/2) falls
     x0.32 per decade (converges), a constant 0.2 has stalled, 0.5 (t/1e5)^(-0.3) is above 0.05 but falls x0.5."""
-    from rates.claims import NOT_REPRODUCED
+    from rates.output.claims import NOT_REPRODUCED
 
     def converging(*_args):
         return 0.5 * _args[-1] ** -0.5
@@ -250,7 +250,7 @@ def test_fig1_verdict_needs_a_majority_of_draws_deciding_alike_and_a_falling_err
     """Three data draws built in closed form (as above): 0.2 has stalled above 0.05 (refutes "beta = 0.99
     converges"), 0.5 t^(-1/2) converges, 0.5 (t/1e5)^(-0.3) falls x0.50 per decade from 0.406 at t = 2e5 and
     needs ln(0.05/0.406)/ln(0.501) = 3.03 more decades, t ~ 2.1e8, to reach 0.05."""
-    from rates.claims import NOT_REPRODUCED
+    from rates.output.claims import NOT_REPRODUCED
 
     stalled, falling = (lambda t: 0.2), (lambda t: 0.5 * (t / 1e5) ** -0.3)
     converging = (lambda t: 0.5 * t ** -0.5)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rates.engine import RunSpec
-from rates.study_run import StudyTask, run_tasks
+from rates.numeric.engine import RunSpec
+from rates.studies.runner import StudyTask, run_tasks
 
 
 def _tasks():

@@ -9,8 +9,8 @@ import pytest
 from matplotlib.image import imread
 
 from cli.app import main
-from rates.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, SMOKE_VERDICT
-from rates.study_signadam import ADAM_AS, NSD_AS, crossover, k_growth
+from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, SMOKE_VERDICT
+from rates.studies.signadam import ADAM_AS, NSD_AS, crossover, k_growth
 
 # Cor. 5.4, Cor. 6.4 (and a = 1), Rem. 6.5 x2 (best rates, classes), Rem. 5.5 (other norms), loss monotone,
 # sec. 7 (1)-(2) for eps = 0 and eps > 0, sec. 7 (3)
@@ -60,10 +60,10 @@ def test_adam_is_conclusive_at_every_a_of_the_full_study():
     """SIGNADAM Cor. 6.4 on the study's data (``default`` preset) at the full study's horizon: Adam with eps = 0
     at a = 1/2, 2/3, 4/5 is tight or loose (the bound holds), never inconclusive (at 2e6 steps a = 1/2 was still
     bending: slopes -0.31 then -0.86 on the window's halves). ~1e7 steps x 3 runs (~2 min CPU, fused engine)."""
-    from rates.data import parse_data
-    from rates.engine import simulate
-    from rates.report import fit_group
-    from rates.study_signadam import FULL, _spec
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import simulate
+    from rates.studies.report import fit_group
+    from rates.studies.signadam import FULL, _spec
 
     runs = simulate([_spec("adam", a, 0) for a in ADAM_AS], parse_data(FULL.data, seed=0), FULL.adam_steps).runs
     for a, run in zip(ADAM_AS, runs):

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from cli.app import main
-from rates.engine import RunSpec
 from rates.errors import InputError
-from rates.sweep import EngineTask, run_tasks
-from rates.sweep.tasks import _execute_remote, _unwrap
-from rates.trajectory import load
+from rates.numeric.engine import RunSpec
+from rates.numeric.tasks import EngineTask, _execute_remote, _unwrap, run_tasks
+from rates.numeric.trajectory import load
 
 GRID = """
 [grid]
@@ -212,8 +211,8 @@ def test_varied_options_become_table_columns_and_distinct_figures(tmp_path, caps
 
 
 def test_run_tasks_serial_matches_direct_simulation_and_reports_in_order():
-    from rates.data import parse_data
-    from rates.engine import simulate
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import simulate
 
     tasks = [EngineTask(specs=(RunSpec("signgd", a), ), data="default", data_seed=seed, steps=150, checkpoints=8,
                         device="cpu") for seed, a in ((0, "1/2"), (1, "3/4"), (2, "1"))]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli.app import main
-from rates.trajectory import load
+from rates.numeric.trajectory import load
 
 BASE = """
 [grid]

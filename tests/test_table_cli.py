@@ -6,7 +6,7 @@ import re
 import pytest
 
 from cli.app import main
-from rates.tables import latex_document
+from rates.output.tables import latex_document
 
 
 def run(capsys, *argv):

@@ -2,7 +2,7 @@
 
 import json
 
-from rates.tables import Cell, Table, latex_document
+from rates.output.tables import Cell, Table, latex_document
 
 
 def _table():

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from rates.algorithms import ALGORITHMS, resolve_algorithm
-from rates.references import REFERENCES
-from rates.schedules import Schedule
-from rates.theorems import predict, template_for
-from rates.theorems.base import first_time_sum_reaches, numeric_thresholds
-from rates.theorems.minibatch import gamma_eff_minibatch, minibatch_gradient_error_bound
-from rates.theorems.momentum import gamma_eff_momentum, momentum_accumulated_error_bound
-from rates.theorems.per_sample import bias_matrix, limit_direction
-from rates.theorems.variance_reduction import vr_deviation_bound
+from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
+from rates.symbolic.papers import REFERENCES
+from rates.symbolic.schedules import Schedule
+from rates.symbolic.theorems import predict, template_for
+from rates.symbolic.theorems.base import first_time_sum_reaches, numeric_thresholds
+from rates.symbolic.theorems.minibatch import gamma_eff_minibatch, minibatch_gradient_error_bound
+from rates.symbolic.theorems.momentum import gamma_eff_momentum, momentum_accumulated_error_bound
+from rates.symbolic.theorems.per_sample import bias_matrix, limit_direction
+from rates.symbolic.theorems.variance_reduction import vr_deviation_bound
 
 R = sp.Rational
 DESIGN_KEYS = {"family", "algorithm", "norm", "a", "regime", "rate", "best_a", "gap_to", "thresholds", "source"}

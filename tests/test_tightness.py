@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from cli.app import main
-from rates.algorithms import resolve_algorithm
-from rates.compare import judge
-from rates.data import Dataset
-from rates.engine import RunSpec, simulate
-from rates.theorems import predict
-from rates.tightness import search_worst_rate
+from rates.judge.compare import judge
+from rates.judge.tightness import search_worst_rate
+from rates.numeric.algorithms import resolve_algorithm
+from rates.numeric.data import Dataset
+from rates.numeric.engine import RunSpec, simulate
+from rates.symbolic.theorems import predict
 
 
 def _run(argv, capsys):

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from cli.app import app
 from cli.predict import english_list
 from cli.sweep import run_converters
-from rates.data import load_file
 from rates.errors import InputError
+from rates.numeric.data import load_file
 from rates.sweep.grid import GRID_KEYS, REQUIRED_KEYS, expand, normalise_grid
 
 
@@ -86,8 +86,8 @@ def test_the_time_estimate_is_measured_and_within_a_factor_of_the_real_run():
     """A long run's announced time comes from probing the engine, not from constants (which said hours for a
     run of seconds): the estimate for 1e6 SignGD steps lies within a factor 3 of the run's measured time."""
     from rates import budget
-    from rates.data import parse_data
-    from rates.engine import RunSpec, simulate
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import RunSpec, simulate
 
     dataset = parse_data("default", seed=0)
     specs = [RunSpec(algo="signgd", a="1/2")]

@@ -14,14 +14,14 @@ import pytest
 from test_compare import checkpoints, synthetic_run
 
 from cli.app import main
-from rates.algorithms import ALGORITHMS, resolve_algorithm
-from rates.compare import FROZEN_LOG_RANGE, SlopeFit, Window, classify, judge, secant_weights, slope_envelope
-from rates.data import gaussian, orthogonal_skewed
-from rates.report import fit_group, independent_replicates
-from rates.theorems import predict
-from rates.theorems.hypotheses import Facts, data_facts, is_orthogonal_skewed
-from rates.theorems.registry import COVERED, DECLARATIONS, NO_THEOREM, NOT_APPLICABLE, family_of, gate
-from rates.trajectory import Trajectory, save
+from rates.judge.compare import FROZEN_LOG_RANGE, SlopeFit, Window, classify, judge, secant_weights, slope_envelope
+from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
+from rates.numeric.data import gaussian, orthogonal_skewed
+from rates.numeric.trajectory import Trajectory, save
+from rates.studies.report import fit_group, independent_replicates
+from rates.symbolic.theorems import predict
+from rates.symbolic.theorems.hypotheses import Facts, data_facts, is_orthogonal_skewed
+from rates.symbolic.theorems.registry import COVERED, DECLARATIONS, NO_THEOREM, NOT_APPLICABLE, family_of, gate
 
 
 def run_cli(args, capsys):
@@ -97,9 +97,10 @@ def test_family_declarations_are_disjoint_and_cover_every_named_algorithm():
 
 
 def test_the_sympy_free_coverage_table_is_the_registry_s_declarations():
-    """rates.algorithms names a run's family with rates.theorems.coverage (no sympy for `rates run`); the
+    """rates.numeric.algorithms names a run's family with rates.symbolic.theorems.coverage (no sympy for `rates
+    run`); the
     registry's declarations must carry those very predicates, in the same order."""
-    from rates.theorems.coverage import COVERS
+    from rates.symbolic.theorems.coverage import COVERS
 
     assert [f.name for f in DECLARATIONS] == list(COVERS)
     assert all(f.covers is COVERS[f.name] for f in DECLARATIONS)
@@ -279,7 +280,7 @@ def test_issue_runs_are_decided_by_their_hypotheses(tmp_path, capsys):
         code, out, err = run_cli(["fit", *args, "--a", "1/2", "--steps", "300", "--device", "cpu"], capsys)
         assert code == 0, err
         assert f"verdict        : {label}" in out and phrase in out
-    # b = 1 on orthogonal data goes to the per-sample judge (rates.limit_direction): a direction, not a rate
+    # b = 1 on orthogonal data goes to the per-sample judge (rates.judge.limit_direction): a direction, not a rate
     code, out, err = run_cli(["fit", "--algo", "signsgd", "--batch", "1", "--data", "orthogonal-imbalanced",
                               "--a", "1/2", "--steps", "300", "--device", "cpu"], capsys)
     assert code == 0, err
@@ -303,9 +304,9 @@ def test_adam_plateau_before_t1_is_not_a_violation():
     """Adam at a = 1/2 on the default preset, 1e5 steps: the gap is still on its plateau (slope ~ +0.05, t1
     unknown: it needs c_adam), which the envelope alone would call 'violated'; the run says nothing against
     Thm 6.3 yet (at 1e7 steps the same configuration is 'loose', tests/test_study_signadam.py -m slow)."""
-    from rates.data import parse_data
-    from rates.engine import RunSpec, simulate
-    from rates.report import fit_group
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import RunSpec, simulate
+    from rates.studies.report import fit_group
 
     runs = simulate([RunSpec("adam", "1/2")], parse_data("default"), 100_000, checkpoints=60, device="cpu").runs
     record = fit_group(runs)

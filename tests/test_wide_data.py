@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from cli_invoke import invoke
 
-from rates import budget, margins
-from rates.data import gaussian
+from rates import budget
 from rates.errors import NotSeparableError, SolverError
+from rates.numeric import margins
+from rates.numeric.data import gaussian
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,7 +92,7 @@ def test_wide_run_stays_within_its_memory_ceiling(tmp_path):
     assert margin_of_array(result.W, H, y) == pytest.approx(result.gamma, rel=1e-9)
 
 def margins_probe(path: Path):
-    from rates.data import load_file
+    from rates.numeric.data import load_file
 
     return load_file(path)
 

@@ -11,8 +11,8 @@ Setting
 Algorithm
     Every cell is converted by ``rates run``'s own click parameter (a ``converters`` mapping the CLI
     passes in), then every configuration goes through the validators ``rates run`` calls before its first
-    step (:func:`rates.schedules.parse_exponent`, :func:`rates.data.parse_data`,
-    :func:`rates.engine.resolve_spec`), so a bad grid is refused before any work with ``rates run``'s
+    step (:func:`rates.symbolic.schedules.parse_exponent`, :func:`rates.numeric.data.parse_data`,
+    :func:`rates.numeric.engine.resolve_spec`), so a bad grid is refused before any work with ``rates run``'s
     message plus the grid key and value. Configurations are then grouped by (recipe, data, seed, steps,
     checkpoints, device) -- the runs one engine call can advance together -- and each group is cut into
     tasks of at most ``runs_per_task`` runs.
@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from rates.engine import RunSpec, resolve_device, resolve_spec
 from rates.errors import InputError
-from rates.recipe import Recipe
-from rates.schedules import parse_exponent
-from rates.sweep.tasks import EngineTask
+from rates.numeric.engine import RunSpec, resolve_device, resolve_spec
+from rates.numeric.recipe import Recipe
+from rates.numeric.tasks import EngineTask
+from rates.symbolic.schedules import parse_exponent
 
 try:
     import tomllib
@@ -198,7 +198,7 @@ def _checked(call: Callable[[], Any], key: str, cell: Any, where: str) -> Any:
 def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_device: bool = True) -> list[Configuration]:
     """The Cartesian product of ``columns`` (from :func:`normalise_grid`), each validated as ``rates run``
     validates its options before the first step."""
-    from rates.data import parse_data
+    from rates.numeric.data import parse_data
 
     keys = list(columns)
     datasets: dict[tuple[str, int], Any] = {}
@@ -218,7 +218,7 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
                 raise _reraise(err, key, options[key], where) from None
 
         steps, checkpoints = options["steps"], options["checkpoints"]
-        if steps < 1:  # the messages of rates run (cli/run.py) and of rates.engine.simulate
+        if steps < 1:  # the messages of rates run (cli/run.py) and of rates.numeric.engine.simulate
             check(lambda steps=steps: _refuse("steps", f"must be a positive integer, got {steps}"))
         if checkpoints < 2:
             check(lambda checkpoints=checkpoints: _refuse("checkpoints", f"must be an integer >= 2, got {checkpoints}"))

@@ -7,10 +7,10 @@ Algorithm
     1. Load and validate the whole grid (every cell, every configuration) -- nothing is written before.
     2. Lock the directory; refuse a grid other than the accepted ones unless ``merge``.
     3. Plan tasks for the configurations no complete trajectory file holds, run them with
-       :func:`rates.sweep.tasks.run_tasks`, and save each one as it arrives (file, then index line).
+       :func:`rates.numeric.tasks.run_tasks`, and save each one as it arrives (file, then index line).
     4. When every configuration of the grid is done, fit all configurations of the directory (seeds
        pooled, as ``rates report``) and write ``table.md``, ``table.tex``, ``table.json``, ``fits.json``
-       and figures with :func:`rates.report.write_outputs`.
+       and figures with :func:`rates.studies.report.write_outputs`.
 
 Guarantee
     Interrupting at any point (Ctrl-C, a killed worker or driver, ``max_tasks``) loses no finished task:
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from rates.numeric.tasks import run_tasks
 from rates.sweep.grid import (
     GRID_KEYS,
     Configuration,
@@ -38,7 +39,6 @@ from rates.sweep.grid import (
     plan_tasks,
 )
 from rates.sweep.store import SweepStore
-from rates.sweep.tasks import run_tasks
 
 # Columns the verdict table always has (algo, a) or that name the seeds it pools (seed).
 _TABLE_FIXED_KEYS = ("algo", "a", "seed")
@@ -190,7 +190,7 @@ def check_budget(configurations, workers: Optional[int]) -> None:
 
 def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: float, order: Mapping[str, int],
                    failed: Mapping[str, tuple[str, str]]):
-    from rates.report import fit_group, group_runs, write_outputs
+    from rates.studies.report import fit_group, group_runs, write_outputs
 
     manifest = store.manifest() or {}
     grids = manifest.get("grids", {})
@@ -223,14 +223,14 @@ def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: flo
 
 
 def _config_id(config: Mapping[str, Any]) -> str:
-    from rates.report import config_key
+    from rates.studies.report import config_key
 
     return config_key(dict(config))
 
 
 def _unique_slugs(records, varying) -> dict[str, str]:
     """File stems for the figures: ``signgd_a1-2`` plus the varied options, numbered if still equal."""
-    from rates.report import run_slug
+    from rates.studies.report import run_slug
 
     slugs: dict[str, str] = {}
     used: set[str] = set()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from rates.errors import InputError
-from rates.trajectory import Run, Trajectory, load, save
+from rates.numeric.trajectory import Run, Trajectory, load, save
 
 SWEEP_SCHEMA = "rates.sweep/1"
 MANIFEST = "sweep.json"

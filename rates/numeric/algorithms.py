@@ -1,0 +1,139 @@
+"""Named algorithms as points of one framework: signal -> steepest direction for a norm -> step.
+
+docs/theory.md section 2 (MINIBATCH section 3.1, SIGNADAM eq. 3-5): seventeen names are combinations of a
+norm, a signal (full / mini-batch / variance reduced), optional momentum, or Adam. This module is the one
+vocabulary shared by ``rates predict`` (which theorem family applies) and ``rates run`` (which optimiser
+composition to build); it validates the combination and never clamps a value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from rates.errors import InputError
+from rates.norms import parse_norm
+
+DEFAULT_MOMENTUM = 0.9
+
+
+@dataclass(frozen=True)
+class NamedAlgorithm:
+    """What a name fixes; ``norm=None`` means the user must give ``--norm`` (``nsd``)."""
+
+    name: str
+    norm: Optional[str]
+    stochastic: bool = False
+    momentum: bool = False
+    vr: bool = False
+    adam: bool = False
+
+
+_BASE = [
+    NamedAlgorithm("signgd", "max"),
+    NamedAlgorithm("ngd", "frobenius"),
+    NamedAlgorithm("spectral-gd", "spectral"),
+    NamedAlgorithm("cd", "sum"),
+    NamedAlgorithm("nsd", None),
+    NamedAlgorithm("signum", "max", momentum=True),
+    NamedAlgorithm("muon", "spectral", momentum=True),
+    NamedAlgorithm("momentum-ngd", "frobenius", momentum=True),
+    NamedAlgorithm("adam", "max", adam=True),
+    NamedAlgorithm("signsgd", "max", stochastic=True),
+    NamedAlgorithm("nsgd", "frobenius", stochastic=True),
+    NamedAlgorithm("spectral-sgd", "spectral", stochastic=True),
+]
+_VR = [replace(alg, name=f"vr-{alg.name}", vr=True) for alg in _BASE if alg.stochastic or alg.momentum]
+
+ALGORITHMS: dict[str, NamedAlgorithm] = {alg.name: alg for alg in _BASE + _VR}
+
+
+def register_algorithm(algorithm: NamedAlgorithm) -> NamedAlgorithm:
+    """Make a named algorithm known to ``predict``, ``run`` and ``fit``: one line per name, e.g.
+    ``register_algorithm(NamedAlgorithm("signum-sum", "sum", momentum=True))`` (docs/extending.md)."""
+    ALGORITHMS[algorithm.name] = algorithm
+    return algorithm
+
+
+@dataclass(frozen=True)
+class AlgorithmConfig:
+    """A fully resolved algorithm.
+
+    ``batch=None`` is full batch unless ``stochastic``; for a stochastic algorithm it means "b left
+    symbolic" (allowed in ``rates predict``, refused by ``rates run``).
+    ``family`` names the theorem family whose declaration covers this configuration
+    (:func:`rates.symbolic.theorems.registry.family_of`; ``"none"`` if none does): ``nsd`` (SIGNADAM Thm 5.3),
+    ``adam`` (SIGNADAM Thm 6.3), ``minibatch`` (MINIBATCH Thm 4.1), ``momentum`` (Thm 4.3), ``vr`` (Thm 4.6),
+    ``per-sample`` (Thm 4.9, b = 1). Whether its hypotheses hold is the gate's business, not this class's.
+    """
+
+    name: str
+    norm: str
+    family: str
+    batch: Optional[int]
+    n: Optional[int]
+    momentum: float
+    vr: bool
+    adam: bool
+    stochastic: bool = False  # steps use a mini-batch b < n (or a stochastic algorithm with b left open)
+
+
+def resolve_algorithm(
+    name: str,
+    norm: Optional[str] = None,
+    n: Optional[int] = None,
+    batch: Optional[int] = None,
+    momentum: Optional[float] = None,
+    vr: bool = False,
+) -> AlgorithmConfig:
+    """Validate a named algorithm plus options and decide its theorem family.
+
+    Raises :class:`InputError` naming the option: unknown ``--algo`` or ``--norm``; ``--batch`` outside
+    [1, n] or not dividing n (random reshuffling splits each epoch into n/b disjoint batches); ``--momentum``
+    outside [0, 1); ``--norm`` that contradicts the algorithm's own norm.
+    """
+    key = name.strip().lower()
+    if key not in ALGORITHMS:
+        raise InputError("algo", f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}")
+    spec = ALGORITHMS[key]
+
+    if spec.norm is None:
+        if norm is None:
+            raise InputError("norm", f"algorithm {key!r} needs --norm "
+                                     "(e.g. max, sum, frobenius, spectral, nuclear, lp:3, schatten:3)")
+        resolved_norm = parse_norm(norm, option="norm").name
+    else:
+        resolved_norm = parse_norm(spec.norm).name
+        if norm is not None and parse_norm(norm, option="norm").name != resolved_norm:
+            raise InputError("norm", f"algorithm {key!r} uses the {resolved_norm} norm, got --norm {norm}; "
+                                     "use --algo nsd for another norm")
+    if spec.adam and resolved_norm != "max":
+        raise InputError("norm", "adam is covered by SIGNADAM Thm 6.3 for the max-norm only")
+
+    if n is not None and n < 1:
+        raise InputError("n", f"must be a positive integer, got {n}")
+    if batch is not None:
+        if batch < 1:
+            raise InputError("batch", f"must be a positive integer, got {batch}")
+        if n is not None and (batch > n or n % batch != 0):
+            raise InputError("batch", f"must divide n={n} (random reshuffling uses n/b disjoint batches), got {batch}")
+
+    if momentum is None:
+        beta = DEFAULT_MOMENTUM if spec.momentum else 0.0
+    else:
+        beta = float(momentum)
+        if not (0.0 <= beta < 1.0):
+            raise InputError("momentum", f"beta must be in [0, 1), got {momentum}")
+    if spec.adam and momentum is not None:
+        raise InputError("momentum", "adam has its own beta1/beta2; --momentum applies to steepest-descent algorithms")
+
+    use_vr = bool(vr or spec.vr)
+    stochastic = spec.stochastic or (batch is not None and (n is None or batch < n))
+    if spec.adam and use_vr:
+        raise InputError("vr", "variance reduction is not defined for adam here (no theorem covers it)")
+    if use_vr and not stochastic and batch is not None:
+        raise InputError("vr", "variance reduction needs mini-batches (b < n)")
+    from rates.symbolic.theorems.coverage import family_name  # the registry's predicates, without sympy (rates run)
+
+    config = AlgorithmConfig(key, resolved_norm, "none", batch, n, beta, use_vr, spec.adam, stochastic)
+    return replace(config, family=family_name(config) or "none")

@@ -1,0 +1,40 @@
+"""Fused multi-step kernels (numba/LLVM, CPU): all configurations of a group advance many steps per call.
+
+Setting: the CPU engine's speed. The torch engine spends ~40 us of Python and per-kernel overhead on a step of ~5 kflop;
+here a whole segment between two checkpoints is one compiled call, configurations spread over one thread
+per core and, within a thread, computed 64 at a time in the lanes of SIMD vectors.
+
+* :mod:`rates.numeric.fused.kernels` -- the compiled step of every recipe (log-domain gradient, reshuffled
+  batches, VR, momentum, Adam eps = 0 / eps > 0, every steepest direction of :mod:`rates.norms`); the
+  gradient, shared by all recipes, is laid out with the configuration as the innermost array axis so
+  that it vectorises across configurations (the module docstring says why and what it measured);
+* :mod:`rates.numeric.fused.group` -- the driver: per-run arrays, epoch permutations from the torch generator,
+  chunked calls, one thread per core.
+
+Why numba: the kernels are loops over k x d x n blocks of a few hundred entries, where a compiled loop is
+~10x faster than any sequence of library calls; numba compiles plain Python with LLVM and caches the
+machine code on disk (``cache=True``, ``__pycache__`` next to the source), so only the first use pays the
+compilation (measured by ``benchmarks/engine_speed.py``).
+
+Scope: the CPU path of ``rates.numeric.engine`` (``engine="auto"`` or ``"fused"`` on cpu). On cuda the torch path
+(:mod:`rates.numeric.optim`) remains the implementation (no GPU kernel here: no GPU was available to measure one);
+it is also kept callable on the CPU (``--engine torch``) as the previous engine that the tests compare
+against. The mpmath reference (:mod:`rates.numeric.reference`) stays the independent check of both.
+
+One definition per optimiser: only partly. On the CPU the fused kernels replace the torch program, but
+the torch program stays as the cuda path, so two implementations exist; ``tests/test_fused.py`` holds
+them to 1e-12 of each other and of mpmath on every recipe where float64 allows it (see its notes). Within
+the kernels each recipe is written once: the 64-lane layout is confined to the gradient, and a single
+configuration runs through the same code as a block of one lane.
+"""
+
+from __future__ import annotations
+
+
+def available() -> bool:
+    """Whether numba imports (it is a dependency; a broken install falls back to the torch path)."""
+    try:
+        import numba  # noqa: F401
+    except Exception:  # pragma: no cover - depends on the installation
+        return False
+    return True

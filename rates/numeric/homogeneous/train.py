@@ -1,0 +1,232 @@
+"""The training loop for homogeneous nets: all seeds at once, log-spaced checkpoints, per-step margin watch.
+
+Setting: a bias-free ReLU net (:mod:`~rates.numeric.homogeneous.models`) and a binary data set
+(:mod:`~rates.numeric.homogeneous.data`), both with a leading runs axis (one run per seed).
+
+Algorithm: full-batch FLAVORS eq. 1 steepest descent or Adam (eq. 75), :mod:`~rates.numeric.homogeneous.steepest`,
+on the summed loss ``L = sum_i l(y_i f(x_i))``. The gradient is taken of ``log L`` (well scaled however small
+L is) and multiplied back by ``L = exp(log L)``; eq. 1 steps are proportional to ``||grad L||_*`` and so
+shrink with L as the theory says -- nothing here normalises them.
+
+Measured (at log-spaced checkpoints): ``log L``, the soft margin gamma_tilde in the algorithm's own norm
+(eq. 5), gamma_1 / gamma_2 / gamma_inf (eq. 13), gamma_spectral (eq. 15), the norm, train and test accuracy.
+Measured at *every* step: the first step with 100% train accuracy, the first step with L < l(0), and after
+that step the largest drop of gamma_tilde below its running maximum, in units of the largest gamma_tilde of
+the run (so that the tiny values right after L < l(0) do not dominate), and the largest relative step
+``rho = ||theta_{t+1} - theta_t|| / ||theta_t||`` (own norm; ``rho = eta ||g||_* / ||theta||`` for eq. 1).
+FLAVORS Thm 3.1 says gamma_tilde is non-decreasing for the flow; for finite steps the drop is O(eta). The
+tolerance used by the study is ``L * max rho``: log gamma_tilde = log l^{-1}(L) - L log ||theta|| and one
+step moves L log ||theta|| by at most L rho, so a drop within one step's first-order change is
+discretisation, a larger one would contradict the theorem's discrete counterpart.
+A run whose loss becomes non-finite is marked diverged and frozen; a run whose log-loss falls below
+``stop_log_loss`` is frozen at its last value, as FLAVORS App. D does for sign descent (loss < 1e-7).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from rates.errors import InputError
+from rates.numeric.homogeneous.data import Dataset
+from rates.numeric.homogeneous.measures import (
+    accuracy,
+    check_loss,
+    geometric_margins,
+    homogeneity_error,
+    log_loss,
+    log_separation_level,
+    soft_margin,
+)
+from rates.numeric.homogeneous.models import Network, forward
+from rates.numeric.homogeneous.steepest import geometry_of, make_optimizer
+
+METRICS = ("log_loss", "soft_margin", "norm", "gamma_1", "gamma_2", "gamma_inf", "gamma_spectral",
+           "train_acc", "test_acc", "kkt_residual")
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    """``auto`` -> cuda when available, else cpu; an explicit name is checked."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise InputError("device", f"must be auto, cpu or cuda[:N], got {device!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError("device", "cuda requested but no CUDA device is available")
+    return torch.device(device)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    algorithm: str
+    lr: float
+    steps: int
+    loss: str = "exp"
+    eps: float = 1e-8
+    beta1: float = 0.9
+    beta2: float = 0.99
+    checkpoints: int = 60
+    stop_log_loss: float = -math.inf
+    subgradient: str = "gradient"
+
+
+@dataclass
+class History:
+    """Checkpoint arrays ``metrics[name]`` of shape (R, T) at steps ``t`` (T,), plus per-run step events."""
+
+    config: TrainConfig
+    geometry: str
+    degree: int
+    t: np.ndarray
+    metrics: dict[str, np.ndarray]
+    t_separated: np.ndarray  # first step with 100% train accuracy, -1 if never
+    t_below_level: np.ndarray  # first step with L < l(0), -1 if never
+    # max drop of gamma_tilde below its running max after t_below_level / max gamma_tilde
+    max_soft_margin_drop: np.ndarray
+    max_relative_step: np.ndarray  # max ||theta_{t+1} - theta_t|| / ||theta_t|| (own norm) after t_below_level
+    diverged: np.ndarray
+    homogeneity_error: float
+    info: dict = field(default_factory=dict)
+
+    def final(self, name: str) -> np.ndarray:
+        return self.metrics[name][:, -1]
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": "rates.homogeneous/1",
+            "config": asdict(self.config),
+            "geometry": self.geometry,
+            "degree": self.degree,
+            "t": self.t.tolist(),
+            "metrics": {k: v.tolist() for k, v in self.metrics.items()},
+            "t_separated": self.t_separated.tolist(),
+            "t_below_level": self.t_below_level.tolist(),
+            "max_soft_margin_drop": self.max_soft_margin_drop.tolist(),
+            "max_relative_step": self.max_relative_step.tolist(),
+            "diverged": self.diverged.tolist(),
+            "homogeneity_error": self.homogeneity_error,
+            "info": self.info,
+        }
+
+
+def checkpoint_steps(steps: int, count: int) -> np.ndarray:
+    """0 and about ``count`` log-spaced integer steps in [1, steps], always including ``steps``."""
+    if steps <= 0:
+        raise InputError("steps", f"must be a positive integer, got {steps}")
+    grid = np.unique(np.round(np.logspace(0, math.log10(steps), max(count, 2))).astype(int))
+    return np.unique(np.concatenate([[0], grid, [steps]]))
+
+
+def kkt_residual(params, grads, geometry) -> torch.Tensor:
+    """``1 - <theta, -g> / (||theta|| ||g||_*)`` in the algorithm's own norm, per run.
+
+    FLAVORS Thm 3.4 (proof, App. A, eq. 46 and 62): the normalised iterate is an (eps(t), delta(t))-approximate
+    KKT point of (MM) whose stationarity residual eps(t) vanishes when theta_t aligns with the steepest
+    direction of -grad L, i.e. when this quantity goes to 0 (it lies in [0, 2]; 0 is exact alignment).
+    """
+    inner = sum((p * -g).flatten(1).sum(dim=1) for p, g in zip(params, grads))
+    scale = geometry.value(params) * geometry.dual_value(list(grads))
+    return 1.0 - inner / scale
+
+
+def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> History:
+    """Train ``net`` on ``data`` (same runs axis) with ``config``; return the measured history.
+
+    ``advance(1)`` is called after every step when given (a progress bar's)."""
+    check_loss(config.loss)
+    if config.steps <= 0:
+        raise InputError("steps", f"must be a positive integer, got {config.steps}")
+    geometry = geometry_of(config.algorithm)
+    optimizer = make_optimizer(config.algorithm, config.lr, config.eps, config.beta1, config.beta2,
+                               config.subgradient)
+    level = log_separation_level(config.loss)
+    degree = net.degree
+    X, y, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
+    runs = net.runs
+    params = [p.detach().clone().requires_grad_(True) for p in net.parameters()]
+    state = optimizer.init(params)
+    t_grid = checkpoint_steps(config.steps, config.checkpoints)
+    records: dict[str, list[torch.Tensor]] = {name: [] for name in METRICS}
+
+    device = X.device
+    never = torch.full((runs,), -1, dtype=torch.long, device=device)
+    t_separated, t_below = never.clone(), never.clone()
+    running_max = torch.full((runs,), -math.inf, dtype=torch.float64, device=device)
+    max_drop = torch.zeros(runs, dtype=torch.float64, device=device)
+    max_step = torch.zeros(runs, dtype=torch.float64, device=device)
+    frozen = torch.zeros(runs, dtype=torch.bool, device=device)
+    diverged = torch.zeros(runs, dtype=torch.bool, device=device)
+    next_checkpoint = 0
+
+    for step in range(config.steps + 1):
+        current = net.with_parameters(params)
+        f = forward(current, X)
+        q = y * f
+        logL = log_loss(q, config.loss)
+        # the gradient of log L: a positive multiple of grad L, so steps and alignments see the same direction
+        raw_grads = None if step == config.steps and step != t_grid[next_checkpoint] else \
+            torch.autograd.grad(logL.sum(), params)
+        with torch.no_grad():
+            bad = ~torch.isfinite(logL)
+            diverged |= bad
+            frozen |= bad
+            theta_norm = geometry.value(params)
+            gamma_soft = soft_margin(logL, theta_norm, degree, config.loss)
+            separated = (q > 0).all(dim=-1)
+            t_separated = torch.where((t_separated < 0) & separated, step, t_separated)
+            t_below = torch.where((t_below < 0) & (logL < level), step, t_below)
+            watch = (t_below >= 0) & ~frozen
+            running_max = torch.where(watch, torch.maximum(running_max, gamma_soft), running_max)
+            max_drop = torch.where(watch, torch.maximum(max_drop, running_max - gamma_soft), max_drop)
+            if step == t_grid[next_checkpoint]:
+                margins = geometric_margins(q, params, degree)
+                f_test = forward(current, X_test)
+                values = {"log_loss": logL, "soft_margin": gamma_soft, "norm": theta_norm,
+                          "train_acc": accuracy(f, y), "test_acc": accuracy(f_test, y_test),
+                          "kkt_residual": kkt_residual(params, raw_grads, geometry), **margins}
+                for name in METRICS:
+                    records[name].append(values[name].detach().clone())
+                next_checkpoint += 1
+            frozen |= logL < config.stop_log_loss
+        if step == config.steps:
+            break
+        if advance is not None:
+            advance(1)
+        with torch.no_grad():
+            grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in raw_grads]
+            loss_value = torch.exp(logL)[:, None, None]
+            grads = [loss_value * g for g in grads]
+            overflow = ~torch.stack([torch.isfinite(g).flatten(1).all(dim=1) for g in grads]).all(dim=0)
+            diverged |= overflow & ~frozen
+            frozen |= overflow
+            grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in grads]
+            updates, state = optimizer.update(grads, state)
+            proposed = [p + u for p, u in zip(params, updates)]
+            finite = torch.stack([torch.isfinite(p).flatten(1).all(dim=1) for p in proposed]).all(dim=0)
+            # A step that overflows marks its run diverged and is not taken, so no NaN reaches the measures.
+            diverged |= ~finite & ~frozen
+            frozen |= ~finite
+            relative_step = geometry.value(updates) / theta_norm
+            max_step = torch.where(watch & ~frozen, torch.maximum(max_step, relative_step), max_step)
+            hold = frozen[:, None, None]
+            params = [torch.where(hold, p, new).requires_grad_(True) for p, new in zip(params, proposed)]
+
+    final_net = net.with_parameters([p.detach() for p in params])
+    metrics = {name: torch.stack(vals, dim=1).cpu().numpy() for name, vals in records.items()}
+    return History(
+        config=config,
+        geometry=geometry.name,
+        degree=degree,
+        t=t_grid,
+        metrics=metrics,
+        t_separated=t_separated.cpu().numpy(),
+        t_below_level=t_below.cpu().numpy(),
+        max_soft_margin_drop=(max_drop / running_max.abs()).cpu().numpy(),
+        max_relative_step=max_step.cpu().numpy(),
+        diverged=diverged.cpu().numpy(),
+        homogeneity_error=homogeneity_error(final_net, X),
+        info={"data": data.name, **data.info, "runs": runs, "device": str(device)},
+    )

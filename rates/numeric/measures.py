@@ -1,0 +1,212 @@
+"""The measures the seeds report at every checkpoint: relative margin error and cosine to reference directions.
+
+Setting
+    MINIBATCH section 5 and App. J [given]: convergence "is evaluated under the
+    max, Frobenius and spectral norms using the relative error to the max-margin and cosine similarity to the
+    max-margin solution", and in the per-sample regime also the "cosine similarity to the theoretical bias
+    direction (Definition 4.8)". For an iterate ``W_t`` and a norm ``N`` in :data:`MEASURED_NORMS`:
+
+    * relative margin error ``(gamma_N - margin_N(W_t)) / gamma_N`` (``gamma_N`` certified by
+      :func:`rates.numeric.margins.max_margin`; ``margin_N`` as recorded by the engine);
+    * cosine similarity ``<W_t, W*_N>_F / (||W_t||_F ||W*_N||_F)`` to a max-margin solution ``W*_N``
+      (the Frobenius inner product, so it is the same for ``W_t/||W_t||`` in any norm);
+    * on orthogonal scale-skewed data, the cosine to the bias matrix ``M`` of MINIBATCH Def. 4.8
+      (:mod:`rates.symbolic.theorems.per_sample`): the predicted limit direction of b = 1 runs (Thm 4.9).
+
+Which ``W*`` (the caveat every report repeats)
+    ``W*_N`` is the point :func:`rates.numeric.margins.max_margin` returns: for the max norm a vertex of the LP found by
+    HiGHS dual simplex; for the spectral norm the conic solver's (Clarabel) point after polishing; for the
+    Frobenius norm the unique solution (a strictly convex norm has one maximiser). The max-norm and spectral
+    unit balls are not strictly convex, so their maximiser can be a whole face: on orthogonal scale-skewed
+    data every class column whose hardest scale exceeds the global smallest one is free within a range. A
+    cosine to a non-unique ``W*`` is then a property of the chosen solution, not of the data;
+    :func:`max_norm_solution_unique` tests the LP face (two LPs over it with a fixed generic objective) and
+    each :class:`ReferenceDirection` carries ``unique`` (True / False / None = not tested) and the caveat.
+
+Guarantee
+    Pure functions of ``W_t`` and the references; tested against a direct numpy computation.
+
+Reference
+    MINIBATCH section 5 (Fig. 1) and App. J (Fig. 2): the two measures; Def. 4.8 for M.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from rates.errors import SolverError
+
+MEASURED_NORMS = ("max", "frobenius", "spectral")
+BIAS_KEY = "M"
+CONIC_SIZE_LIMIT = 100_000  # n (k-1) * k d above which a side measure's conic max-margin solve is skipped
+_FACE_SLACK = 1e-9  # relative margin slack that defines the LP's optimal face (the solver's own accuracy)
+_FACE_WIDTH = 1e-6  # spread of a generic linear objective over the face above which W* is not unique
+FACE_CACHE_KIND = "max-norm-faces"
+
+SOLUTION_NOTES = {
+    "max": "HiGHS dual-simplex vertex of the max-norm LP; the max-norm ball is not strictly convex, so other "
+           "maximisers may exist and the cosine is a property of this vertex",
+    "frobenius": "the unique Frobenius max-margin solution (strictly convex norm)",
+    "spectral": "Clarabel conic point (polished); the spectral ball is not strictly convex, so W* may be "
+                "non-unique and the cosine is a property of this point (uniqueness not tested)",
+}
+
+
+@dataclass(frozen=True)
+class ReferenceDirection:
+    """A direction checkpoints are compared with: a max-margin solution ``W*_N`` or the bias matrix ``M``."""
+
+    name: str  # a norm of MEASURED_NORMS, or BIAS_KEY
+    matrix: np.ndarray  # k x d
+    gamma: Optional[float] = None  # the max margin, for W*_N
+    solver: str = ""
+    accuracy: Optional[float] = None
+    unique: Optional[bool] = None  # None: not tested
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "matrix": np.asarray(self.matrix, dtype=float).tolist(), "gamma": self.gamma,
+                "solver": self.solver, "accuracy": self.accuracy, "unique": self.unique, "note": self.note,
+                **self.extra}
+
+
+def cosine(W: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Frobenius cosine of every matrix in ``W`` (..., k, d) with ``target`` (k, d); NaN where ``W = 0``."""
+    W = np.asarray(W, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    dots = np.einsum("...ij,ij->...", W, target)
+    norms = np.linalg.norm(W.reshape(*W.shape[:-2], -1), axis=-1) * np.linalg.norm(target)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), np.nan)
+
+
+def relative_margin_error(margin: np.ndarray, gamma: float) -> np.ndarray:
+    """``(gamma - margin) / gamma`` (MINIBATCH section 5's relative error to the max margin)."""
+    return (float(gamma) - np.asarray(margin, dtype=np.float64)) / float(gamma)
+
+
+def max_norm_solution_unique(data: Any, gamma: float) -> bool:
+    """Is the max-norm max-margin solution a single point? Two LPs over the optimal face.
+
+    Face ``{W : |W_jl| <= 1, <A_ic, W> >= gamma (1 - slack)}``; a fixed generic objective ``C`` has
+    ``max <C, W> - min <C, W> > width`` on it iff the face (up to the slack) is more than a point, for
+    almost every ``C``. The answer is kept in :mod:`rates.cache` (as the max margins are), so a warm
+    ``rates run`` does not import scipy for it.
+    """
+    from rates import cache
+    from rates.numeric.margins import constraint_matrix, data_digest
+
+    H = np.asarray(data.H, dtype=np.float64)
+    y = np.asarray(data.y, dtype=np.int64)
+    key = cache.key_for("max-norm face", data_digest(H, y), int(data.k), float(gamma), _FACE_SLACK, _FACE_WIDTH,
+                        packages=("rates",), libraries=("numpy", "scipy"))
+    saved = cache.load(FACE_CACHE_KIND, key) if key is not None else None
+    if isinstance(saved, bool):
+        return saved
+    unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma)
+    if key is not None:
+        cache.store(FACE_CACHE_KIND, key, unique)
+    return unique
+
+
+def _face_is_a_point(A: np.ndarray, gamma: float) -> bool:
+    from scipy.optimize import linprog
+
+    C = np.random.default_rng(0).normal(size=A.shape[1])
+    bounds = [(-1.0, 1.0)] * A.shape[1]
+    b = -np.full(A.shape[0], float(gamma) * (1 - _FACE_SLACK))
+    values = []
+    for sign in (1.0, -1.0):
+        res = linprog(sign * C, A_ub=-A, b_ub=b, bounds=bounds, method="highs-ds")
+        if res.status != 0:
+            raise SolverError(f"max-norm face LP failed: {res.message}")
+        values.append(sign * res.fun)
+    scale = max(1.0, float(np.abs(C).sum()))
+    return abs(values[0] - values[1]) <= _FACE_WIDTH * scale
+
+
+def problem_size(data: Any) -> int:
+    """Constraint rows times unknowns of the max-margin program: ``n (k - 1) * k d``."""
+    return int(data.n) * (int(data.k) - 1) * int(data.k) * int(data.d)
+
+
+def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict[str, ReferenceDirection],
+                                                                          dict[str, str]]:
+    """``W*_N`` for the norms of :data:`MEASURED_NORMS`, and the norms left out with the reason.
+
+    Norms in ``required`` (a run's own norm, solved for its gap anyway) and the max norm (an LP, fast) are
+    always solved; the conic ones (Frobenius, spectral) only up to :data:`CONIC_SIZE_LIMIT` (measured: k = 10,
+    d = 32, n = 200 took 160 s of interior-point solves, which a max-norm run should not pay for a side
+    measure). A reported norm whose solver cannot certify its gamma is left out too.
+    """
+    from rates.numeric.margins import max_margin
+
+    references: dict[str, ReferenceDirection] = {}
+    skipped: dict[str, str] = {}
+    size = problem_size(data)
+    for name in MEASURED_NORMS:
+        if name not in required and name != "max" and size > CONIC_SIZE_LIMIT:
+            skipped[name] = (f"not solved: the {name} max-margin program has size n(k-1) kd = {size} > "
+                             f"{CONIC_SIZE_LIMIT} (a run in that norm solves it)")
+            continue
+        try:
+            result = max_margin(data, name)
+        except SolverError as err:
+            skipped[name] = f"not certified: {err}"
+            continue
+        unique: Optional[bool] = None
+        if name == "frobenius":
+            unique = True
+        elif name == "max":
+            unique = max_norm_solution_unique(data, result.gamma)
+        references[name] = ReferenceDirection(name, result.W, float(result.gamma), result.solver,
+                                              float(result.accuracy), unique, SOLUTION_NOTES[name])
+    return references, skipped
+
+
+def checkpoint_measures(W: np.ndarray, margins: Mapping[str, np.ndarray],
+                        references: Mapping[str, ReferenceDirection]) -> tuple[dict, dict]:
+    """Relative margin errors and cosines of one run's checkpoints.
+
+    ``W`` is (T, k, d) (the iterates at the checkpoints), ``margins`` maps a norm to the (T,) margins of
+    ``W_t`` in it, ``references`` maps a norm (or :data:`BIAS_KEY`) to its direction. Returns
+    ``(margin_errors, cosines)``, dicts of (T,) arrays keyed like ``references``.
+    """
+    errors = {name: relative_margin_error(margins[name], ref.gamma) for name, ref in references.items()
+              if ref.gamma is not None and name in margins}
+    cosines = {name: cosine(W, ref.matrix) for name, ref in references.items()}
+    return errors, cosines
+
+
+def bias_reference(data, norm: str):
+    """``M`` of the per-sample algorithm of ``norm`` as a :class:`ReferenceDirection`, or None.
+
+    The bias matrix of MINIBATCH Thm 4.9 (:mod:`rates.symbolic.theorems.per_sample`), measured at checkpoints
+    like the max-margin solutions.
+
+    None when the data are not orthogonal scale-skewed or the norm has no per-sample algorithm here.
+    """
+    from rates.symbolic.theorems.per_sample import (
+        ALGORITHM_OF_NORM,
+        SOURCE,
+        algorithm_norm,
+        bias_matrix,
+        orthogonal_structure,
+    )
+
+    if norm not in ALGORITHM_OF_NORM or not orthogonal_structure(data)[0]:
+        return None
+    from rates.numeric.margins import margin_of
+
+    algorithm = ALGORITHM_OF_NORM[norm]
+    counts = np.bincount(np.asarray(data.y), minlength=int(data.k))
+    M = bias_matrix(counts, algorithm)
+    margins = {name: margin_of(M, data, name) for name in MEASURED_NORMS}
+    return ReferenceDirection(BIAS_KEY, M / algorithm_norm(M, algorithm), solver="closed form", unique=True,
+                              note=f"bias matrix of per-sample {algorithm} (the predicted limit for b = 1 only)",
+                              extra={"algorithm": algorithm, "class_counts": counts.tolist(), "margins": margins,
+                                     "source": SOURCE.to_json(), "status": "rebuilt"})

@@ -1,0 +1,85 @@
+"""Build an optimiser for a group of runs: gradient source -> [momentum] -> direction | Adam -> schedule.
+
+Setting: docs/theory.md section 2. Seventeen named algorithms (rates.numeric.algorithms) are points of one recipe;
+:class:`Recipe` is the part of a configuration that fixes *which code* runs (source kind, batch size,
+norm, polar method, Adam or steepest direction, momentum or not), so all runs sharing a recipe advance
+as one batched tensor program and differ only in per-run numbers (eta0, a, beta, Adam betas, eps,
+seed). The recipe is a function of one run's configuration alone, so a run takes the same code path
+whether it is advanced alone or with others; it lives in :mod:`rates.numeric.recipe` (torch-free) and is
+re-exported here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+
+from rates.norms import parse_norm
+from rates.numeric.optim.base import GradientTransformation, chain
+from rates.numeric.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced
+from rates.numeric.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction, takes_signs
+from rates.numeric.recipe import Recipe
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """Per-run numbers of a group, each a (R,) float64 tensor on the run device (seeds: ints)."""
+
+    eta0: torch.Tensor
+    a: torch.Tensor
+    beta: torch.Tensor
+    beta1: torch.Tensor
+    beta2: torch.Tensor
+    eps: torch.Tensor
+    seeds: Sequence[int]
+
+
+class Optimizer:
+    """``W_{t+1} = W_t - U_t`` with ``U_t`` = transform(source(W_t)); all runs of one recipe at once.
+
+    ``step`` updates ``W`` in place (one allocation fewer per step): pass a tensor the caller owns.
+    """
+
+    def __init__(self, source: Any, transform: GradientTransformation):
+        self.source = source
+        self.transform = transform
+
+    def init(self, W: torch.Tensor) -> tuple:
+        return self.source.init(W), self.transform.init(W)
+
+    def step(self, W: torch.Tensor, state: tuple, t: int) -> tuple[torch.Tensor, tuple]:
+        source_state, transform_state = state
+        signal, source_state = self.source(W, source_state, t)
+        update, transform_state = self.transform.update(signal, transform_state, t)
+        return W.sub_(update.value), (source_state, transform_state)  # W is the engine's own buffer
+
+
+def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
+    """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device."""
+    # Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
+    # needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
+    # steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
+    # Directions that weigh entries against each other get one scale per run: per-row scales would add the
+    # rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees.
+    norm = parse_norm(recipe.norm)
+    per_row = recipe.adam or takes_signs(norm)
+    exact_scale = recipe.momentum or per_row
+    if recipe.source == "full":
+        source: Any = FullGradient(H, y, k, exact_scale, per_row)
+    elif recipe.source == "minibatch":
+        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale, per_row)
+    elif recipe.source == "vr":
+        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds, per_row)
+    else:
+        raise ValueError(f"unknown gradient source {recipe.source!r}")
+    parts = []
+    if recipe.momentum:
+        parts.append(momentum(hyper.beta))
+    if recipe.adam:
+        parts.append(adam(hyper.beta1, hyper.beta2, hyper.eps))
+    else:
+        parts.append(steepest_direction(norm, recipe.polar))
+    parts.append(scale_by_schedule(hyper.eta0, hyper.a))
+    return Optimizer(source, chain(*parts))

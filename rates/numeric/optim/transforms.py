@@ -1,0 +1,161 @@
+"""Signal transforms: momentum, Adam, the steepest direction of a norm, and the step-size schedule.
+
+Each is a :class:`~rates.numeric.optim.base.GradientTransformation` acting on a whole runs axis at once; its
+per-run hyper-parameters are (R,) tensors so runs with different beta, eta0 or a advance together.
+
+Exactness under the log-scale (docs/theory.md section 7). A signal is ``e^s * value``.
+
+* Momentum ``M_t = beta M_{t-1} + (1 - beta) Z_t`` (MINIBATCH section 3.1) is linear, so (row by row) with
+  ``M_{t-1} = e^{s_M} M~`` and ``Z_t = e^{s_Z} Z~`` we store ``M_t = e^{m} (e^{s_M + log beta - m} M~ +
+  e^{s_Z + log(1-beta) - m} Z~)`` with ``m`` the larger exponent: the same number, only the split between
+  mantissa tensor and log-scale differs. beta = 0 passes Z through unchanged.
+* Adam with eps = 0 (SIGNADAM eq. 3) is invariant to a rescaling ``m -> c m``, ``v -> c^2 v`` of each entry;
+  we keep ``m = e^s m~`` and ``v = e^{2s} v~`` (stored as sqrt(v~)) with an s shared by m and v per class
+  row (the signal's rows have their own log-scales: :mod:`rates.numeric.optim.base`). Bias correction
+  and the ratio ``m^/sqrt(v^)`` do not see s. With eps > 0 the update is ``m~^ / (sqrt(v~^) + eps e^{-s})``, again the
+  exact value. With beta1 = beta2 = 0 the update is g / |g| = sign(g): SignGD.
+* A steepest direction (docs/theory.md section 2) maximises <Z, Delta> over the unit ball, which is invariant
+  to positive rescaling of Z, so it only needs the mantissa.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from rates.norms import Norm
+from rates.numeric.optim.base import GradientTransformation, Signal, renormalise
+
+
+def _per_run(value: torch.Tensor) -> torch.Tensor:
+    """(R,) hyper-parameters as (R, 1, 1), once, so that they broadcast against (R, k, d) every step."""
+    return value.reshape(-1, 1, 1)
+
+
+def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
+    """The log-scale of a zero state, -inf (R, 1, 1): it broadcasts to the signal's (R, k, 1) or (R, 1, 1)."""
+    return torch.full((W.shape[0], 1, 1), -math.inf, dtype=W.dtype, device=W.device)
+
+
+def momentum(beta: torch.Tensor) -> GradientTransformation:
+    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3)."""
+    log_beta = _per_run(torch.log(beta))
+    log_rest = _per_run(torch.log1p(-beta))
+
+    def init(W: torch.Tensor) -> Signal:
+        return Signal(torch.zeros_like(W), _fresh_scale(W))
+
+    def update(signal: Signal, state: Signal, t: int) -> tuple[Signal, Signal]:
+        old = state.log_scale + log_beta
+        new = signal.log_scale + log_rest
+        top = torch.maximum(old, new)
+        value = torch.exp(old - top) * state.value + torch.exp(new - top) * signal.value
+        out = renormalise(value, top)
+        return out, out
+
+    return GradientTransformation(init, update)
+
+
+def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> GradientTransformation:
+    """Bias-corrected Adam (SIGNADAM eq. 3; eps = 0 as in the theory, eps > 0 as in practice).
+
+    ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2`` from zero, and the
+    direction ``m_t/(1-beta1^{t+1}) / (sqrt(v_t/(1-beta2^{t+1})) + eps)``; entries with v = 0 move by 0.
+
+    ``sqrt(v)`` is what is stored, updated as ``hypot(sqrt(beta2) sqrt(v), sqrt(1-beta2) g)``: squaring the
+    mantissa would underflow for entries below ~1e-162 of the largest (v = 0 while m is not, so exact
+    Adam's +-1-sized step became 0); kept as a root, an entry has the same range as m and the gradient.
+    """
+    log_eps = _per_run(torch.log(eps))
+    beta1, beta2 = _per_run(beta1), _per_run(beta2)
+    root_beta2, root_rest2 = beta2.sqrt(), (1.0 - beta2).sqrt()
+
+    def init(W: torch.Tensor) -> tuple:
+        return torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W)
+
+    def update(signal: Signal, state: tuple, t: int | torch.Tensor) -> tuple[Signal, tuple]:
+        m, root_v, s = state
+        top = torch.maximum(s, signal.log_scale)
+        keep = torch.exp(s - top)
+        take = torch.exp(signal.log_scale - top)
+        g = take * signal.value
+        m = beta1 * keep * m + (1.0 - beta1) * g
+        root_v = torch.hypot(root_beta2 * keep * root_v, root_rest2 * g)  # sqrt(beta2 v + (1-beta2) g^2)
+        # Shared renormalisation of m and sqrt(v), row by row: Adam (eps = 0) is invariant to any rescaling
+        # m -> c m, v -> c^2 v per entry, so per class row in particular.
+        dims = -1 if top.shape[-2] > 1 else (-2, -1)
+        r = torch.maximum(m.abs().amax(dim=dims, keepdim=True), root_v.amax(dim=dims, keepdim=True))
+        r = torch.where(r > 0, r, torch.ones_like(r))
+        m, root_v, s = m / r, root_v / r, top + torch.log(r)
+        m_hat = m / (1.0 - beta1 ** (t + 1))
+        root_v_hat = root_v / torch.sqrt(1.0 - beta2 ** (t + 1))
+        denom = root_v_hat + torch.exp(log_eps - s)
+        direction = torch.where(denom > 0, m_hat / torch.where(denom > 0, denom, torch.ones_like(denom)),
+                                torch.zeros_like(m_hat))
+        return Signal(direction, torch.zeros_like(s)), (m, root_v, s)
+
+    return GradientTransformation(init, update)
+
+
+def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformation:
+    """Delta in argmax_{||Delta|| <= 1} <Z, Delta> for the norm (docs/theory.md section 2; rates.norms).
+
+    The sign (max-norm) is taken entry by entry from the signal's rows as they are, whatever their
+    log-scales; every other norm weighs entries against each other, so its rows are first brought to the
+    run's largest log-scale (a row ~1e-308 below the largest becomes 0 there, below its rounding).
+    """
+    entrywise = takes_signs(norm)
+
+    def init(W: torch.Tensor) -> torch.Tensor:
+        return torch.zeros((W.shape[0], 1, 1), dtype=W.dtype, device=W.device)  # the unit scale, made once
+
+    def update(signal: Signal, unit_scale: torch.Tensor, t: int) -> tuple[Signal, torch.Tensor]:
+        value = signal.value
+        if not entrywise and signal.log_scale is not None and signal.log_scale.shape[-2] > 1:
+            value = value * torch.exp(signal.log_scale - signal.log_scale.amax(dim=-2, keepdim=True))
+        return Signal(norm.steepest(value, polar=polar), unit_scale), unit_scale
+
+    return GradientTransformation(init, update)
+
+
+def takes_signs(norm: Norm) -> bool:
+    """Whether the norm's steepest direction is the entry-wise sign (the max-norm): scale-free entry by entry."""
+    return norm.kind == "entrywise" and math.isinf(norm.p)
+
+
+def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) -> GradientTransformation:
+    """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (docs/theory.md section 2).
+
+    The rates are tabulated ``block`` steps at a time and kept as a list of (R, 1, 1) views, so a step
+    costs one multiplication. A step index given as a 0-d tensor (the recorded steps of
+    :mod:`rates.numeric.graphed`) is not looked up on the host: ``eta_t`` is computed from it on the device.
+    """
+
+    def table(start: int) -> list[torch.Tensor]:
+        t = torch.arange(start + 2, start + 2 + block, dtype=a.dtype, device=a.device)
+        # One column per run: a (block, R) broadcast pow rounds differently with R (vector vs tail path).
+        columns = [eta0[r] * torch.pow(t, -a[r]) for r in range(a.shape[0])]
+        return list(torch.stack(columns, dim=1)[:, :, None, None].unbind(0))
+
+    def init(W: torch.Tensor) -> list:
+        return [0, table(0)]
+
+    eta0_col, a_col = eta0.reshape(-1, 1, 1), a.reshape(-1, 1, 1)
+
+    def update(signal: Signal, state: list, t: int | torch.Tensor) -> tuple[Signal, list]:
+        if isinstance(t, torch.Tensor):  # a device-side step index (rates.numeric.graphed): no host table lookup
+            return Signal(eta0_col * torch.pow(t + 2.0, -a_col) * signal.value, signal.log_scale), state
+        start, rates = state
+        if not start <= t < start + block:
+            start = t - t % block
+            state = [start, table(start)]
+            rates = state[1]
+        return Signal(rates[t - start] * signal.value, signal.log_scale), state
+
+    return GradientTransformation(init, update)
+
+
+def learning_rate(eta0: float, a: float, t: int) -> float:
+    """eta_t of the schedule as a Python float (for references and naive loops)."""
+    return eta0 * float(t + 2) ** (-a)

@@ -1,0 +1,162 @@
+"""mpmath reference implementation of the optimisers (docs/theory.md section 7), for small problems.
+
+Setting: docs/theory.md sections 1-2; the same steps as :mod:`rates.numeric.optim` (signal -> [momentum] -> steepest
+direction | Adam -> ``W <- W - eta_t * direction``), written the textbook way, one sample and one entry at
+a time, in ``dps``-digit arithmetic. mpmath numbers have an unbounded exponent, so ``exp(-1000)`` is an
+ordinary number: no log-domain trick is needed and none is used (only ``S_y - 1`` is formed as
+``-sum_{c != y} S_c``, since 1 - S_y falls below 10^-dps long before the runs end). This is what makes it an independent
+check of the engine's shifted log-domain weights and shared log-scales.
+
+Algorithm: ``grad L(W) = (1/m) sum_i (S(W h_i) - e_{y_i}) h_i^T`` over the samples of the step's batch;
+momentum ``M_t = beta M_{t-1} + (1-beta) Z_t``; SVRG ``grad_B(W_t) - grad_B(W~) + grad L(W~)``; steepest
+directions of docs/theory.md section 2 (sign; one signed coordinate; Z/||Z||_F; entry-wise l_p; the polar
+factor from mpmath's SVD); bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a.
+
+Reference: Kingma & Ba (2014) for Adam; MINIBATCH section 3.1 and SIGNADAM eq. 3-5 for the framework.
+It is slow (pure Python): meant for n, k, d of a few and a few thousand steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterable, Optional, Sequence
+
+import mpmath as mp
+
+from rates.norms import parse_norm
+
+Matrix = list[list[mp.mpf]]
+
+
+@dataclass(frozen=True)
+class ReferenceConfig:
+    """One run: ``norm`` (max, sum, frobenius, lp:P, spectral) unless ``adam``; ``a`` as a fraction string."""
+
+    norm: str = "max"
+    a: str = "1/2"
+    eta0: float = 1.0
+    momentum: float = 0.0
+    adam: bool = False
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 0.0
+    vr: bool = False
+
+
+def _zeros(k: int, d: int) -> Matrix:
+    return [[mp.mpf(0) for _ in range(d)] for _ in range(k)]
+
+
+def gradient(W: Matrix, H: Sequence[Sequence[mp.mpf]], y: Sequence[int], samples: Iterable[int]) -> Matrix:
+    """Mean cross-entropy gradient over ``samples`` in full precision (no shifting needed)."""
+    k, d = len(W), len(W[0])
+    G = _zeros(k, d)
+    samples = list(samples)
+    for i in samples:
+        z = [mp.fsum(W[c][j] * H[i][j] for j in range(d)) for c in range(k)]
+        top = max(z)
+        e = [mp.exp(zc - top) for zc in z]
+        total = mp.fsum(e)
+        for c in range(k):
+            # S_y - 1 = -sum_{c != y} S_c: subtracting from 1 would cancel every digit once 1 - S_y < 10^-dps.
+            coeff = e[c] / total if c != y[i] else -mp.fsum(e[o] for o in range(k) if o != c) / total
+            for j in range(d):
+                G[c][j] += coeff * H[i][j]
+    m = len(samples)
+    return [[g / m for g in row] for row in G]
+
+
+def steepest(Z: Matrix, norm: str) -> Matrix:
+    """argmax_{||D|| <= 1} <Z, D> for the norms of docs/theory.md section 2: the norm's own mpmath direction
+    (:meth:`rates.norms.Norm.steepest_mp`; max, sum, frobenius, lp:P and spectral are implemented)."""
+    return parse_norm(norm).steepest_mp(Z)
+
+
+def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: ReferenceConfig, steps: int,
+        batches: Optional[Sequence[Sequence[int]]] = None, epoch_length: Optional[int] = None,
+        dps: int = 50) -> Matrix:
+    """W after ``steps`` steps from W = 0 (mpf entries). ``batches[t]`` lists the samples of step t
+    (full batch when None); ``epoch_length`` (steps per epoch) sets the VR snapshot times."""
+    with mp.workdps(dps):
+        Hm = [[mp.mpf(v) for v in row] for row in H]
+        n, d = len(Hm), len(Hm[0])
+        exponent = Fraction(str(config.a))
+        a = mp.mpf(exponent.numerator) / exponent.denominator
+        eta0 = mp.mpf(config.eta0)
+        beta = mp.mpf(config.momentum)
+        W = _zeros(k, d)
+        M = _zeros(k, d)
+        m1, v2 = _zeros(k, d), _zeros(k, d)
+        b1, b2, eps = mp.mpf(config.beta1), mp.mpf(config.beta2), mp.mpf(config.eps)
+        snapshot_W = None
+        everyone = range(n)
+        for t in range(steps):
+            batch = everyone if batches is None else batches[t]
+            Z = gradient(W, Hm, y, batch)
+            if config.vr:
+                if t % epoch_length == 0:
+                    snapshot_W = [row[:] for row in W]
+                    snapshot_full = gradient(snapshot_W, Hm, y, everyone)
+                snap_batch = gradient(snapshot_W, Hm, y, batch)
+                Z = [[Z[c][j] - snap_batch[c][j] + snapshot_full[c][j] for j in range(d)] for c in range(k)]
+            eta = eta0 * mp.power(t + 2, -a)
+            if config.adam:
+                m1 = [[b1 * m1[c][j] + (1 - b1) * Z[c][j] for j in range(d)] for c in range(k)]
+                v2 = [[b2 * v2[c][j] + (1 - b2) * Z[c][j] ** 2 for j in range(d)] for c in range(k)]
+                c1, c2 = 1 - b1 ** (t + 1), 1 - b2 ** (t + 1)
+                for c in range(k):
+                    for j in range(d):
+                        denom = mp.sqrt(v2[c][j] / c2) + eps
+                        W[c][j] -= eta * (m1[c][j] / c1 / denom if denom > 0 else 0)
+                continue
+            if beta > 0:
+                M = [[beta * M[c][j] + (1 - beta) * Z[c][j] for j in range(d)] for c in range(k)]
+                Z = M
+            D = steepest(Z, config.norm)
+            W = [[W[c][j] - eta * D[c][j] for j in range(d)] for c in range(k)]
+        return W
+
+
+def to_float(W: Matrix) -> list[list[float]]:
+    return [[float(v) for v in row] for row in W]
+
+
+def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: str, eta0: float, steps: int,
+                   record: Sequence[int] = (), momentum: float = 0.0, batches: Optional[Sequence[Sequence[int]]] = None,
+                   dps: int = 40) -> dict[int, list[list[float]]]:
+    """SignGD (or Signum) with float64 iterates and exact signs: the float64 trajectory the engines must follow.
+
+    Setting: ``W <- W - eta_t sign(Z_t)`` from W = 0, ``eta_t = eta0 (t+2)^-a`` evaluated in float64 as the
+    engines do, ``Z_t`` the gradient (or, with ``momentum`` beta > 0, ``M_t = beta M_{t-1} + (1-beta) grad_t``
+    from M = 0) of the float64 iterate ``W_t``. Only ``Z_t`` is computed in ``dps``-digit mpmath (unbounded
+    exponent, so an entry 1e-400 below the largest keeps its sign); the update is float64 arithmetic, so a
+    float64 engine whose directions have the exact signs reproduces these iterates up to the rounding of
+    ``eta_t`` (sign steps add +-eta_t: the iterates then agree to ~1e-15 relative, not to 1e-3).
+
+    Returns ``{t: W_t}`` (float lists) for the steps ``t`` in ``record`` (t = 0 .. steps).
+    """
+    exponent = Fraction(str(a))
+    a_float = exponent.numerator / exponent.denominator
+    wanted = set(record)
+    out: dict[int, list[list[float]]] = {}
+    with mp.workdps(dps):
+        Hm = [[mp.mpf(float(v)) for v in row] for row in H]
+        n, d = len(Hm), len(Hm[0])
+        W = [[0.0] * d for _ in range(k)]
+        beta = mp.mpf(momentum)
+        M = _zeros(k, d)
+        everyone = range(n)
+        for t in range(steps + 1):
+            if t in wanted:
+                out[t] = [row[:] for row in W]
+            if t == steps:
+                break
+            Z = gradient([[mp.mpf(v) for v in row] for row in W], Hm, y,
+                         everyone if batches is None else batches[t])
+            if beta > 0:
+                M = [[beta * M[c][j] + (1 - beta) * Z[c][j] for j in range(d)] for c in range(k)]
+                Z = M
+            eta = float(eta0) * (t + 2.0) ** (-a_float)
+            W = [[W[c][j] - eta * float(mp.sign(Z[c][j])) for j in range(d)] for c in range(k)]
+    return out

@@ -1,0 +1,140 @@
+"""The claims table that ends every study: each claim of a paper, what was measured, and a verdict.
+
+Setting
+    A study (``rates report minibatch | signadam | flavors``) checks the claims of one seed paper. Each
+    claim is a :class:`Claim`: the statement, its source (seed file and theorem / figure number), what was
+    measured (numbers with their spread), the criterion that decides it, and one of three verdicts:
+
+    * ``reproduced`` -- the criterion holds on the measurements;
+    * ``not reproduced`` -- it fails, with the reason (the numbers that fail it);
+    * ``no verdict`` -- the measurements cannot decide it, with what would decide it (a longer run, a
+      theorem whose hypotheses hold, ...).
+
+    Nothing is dropped: a claim the study could not test is still a row, with ``no verdict`` and why.
+
+Algorithm
+    Rate claims are decided by the comparator (:func:`rates.studies.report.fit_group` /
+    :func:`rates.judge.compare.judge`):
+    :func:`claim_verdict_from_fit` maps its labels *generically*: ``tight`` and ``loose`` (the gap decays at
+    least as fast as the bound) reproduce an upper-bound claim, ``violated`` does not, and every other label
+    (``inconclusive``, ``no-theorem``, ``not-applicable`` and any later addition) is ``no verdict`` carrying
+    the comparator's reason, so the vocabulary of the verdict rules flows through unchanged.
+
+Reference
+    The three seeds in ``the References section of README.md`` (001 FLAVORS, 002 MINIBATCH, 003 SIGNADAM);
+    docs/theory.md section 4 for the one-sided reading of rate bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from rates.io import write_text_atomic
+from rates.output.tables import Cell, Table
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+NO_VERDICT = "no verdict"
+CLAIM_VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_VERDICT)
+SMOKE_VERDICT = "no verdict (smoke run)"
+# Comparator labels that confirm an upper-bound rate claim (the gap decays at least as fast as the bound).
+_CONFIRMING = ("tight", "loose")
+_REFUTING = ("violated",)
+
+
+@dataclass
+class Claim:
+    """One row of a claims table; ``reason`` is required unless the claim is reproduced."""
+
+    claim: str
+    source: str
+    measured: str
+    criterion: str
+    verdict: str
+    reason: str = ""
+    values: Any = None  # machine-readable numbers behind ``measured`` (JSON)
+    smoke: bool = False  # judged on a smoke run (--quick): always 'no verdict', shown as SMOKE_VERDICT
+
+    @property
+    def shown_verdict(self) -> str:
+        return SMOKE_VERDICT if self.smoke else self.verdict
+
+    def __post_init__(self) -> None:
+        if self.verdict not in CLAIM_VERDICTS:
+            raise ValueError(f"claim verdict must be one of {CLAIM_VERDICTS}, got {self.verdict!r}")
+        if self.verdict != REPRODUCED and not self.reason:
+            raise ValueError(f"a {self.verdict!r} claim needs its reason: {self.claim}")
+
+
+def decide(holds: Optional[bool], reason_if_not: str, undecided: str = "") -> tuple[str, str]:
+    """``(verdict, reason)`` of a criterion that holds (True), fails (False) or cannot be evaluated (None)."""
+    if holds is None:
+        return NO_VERDICT, undecided or reason_if_not
+    return (REPRODUCED, "") if holds else (NOT_REPRODUCED, reason_if_not)
+
+
+def claim_verdict_from_fit(label: str, reason: str) -> tuple[str, str]:
+    """Map a comparator verdict label (any vocabulary) to a claim verdict with its reason."""
+    if label in _CONFIRMING:
+        return REPRODUCED, ""
+    if label in _REFUTING:
+        return NOT_REPRODUCED, f"{label}: {reason}"
+    return NO_VERDICT, f"{label}: {reason}"
+
+
+def combine(verdicts: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """One verdict for a claim made of several parts: any part refuted -> not reproduced; any part
+    undecided -> no verdict; else reproduced. Reasons of the deciding parts are joined."""
+    if any(v == NOT_REPRODUCED for v, _ in verdicts):
+        return NOT_REPRODUCED, "; ".join(r for v, r in verdicts if v == NOT_REPRODUCED)
+    if any(v == NO_VERDICT for v, _ in verdicts):
+        return NO_VERDICT, "; ".join(r for v, r in verdicts if v == NO_VERDICT)
+    return REPRODUCED, ""
+
+
+@dataclass
+class ClaimsTable:
+    """The claims of one paper, rendered by :class:`rates.output.tables.Table` (Markdown, LaTeX, JSON)."""
+
+    title: str
+    label: str
+    claims: list[Claim] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # Set for a smoke run (--quick, e.g. "quick mode, 400 steps"): its horizons and seed counts can neither
+    # refute a claim (a failed criterion shows the horizon) nor confirm one (a criterion met at t <= 1000 says
+    # nothing of the late phase the papers describe), so every row becomes 'no verdict (smoke run)' with
+    # what the criterion gave kept in the reason.
+    short_run: str = ""
+
+    def add(self, claim: Claim) -> Claim:
+        if self.short_run:
+            outcome = claim.verdict + (f": {claim.reason}" if claim.reason else "")
+            claim = replace(claim, verdict=NO_VERDICT, smoke=True,
+                            reason=f"{self.short_run}; the full mode decides (the criterion gave {outcome})")
+        self.claims.append(claim)
+        return claim
+
+    def counts(self) -> dict[str, int]:
+        return {v: sum(c.verdict == v for c in self.claims) for v in CLAIM_VERDICTS}
+
+    def table(self) -> Table:
+        table = Table(["#", "claim", "source", "measured", "criterion", "verdict", "reason / what would decide it"],
+                      caption=self.title, label=self.label)
+        for i, c in enumerate(self.claims, 1):
+            table.add(Cell(str(i), value=i), Cell(c.claim), Cell(c.source),
+                      Cell(c.measured, value=c.values if c.values is not None else c.measured),
+                      Cell(c.criterion), Cell(c.shown_verdict), Cell(c.reason or "-"))
+        counts = self.counts()
+        table.notes.append(", ".join(f"{counts[v]} {v}" for v in CLAIM_VERDICTS) + f" of {len(self.claims)} claims.")
+        table.notes.extend(self.notes)
+        return table
+
+    def write(self, out_dir: Path, stem: str = "claims") -> list[Path]:
+        """``claims.md``, ``claims.tex`` (a table to ``\\input`` into a paper) and ``claims.json`` in ``out_dir``."""
+        table = self.table()
+        out_dir = Path(out_dir)
+        return [write_text_atomic(out_dir / f"{stem}.md", table.to_markdown()),
+                write_text_atomic(out_dir / f"{stem}.tex", table.to_latex()),
+                write_text_atomic(out_dir / f"{stem}.json", table.to_json())]

@@ -1,0 +1,93 @@
+"""The hypothesis gate: one registry of theorem families built from their own declarations.
+
+Setting: every family module declares ``FAMILY`` (:class:`rates.symbolic.theorems.hypotheses.FamilyDeclaration`):
+which configurations it covers and which hypotheses it needs.
+
+Algorithm: :func:`family_of` returns the one declaration that covers a configuration (the declarations'
+``covers`` are disjoint; a test checks it on every named algorithm; they live in the sympy-free
+:mod:`rates.symbolic.theorems.coverage`, which answers for them); :func:`gate` evaluates its hypotheses.
+
+Guarantee: ``rates predict``, ``rates fit``, ``rates table --fits`` and ``rates report`` decide "which theorem,
+if any, may judge this run" here and nowhere else (the old if/elif in ``rates.numeric.algorithms`` and the
+hand-written family examples are gone).
+
+Reference: the family modules (:mod:`rates.symbolic.theorems.nsd`, ``adam``, ``minibatch``, ``momentum``,
+``variance_reduction``, ``per_sample_family``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from rates.symbolic.theorems import adam, minibatch, momentum, nsd, per_sample_family, variance_reduction
+from rates.symbolic.theorems.coverage import family_name
+from rates.symbolic.theorems.hypotheses import (
+    CONSTANT,
+    FAILS,
+    STRUCTURE,
+    UNKNOWN,
+    Facts,
+    FamilyDeclaration,
+    Finding,
+    Hypothesis,
+)
+
+DECLARATIONS: tuple[FamilyDeclaration, ...] = (nsd.FAMILY, adam.FAMILY, minibatch.FAMILY, momentum.FAMILY,
+                                               variance_reduction.FAMILY, per_sample_family.FAMILY)
+REGISTRY: dict[str, FamilyDeclaration] = {family.name: family for family in DECLARATIONS}
+COVERED, NO_THEOREM, NOT_APPLICABLE = "covered", "no-theorem", "not-applicable"
+
+
+def family_of(config) -> Optional[FamilyDeclaration]:
+    """The declaration covering ``config`` (None: no family covers it), decided by the declarations' own
+    predicates, which :func:`rates.symbolic.theorems.coverage.family_name` holds without sympy."""
+    name = family_name(config)
+    return None if name is None else REGISTRY[name]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Which family judges a run (if any) and every hypothesis' outcome with its numbers."""
+
+    family: Optional[FamilyDeclaration]
+    outcome: str  # COVERED, NO_THEOREM or NOT_APPLICABLE
+    checks: tuple[tuple[Hypothesis, Finding], ...]
+
+    def failing(self, kind: Optional[str] = None) -> list[tuple[Hypothesis, Finding]]:
+        return [(h, f) for h, f in self.checks if f.status == FAILS and (kind is None or h.kind == kind)]
+
+    def unknown(self) -> list[tuple[Hypothesis, Finding]]:
+        return [(h, f) for h, f in self.checks if f.status == UNKNOWN]
+
+    @property
+    def reason(self) -> str:
+        if self.family is None:
+            return "no theorem family covers this configuration"
+        name = f"{self.family.name} family ({self.family.source.seed} {self.family.source.theorem})"
+        if self.outcome == NO_THEOREM:
+            return f"{name} needs " + "; ".join(f"{h.name} ({f.detail})" for h, f in self.failing(STRUCTURE))
+        if self.outcome == NOT_APPLICABLE:
+            return f"{name} needs " + "; ".join(f"{h.name}: {f.detail}" for h, f in self.failing(CONSTANT))
+        return f"{name}: " + "; ".join(f"{h.name}: {f.detail}" for h, f in self.checks)
+
+    def to_json(self) -> dict:
+        return {"family": None if self.family is None else self.family.name, "outcome": self.outcome,
+                "reason": self.reason,
+                "hypotheses": [{"name": h.name, "kind": h.kind, "statement": h.statement, "source": h.source,
+                                "status": f.status, "detail": f.detail} for h, f in self.checks]}
+
+
+def gate(facts: Facts) -> GateResult:
+    """Evaluate the covering family's hypotheses on ``facts`` (module docstring of ``hypotheses``)."""
+    family = family_of(facts.config)
+    if family is None:
+        return GateResult(None, NO_THEOREM, ())
+    checks = tuple((h, h.evaluate(facts)) for h in family.hypotheses)
+    if any(f.status == FAILS and h.kind == STRUCTURE for h, f in checks):
+        outcome = NO_THEOREM
+    elif any(f.status == FAILS for _, f in checks):
+        outcome = NOT_APPLICABLE
+    else:
+        outcome = COVERED
+    return GateResult(family, outcome, checks)

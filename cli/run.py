@@ -1,7 +1,9 @@
 """``rates run``: advance one algorithm (several seeds at once) and write a Trajectory JSON.
 
 Everything is validated before the first step (data, separability, gamma's solver, every option), so bad
-input exits with code 2 and one line naming the option, and no output file is created.
+input exits with code 2 and one line naming the option, and no output file is created. The options' values
+are checked by :mod:`rates.numeric.run_parameters`, as ``rates fit``, ``rates sweep`` and ``rates report``
+check theirs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import typer
 
 from rates.errors import InputError
 from rates.numeric.data import CSV_LAYOUT
+from rates.numeric.run_parameters import check_options, parse_seeds
 
 if typing.TYPE_CHECKING:
     from rates.numeric.engine import RunSpec
@@ -25,24 +28,6 @@ if typing.TYPE_CHECKING:
 SEED_MEANING = ("--seeds: reshuffling streams (which samples form each mini-batch; nothing in a full-batch run); "
                 "--data-seeds: draws of a generated dataset (presets, gaussian:...); files and orthogonal data "
                 "ignore them")
-
-
-def parse_seeds(seed: int, seeds: Optional[str], option: str = "--seeds") -> list[int]:
-    """``--seeds 0..4`` (inclusive range) or ``--seeds 0,3,7``; otherwise the single ``--seed``."""
-    if seeds is None:
-        return [seed]
-    text = seeds.strip()
-    try:
-        if ".." in text:
-            low, _, high = text.partition("..")
-            values = list(range(int(low), int(high) + 1))
-        else:
-            values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise InputError(option, f"expected a range such as 0..4 or a list such as 0,3,7, got {seeds!r}") from None
-    if not values or any(v < 0 for v in values) or len(set(values)) != len(values):
-        raise InputError(option, f"expected distinct non-negative seeds, got {seeds!r}")
-    return values
 
 
 def seed_plan(seed: int, seeds: Optional[str], data_seeds: Optional[str]) -> tuple[list[int], list[int]]:
@@ -175,10 +160,8 @@ def run(
     from rates.progress import wanted
 
     exponent = parse_exponent_fraction(a, "--a")
-    if steps < 1:
-        raise InputError("--steps", f"must be a positive integer, got {steps}")
-    if seed < 0:  # the data generators' numpy streams take non-negative seeds only
-        raise InputError("--seed", f"must be a non-negative integer, got {seed}")
+    check_options(dict(steps=steps, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
+                       polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
     draws, shuffles = seed_plan(seed, seeds, data_seeds)

@@ -163,10 +163,10 @@ def check_options(options: Mapping[str, Any], options_named: Optional[Mapping[st
             parameter.check(options[name], named.get(name))
     for name in ("seeds", "data_seeds"):
         if options.get(name) is not None:
-            parse_seeds(0, options[name], named.get(name, "--" + name.replace("_", "-")))
+            parse_seeds(0, options[name], named.get(name, name))
 
 
-def parse_seeds(seed: int, seeds: Optional[str], option: str = "--seeds") -> list[int]:
+def parse_seeds(seed: int, seeds: Optional[str], option: str = "seeds") -> list[int]:
     """``--seeds 0..4`` (inclusive range) or ``--seeds 0,3,7``; otherwise the single ``--seed``.
 
     >>> parse_seeds(0, "0..2"), parse_seeds(5, None), parse_seeds(0, "3,1")

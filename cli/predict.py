@@ -97,9 +97,8 @@ def render_gate(result: GateResult) -> str:
 
 
 def predict(
-    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, "
-                                                 "signsgd, nsgd, spectral-sgd, vr-*"),
-    norm: Optional[str] = typer.Option(None, "--norm", help="max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
+    algo: str = typer.Option(..., "--algo", help="{ALGORITHMS}"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="{NORMS}"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a); 1/2, 0.5, 2/3"),
     n: Optional[int] = typer.Option(None, "--n", help="number of samples"),
     batch: Optional[int] = typer.Option(None, "--batch", help="batch size b (divides n)"),

@@ -121,16 +121,15 @@ def summary(trajectory) -> str:
 
 
 def run(
-    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, "
-                                                 "signsgd, nsgd, spectral-sgd, vr-*"),
-    norm: Optional[str] = typer.Option(None, "--norm",
-                                       help="for --algo nsd: max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
+    algo: str = typer.Option(..., "--algo", help="{ALGORITHMS}"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="for --algo nsd: {NORMS}"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
     data: str = typer.Option("default", "--data",
-                             help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | "
-                                  "FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below)"),
+                             help="PRESET ({PRESETS}) | gaussian:k=..,d=..,per_class=..[,sigma=..] | "
+                                  "orthogonal:counts=.. | FILE.npz (H or X, y) | "
+                                  "FILE.csv (features, then integer label; see below)"),
     batch: Optional[int] = typer.Option(None, "--batch",
                                         help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
@@ -140,11 +139,13 @@ def run(
                                         "(refused for full-batch runs, which they would not change)"),
     data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="several draws of a generated dataset: "
                                              "0..4 or 0,3,7 (default: --seed)"),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    device: str = typer.Option("auto", "--device", help="{DEVICES} | cuda:I"),
     engine: str = typer.Option("auto", "--engine",
-                               help="auto | fused (compiled CPU kernels) | torch (the batched torch program) | "
-                               "graph (that program replayed as CUDA graphs, cuda only)"),
-    polar: str = typer.Option("exact", "--polar", help="spectral directions: exact (SVD) | newton-schulz (Muon)"),
+                               help="{ENGINES}: fused runs compiled CPU kernels, torch the batched torch program, "
+                               "graph that program replayed as CUDA graphs (cuda only); auto picks fused on the CPU, "
+                               "graph on cuda"),
+    polar: str = typer.Option("exact", "--polar", help="spectral directions: {POLAR_METHODS} (exact: an SVD; "
+                              "newton-schulz: Muon's iteration)"),
     checkpoints: int = typer.Option(60, "--checkpoints", help="number of log-spaced checkpoints >= 2"),
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),

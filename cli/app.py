@@ -8,7 +8,9 @@ also while the modules are still being imported.
 
 Checks every command inherits (so a command added later gets them too): each output option (``--out``,
 ``--plot``, ``--save-dir``, ...; see :func:`_output_options`) is validated by
-:func:`rates.io.check_output_path` before the command does any work.
+:func:`rates.io.check_output_path` before the command does any work; and the lists in its help texts
+(``{ALGORITHMS}``, ``{STUDIES}``, ...) are read from their registries when the help is shown
+(:mod:`cli.help_lists`).
 """
 
 from __future__ import annotations
@@ -114,6 +116,10 @@ def _checked(callback):
 
 
 def _register_commands() -> None:
+    from typer.core import TyperCommand
+
+    from cli.help_lists import ListedHelpCommand
+
     for name in COMMAND_MODULES:
         module_name = f"cli.{name}"
         if importlib.util.find_spec(module_name) is None:
@@ -121,6 +127,8 @@ def _register_commands() -> None:
         importlib.import_module(module_name).register(app)
     for info in app.registered_commands:
         info.callback = _checked(info.callback)
+        if info.cls is None or info.cls is TyperCommand:  # lists in help texts come from their registries
+            info.cls = ListedHelpCommand
 
 
 try:

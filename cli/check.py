@@ -30,7 +30,7 @@ def check(
     list_only: bool = typer.Option(False, "--list", help="list the claim names with their sources and exit"),
     chain: Optional[str] = typer.Option(None, "--chain", metavar="FAMILY",
                                         help="print the derivation from lemmas to the bound template of FAMILY "
-                                             "(nsd, adam, minibatch, momentum, vr, per-sample, all)"),
+                                             "({CHAINS})"),
 ) -> None:
     """Check the lemmas the rates rest on: symbolically, by interval arithmetic, or by adversarial search."""
     from proofs.chains import CHAINS, chain_claim_names

@@ -25,6 +25,7 @@ from cli.run import run as run_command
 from rates.errors import InputError
 from rates.judge.compare import DEFAULT_TOLERANCE, choose_window, parse_window
 from rates.numeric.data import CSV_LAYOUT
+from rates.numeric.run_parameters import check_options
 
 if typing.TYPE_CHECKING:
     from rates.numeric.trajectory import Run
@@ -198,8 +199,8 @@ def fit(**options) -> None:
         for name, value in (("--algo", algo), ("--a", a), ("--steps", steps)):
             if value is None:
                 raise InputError(name, "is needed to run (or give --from FILE.json)")
-        if steps < 1:
-            raise InputError("--steps", f"must be a positive integer, got {steps}")
+        check_options({**options, "seed": seed, "seeds": seeds, "data_seeds": data_seeds, "device": device,
+                       "checkpoints": checkpoints})
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
         options["a"] = str(parse_exponent(a, "--a"))

@@ -19,7 +19,7 @@ FORMATS = ("markdown", "latex", "json")
 
 
 def homogeneous(
-    algo: str = typer.Option(..., "--algo", help="gd | sd | cd | spectral | adam"),
+    algo: str = typer.Option(..., "--algo", help="{HOMOGENEOUS_ALGORITHMS}"),
     data: str = typer.Option("teacher-student", "--data", help="teacher-student or digits:A,B (e.g. digits:3,6)"),
     width: int = typer.Option(32, "--width", help="hidden width k' (> 0)"),
     depth: int = typer.Option(1, "--depth", help="number of hidden layers (1: 2-homogeneous; D: (D+1)-homogeneous)"),

@@ -97,9 +97,8 @@ def render_gate(result: GateResult) -> str:
 
 
 def predict(
-    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, "
-                                                 "signsgd, nsgd, spectral-sgd, vr-*"),
-    norm: Optional[str] = typer.Option(None, "--norm", help="max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
+    algo: str = typer.Option(..., "--algo", help="{ALGORITHMS}"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="{NORMS}"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a); 1/2, 0.5, 2/3"),
     n: Optional[int] = typer.Option(None, "--n", help="number of samples"),
     batch: Optional[int] = typer.Option(None, "--batch", help="batch size b (divides n)"),
@@ -165,6 +164,7 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
     from rates.numeric.algorithms import (
         resolve_algorithm,  # here: sympy's import time is paid only by commands using it
     )
+    from rates.numeric.run_parameters import check
     from rates.symbolic.schedules import parse_exponent
     from rates.symbolic.theorems import predict as predict_rate
     from rates.symbolic.theorems.hypotheses import Facts
@@ -179,11 +179,8 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")
-    for option, value in (("--adam-beta1", adam_beta1), ("--adam-beta2", adam_beta2)):
-        if not 0 <= value < 1:
-            raise InputError(option, f"must be in [0, 1), got {value}")
-    if not adam_eps >= 0:
-        raise InputError("--adam-eps", f"must be >= 0, got {adam_eps}")
+    for name, value in (("adam_beta1", adam_beta1), ("adam_beta2", adam_beta2), ("adam_eps", adam_eps)):
+        check(name, value)  # the ranges rates run accepts
     constants = {"gamma": _positive(gamma, "--gamma"), "B": _positive(data_bound, "--B"),
                  "eta_0": _positive(eta0, "--eta0"), "k": classes, "c_adam": _positive(c_adam, "--c-adam")}
     adam = {"adam_eps": adam_eps, "adam_beta1": adam_beta1, "adam_beta2": adam_beta2} if config.adam else {}

@@ -8,20 +8,20 @@ from typing import Optional
 
 import typer
 
-from cli.run import parse_seeds
 from rates.errors import InputError
-from rates.studies import STUDIES, StudyOptions, get_study
+from rates.numeric.run_parameters import check, parse_seeds
+from rates.studies import StudyOptions, get_study
 
 
 def report(
-    study: str = typer.Argument(..., help=f"study name: {', '.join(sorted(STUDIES))}"),
+    study: str = typer.Argument(..., help="study name: {STUDIES}"),
     out: Path = typer.Option(..., "--out", help="output directory (created if missing)"),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="reshuffling streams, as in rates run (0..4 or 0,3,7); "
                                         "the default study is full batch and takes one; flavors trains one "
                                         "network per listed seed"),
     data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="data draws, as in rates run (0..4 or 0,3,7; "
                                              "default study: 0..2, --quick: 0)"),
-    device: str = typer.Option("auto", "--device", help="auto (cuda when available), cpu or cuda"),
+    device: str = typer.Option("auto", "--device", help="{DEVICES} | cuda:I (auto: cuda when available)"),
     quick: bool = typer.Option(False, "--quick", help="a tiny version for tests and smoke runs"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show progress while simulating"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="where the engine tasks run: local (an "
@@ -34,8 +34,7 @@ def report(
     """
     shuffles = parse_seeds(0, seeds) if seeds is not None else None
     draws = parse_seeds(0, data_seeds, "--data-seeds") if data_seeds is not None else None
-    if device not in ("auto", "cpu", "cuda"):
-        raise InputError("--device", f"must be auto, cpu or cuda, got {device!r}")
+    device = check("device", device)
     if out.exists() and not out.is_dir():
         raise InputError("--out", f"{out} exists and is not a directory")
     run_study = get_study(study)

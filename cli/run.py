@@ -1,7 +1,9 @@
 """``rates run``: advance one algorithm (several seeds at once) and write a Trajectory JSON.
 
 Everything is validated before the first step (data, separability, gamma's solver, every option), so bad
-input exits with code 2 and one line naming the option, and no output file is created.
+input exits with code 2 and one line naming the option, and no output file is created. The options' values
+are checked by :mod:`rates.numeric.run_parameters`, as ``rates fit``, ``rates sweep`` and ``rates report``
+check theirs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import typer
 
 from rates.errors import InputError
 from rates.numeric.data import CSV_LAYOUT
+from rates.numeric.run_parameters import check_options, parse_seeds
 
 if typing.TYPE_CHECKING:
     from rates.numeric.engine import RunSpec
@@ -25,24 +28,6 @@ if typing.TYPE_CHECKING:
 SEED_MEANING = ("--seeds: reshuffling streams (which samples form each mini-batch; nothing in a full-batch run); "
                 "--data-seeds: draws of a generated dataset (presets, gaussian:...); files and orthogonal data "
                 "ignore them")
-
-
-def parse_seeds(seed: int, seeds: Optional[str], option: str = "--seeds") -> list[int]:
-    """``--seeds 0..4`` (inclusive range) or ``--seeds 0,3,7``; otherwise the single ``--seed``."""
-    if seeds is None:
-        return [seed]
-    text = seeds.strip()
-    try:
-        if ".." in text:
-            low, _, high = text.partition("..")
-            values = list(range(int(low), int(high) + 1))
-        else:
-            values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise InputError(option, f"expected a range such as 0..4 or a list such as 0,3,7, got {seeds!r}") from None
-    if not values or any(v < 0 for v in values) or len(set(values)) != len(values):
-        raise InputError(option, f"expected distinct non-negative seeds, got {seeds!r}")
-    return values
 
 
 def seed_plan(seed: int, seeds: Optional[str], data_seeds: Optional[str]) -> tuple[list[int], list[int]]:
@@ -136,16 +121,15 @@ def summary(trajectory) -> str:
 
 
 def run(
-    algo: str = typer.Option(..., "--algo", help="signgd, ngd, spectral-gd, cd, nsd, signum, muon, momentum-ngd, adam, "
-                                                 "signsgd, nsgd, spectral-sgd, vr-*"),
-    norm: Optional[str] = typer.Option(None, "--norm",
-                                       help="for --algo nsd: max, sum, frobenius, spectral, nuclear, lp:P, schatten:P"),
+    algo: str = typer.Option(..., "--algo", help="{ALGORITHMS}"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="for --algo nsd: {NORMS}"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
     data: str = typer.Option("default", "--data",
-                             help="PRESET | gaussian:k=..,d=..,per_class=..[,sigma=..] | orthogonal:counts=.. | "
-                                  "FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below)"),
+                             help="PRESET ({PRESETS}) | gaussian:k=..,d=..,per_class=..[,sigma=..] | "
+                                  "orthogonal:counts=.. | FILE.npz (H or X, y) | "
+                                  "FILE.csv (features, then integer label; see below)"),
     batch: Optional[int] = typer.Option(None, "--batch",
                                         help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
@@ -155,11 +139,13 @@ def run(
                                         "(refused for full-batch runs, which they would not change)"),
     data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="several draws of a generated dataset: "
                                              "0..4 or 0,3,7 (default: --seed)"),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    device: str = typer.Option("auto", "--device", help="{DEVICES} | cuda:I"),
     engine: str = typer.Option("auto", "--engine",
-                               help="auto | fused (compiled CPU kernels) | torch (the batched torch program) | "
-                               "graph (that program replayed as CUDA graphs, cuda only)"),
-    polar: str = typer.Option("exact", "--polar", help="spectral directions: exact (SVD) | newton-schulz (Muon)"),
+                               help="{ENGINES}: fused runs compiled CPU kernels, torch the batched torch program, "
+                               "graph that program replayed as CUDA graphs (cuda only); auto picks fused on the CPU, "
+                               "graph on cuda"),
+    polar: str = typer.Option("exact", "--polar", help="spectral directions: {POLAR_METHODS} (exact: an SVD; "
+                              "newton-schulz: Muon's iteration)"),
     checkpoints: int = typer.Option(60, "--checkpoints", help="number of log-spaced checkpoints >= 2"),
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
@@ -175,10 +161,8 @@ def run(
     from rates.progress import wanted
 
     exponent = parse_exponent_fraction(a, "--a")
-    if steps < 1:
-        raise InputError("--steps", f"must be a positive integer, got {steps}")
-    if seed < 0:  # the data generators' numpy streams take non-negative seeds only
-        raise InputError("--seed", f"must be a non-negative integer, got {seed}")
+    check_options(dict(steps=steps, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
+                       polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
     draws, shuffles = seed_plan(seed, seeds, data_seeds)

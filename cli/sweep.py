@@ -69,9 +69,8 @@ def sweep(
     """Run every configuration of GRID not yet done in DIR, then fit them all and write the verdict tables.
 
     GRID is a TOML file with a [grid] table whose keys are rates run options: a list varies the option, a
-    scalar fixes it, a key left out keeps its rates run default. Required: algo, a, steps. The others:
-    eta0, seed, norm, batch, momentum, vr, adam-beta1, adam-beta2, adam-eps, polar, data, checkpoints,
-    device. For example:
+    scalar fixes it, a key left out keeps its rates run default. Required: {REQUIRED_GRID_KEYS}. The others:
+    {OPTIONAL_GRID_KEYS}. For example:
 
     \b
         [grid]

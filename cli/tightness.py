@@ -18,7 +18,7 @@ from rates.errors import InputError
 
 
 def tightness(
-    algo: str = typer.Option(..., "--algo", help="full-batch algorithm (signgd, ngd, adam, ...)"),
+    algo: str = typer.Option(..., "--algo", help="full-batch algorithm: {FULL_BATCH_ALGORITHMS}"),
     a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1] of eta_t = (t+2)^-a"),
     budget: int = typer.Option(12, "--budget", help="engine runs (datasets evaluated), >= 1"),
     seed: int = typer.Option(0, "--seed", help="seed of every random choice of the search"),
@@ -47,8 +47,10 @@ def tightness(
         if err.option in _OPTIONS:
             raise
         # e.g. nsd's --norm: an option of rates run that this command does not have
+        from cli.help_lists import full_batch_algorithms
+
         raise InputError("--algo", f"{algo}: {err.message}; rates tightness has no {err.option}: choose an "
-                                   "algorithm with its own norm (signgd, ngd, spectral-gd, ...)") from None
+                                   f"algorithm with its own norm ({full_batch_algorithms()})") from None
     if as_json:
         print(json.dumps(result.to_json(), indent=1))
         return

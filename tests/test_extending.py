@@ -1,5 +1,6 @@
 """The extension points, used from this file alone: a toy norm kind (one class) and a toy named optimiser
-(one registration line) run through the max-margin solver, the engine and the fit.
+(one registration line) run through the max-margin solver, the engine and the fit; a toy theorem family (one
+registry entry) through the prediction; a toy study (one module, one registry entry) through ``rates report``.
 
 The toy norm is the scaled Frobenius norm ``s ||W||_F`` (``scaledfro:S``). Everything about it follows in closed
 form from the Frobenius norm, which gives the independent expectations:
@@ -9,13 +10,22 @@ form from the Frobenius norm, which gives the independent expectations:
 * NSD in the toy norm with ``eta_0`` moves exactly as NGD with ``eta_0 / s``, so its margin gap is the NGD gap
   divided by ``s`` at every checkpoint, and the fitted slopes agree.
 
-This is the worked example of docs/extending.md.
+The toy study is the code block of docs/extending.md itself (written to a module under tmp_path), so the guide
+cannot drift from what runs. Its claim ``||W_t|| <= sum_{s<t} eta_s`` is checked against the Hurwitz zeta
+closed form of the sum (mpmath), its "never turns" claim against the directions seen in the trajectory.
+
+This is the worked example of docs/extending.md; the last test holds every module path the guide names to the
+package as it is laid out.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -143,3 +153,96 @@ def test_toy_theorem_family_gets_rates_derived_from_its_template(monkeypatch):
         data = predict(config, a).to_json()
         assert (data["rate"]["exponent"], data["rate"]["log_power"]) == (exponent, log_power)
         assert data["best_a"] == "3/4" and data["reference"]["short_name"] == "SIGNADAM"
+
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
+
+
+def guide_code(section: str) -> str:
+    """The first Python block of the guide's section ``## {section}``."""
+    text = GUIDE.read_text(encoding="utf-8")
+    body = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```python\n(.*?)```", body, re.S).group(1)
+
+
+def test_toy_study_runs_through_rates_report_and_its_claims_table_holds(tmp_path, monkeypatch):
+    import mpmath as mp
+    from cli_invoke import invoke
+
+    from rates.numeric.trajectory import load
+    from rates.studies import STUDIES
+
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules" / "toy_steps_study.py").write_text(guide_code("A study"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "modules"))
+    monkeypatch.setitem(STUDIES, "steps", "toy_steps_study:run_steps_study")  # the one registry line
+
+    code, out, _ = invoke(["report", "--help"])
+    assert code == 0 and "steps" in " ".join(out.split()).split("study name:")[1]
+    out_dir = tmp_path / "report"
+    code, out, err = invoke(["report", "steps", "--quick", "--device", "cpu", "--out", str(out_dir), "--no-progress"])
+    assert code == 0, err
+    assert "Steepest steps have unit length in their norm" in out and "not reproduced" in out
+
+    study = importlib.import_module("toy_steps_study")
+    runs = load(out_dir / "trajectories" / "steps.json").runs
+    assert [run.config["algo"] for run in runs] == list(study.ALGORITHMS) == ["signgd", "ngd"]
+    rows = json.loads((out_dir / "claims.json").read_text())["rows"]
+    assert len(rows) == 2 * len(runs)
+    a = mp.mpf(study.A)
+    turned = {}
+    for run, (bound, turn) in zip(runs, zip(rows[::2], rows[1::2])):
+        # sum_{s=0}^{t-1} (s+2)^-a = zeta(a, 2) - zeta(a, t+2): the closed form, not the study's cumulative sum
+        sums = [float(study.ETA0 * (mp.zeta(a, 2) - mp.zeta(a, int(t) + 2))) for t in run.t]
+        expected = np.asarray(run.norm) / np.asarray(sums)
+        assert int(run.t[0]) == 1 and expected[0] == pytest.approx(1.0, abs=1e-12)  # one unit step of eta_0 2^-a
+        np.testing.assert_allclose(bound["measured"]["ratio"], expected, rtol=1e-9)
+        assert expected.max() <= 1 + 1e-9 and bound["verdict"] == "reproduced"
+        np.testing.assert_allclose(turn["measured"]["ratio"], expected, rtol=1e-9)
+        # "never turns" holds exactly when no checkpoint's norm falls short of the sum of the steps
+        turned[run.config["algo"]] = bool(expected.min() < 1 - 1e-9)
+        assert turn["verdict"] == ("not reproduced" if turned[run.config["algo"]] else "reproduced")
+        if turned[run.config["algo"]]:
+            assert f"falls to {expected.min():.6f}" in turn["reason / what would decide it"]
+    # SignGD keeps its signs over these 200 steps on this draw; NGD's direction turns as the loss moves
+    assert turned == {"signgd": False, "ngd": True}
+
+
+def test_every_module_path_the_guide_names_exists():
+    """The guide's dotted names (``rates.numeric.algorithms.resolve_algorithm``) import and its file paths
+    (``rates/numeric/optim/sources.py``) exist in the package as it is laid out now."""
+    text = GUIDE.read_text(encoding="utf-8")
+    root = GUIDE.parents[1]
+    new = {"rates.studies.steps", "rates/studies/steps.py"}  # the module the study example adds
+    dotted = set(re.findall(r"`((?:rates|proofs)(?:\.\w+)+)", text)) - new
+    paths = set(re.findall(r"`((?:rates|tests|scripts|proofs)/[\w/.]*)`", text)) - new
+    assert len(dotted) >= 15 and len(paths) >= 8, (dotted, paths)
+    for path in paths:
+        assert (root / path).is_file() if path.endswith(".py") else (root / path).is_dir(), path
+    for name in dotted:
+        parts = name.split(".")
+        for split in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
+            try:
+                target = importlib.import_module(".".join(parts[:split]))
+                break
+            except ModuleNotFoundError:
+                continue
+        for attribute in parts[split:]:
+            assert hasattr(target, attribute), name
+            target = getattr(target, attribute)
+
+
+def test_the_guide_shows_the_code_these_tests_run():
+    """The norm class, the optimiser's registration line and the theorem family's template in the guide are
+    the ones above (the study's module is the guide's block itself)."""
+    import inspect
+    import textwrap
+
+    norm_block = guide_code("A norm kind: one class")
+    assert inspect.getsource(ScaledFrobeniusNorm) in norm_block and "@register_norm\n" in norm_block
+    assert f'register_algorithm(NamedAlgorithm("scaled-ngd", "scaledfro:{SCALE}"))' in guide_code(
+        "A named optimiser: one line")
+    family_block = guide_code("A theorem family: one module and one registry entry")
+    template_lines = textwrap.dedent(inspect.getsource(toy_family_template).split("return ", 1)[1]).splitlines()
+    for line in template_lines[1:-1]:  # the arguments of BoundTemplate(...), one per line
+        assert line.strip().replace('f"toy family ({norm})"', '"toy family (max)"') in family_block, line

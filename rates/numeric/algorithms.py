@@ -13,6 +13,7 @@ from typing import Optional
 
 from rates.errors import InputError
 from rates.norms import parse_norm
+from rates.numeric.run_parameters import check
 
 DEFAULT_MOMENTUM = 0.9
 
@@ -113,17 +114,14 @@ def resolve_algorithm(
     if n is not None and n < 1:
         raise InputError("n", f"must be a positive integer, got {n}")
     if batch is not None:
-        if batch < 1:
-            raise InputError("batch", f"must be a positive integer, got {batch}")
+        check("batch", batch)
         if n is not None and (batch > n or n % batch != 0):
             raise InputError("batch", f"must divide n={n} (random reshuffling uses n/b disjoint batches), got {batch}")
 
     if momentum is None:
         beta = DEFAULT_MOMENTUM if spec.momentum else 0.0
     else:
-        beta = float(momentum)
-        if not (0.0 <= beta < 1.0):
-            raise InputError("momentum", f"beta must be in [0, 1), got {momentum}")
+        beta = check("momentum", float(momentum))
     if spec.adam and momentum is not None:
         raise InputError("momentum", "adam has its own beta1/beta2; --momentum applies to steepest-descent algorithms")
 

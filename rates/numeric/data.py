@@ -29,6 +29,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from rates.errors import InputError, NotSeparableError
+from rates.numeric.run_parameters import check
 
 OPTION = "data"
 
@@ -286,8 +287,8 @@ DATA_FORMS = ("PRESET (" + ", ".join(PRESETS) + ") | gaussian:k=K,d=D,per_class=
 def parse_data(spec: str, seed: Optional[int] = None) -> Dataset:
     """Build the dataset named by a ``--data`` value; ``seed`` overrides a preset's or generator's seed
     unless the spec gives ``seed=`` itself."""
-    if seed is not None and seed < 0:  # numpy's generators take non-negative seeds only
-        raise InputError("seed", f"must be a non-negative integer, got {seed}")
+    if seed is not None:  # numpy's generators take non-negative seeds only
+        check("seed", seed)
     text = str(spec).strip()
     if text in PRESETS:
         return PRESETS[text](seed)

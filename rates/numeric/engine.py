@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import os
 import sys
 import time
@@ -54,6 +53,7 @@ from rates.numeric.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algori
 from rates.numeric.margins import max_margin
 from rates.numeric.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.numeric.recipe import Recipe
+from rates.numeric.run_parameters import ENGINES, POLAR_METHODS, check  # noqa: F401 (ENGINES, POLAR_METHODS: re-exported)
 from rates.numeric.trajectory import Run, Trajectory
 from rates.progress import progress_bar
 
@@ -66,8 +66,6 @@ if TYPE_CHECKING:
 # of a start-up meant to stay near 2 s; DTYPE (torch.float64) is resolved by __getattr__ below.
 torch = lazy_module("torch", globals())
 REPORTED_NORMS = ("max", "frobenius", "spectral")
-POLAR_METHODS = ("exact", "newton-schulz")
-ENGINES = ("auto", "fused", "torch", "graph")
 # Runs of a group on several datasets get a copy of their data each (the kernels read per-run arrays); above this
 # many bytes of copies the group runs one dataset at a time instead.
 PER_RUN_DATA_BYTES = 1 << 28
@@ -141,7 +139,7 @@ def device_type(device: Any) -> str:
 
 def resolve_device(device: str) -> torch.device:
     """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU is refused (``--device``)."""
-    key = str(device).strip().lower()
+    key = check("device", device)
     if key == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if key == "cpu":
@@ -158,22 +156,14 @@ def resolve_device(device: str) -> torch.device:
         if chosen is None or chosen.type != "cuda" or (chosen.index or 0) >= count:
             raise InputError("device", f"must be auto, cpu, cuda or cuda:I with 0 <= I < {count}, got {device!r}")
         return chosen
-    raise InputError("device", f"must be auto, cpu or cuda, got {device!r}")
-
-
-def _check_unit_interval(value: float, option: str, closed_low: bool = True) -> None:
-    ok = (0.0 <= value < 1.0) if closed_low else (0.0 < value < 1.0)
-    if not (math.isfinite(value) and ok):
-        raise InputError(option, f"must be in [0, 1), got {value}")
+    raise AssertionError(f"check('device') let {device!r} through")
 
 
 def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
     a = parse_exponent_fraction(spec.a)
-    if not (math.isfinite(spec.eta0) and spec.eta0 > 0):
-        raise InputError("eta0", f"must be a positive number, got {spec.eta0}")
-    if spec.polar not in POLAR_METHODS:
-        raise InputError("polar", f"must be exact or newton-schulz, got {spec.polar!r}")
+    check("eta0", spec.eta0)
+    check("polar", spec.polar)
     algorithm = resolve_algorithm(spec.algo, spec.norm, n=n, batch=spec.batch, momentum=spec.momentum, vr=spec.vr)
     named = ALGORITHMS[algorithm.name]
     batch = algorithm.batch
@@ -188,10 +178,8 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     else:
         source, batch = "full", None
     if algorithm.adam:
-        _check_unit_interval(spec.adam_beta1, "adam_beta1")
-        _check_unit_interval(spec.adam_beta2, "adam_beta2")
-        if not (math.isfinite(spec.adam_eps) and spec.adam_eps >= 0):
-            raise InputError("adam_eps", f"must be >= 0, got {spec.adam_eps}")
+        for name in ("adam_beta1", "adam_beta2", "adam_eps"):
+            check(name, getattr(spec, name))
     recipe = Recipe(source=source, batch=batch, norm=algorithm.norm,
                     polar=spec.polar if algorithm.norm == "spectral" else "exact",
                     adam=algorithm.adam, momentum=algorithm.momentum > 0)
@@ -259,9 +247,7 @@ def resolve_engine(engine: str, device: Any) -> str:
     """``auto`` -> ``fused`` on the CPU when numba imports, ``graph`` on cuda, else ``torch``; ``fused`` needs
     the CPU and ``graph`` cuda (``--engine``). A recipe ``graph`` cannot record runs eagerly (:func:`run_group`).
     ``device``: a ``torch.device`` or a device name (``cpu``)."""
-    key = str(engine).strip().lower()
-    if key not in ENGINES:
-        raise InputError("engine", f"must be auto, fused, torch or graph, got {engine!r}")
+    key = check("engine", engine)
     from rates.numeric.fused import available
 
     kind = device_type(device)
@@ -461,10 +447,8 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
     ``config_steps_per_s`` = runs x steps / ``wall_s``.
     Bad input raises :class:`InputError` before any step is taken (and so before any file is written).
     """
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError("steps", f"must be a positive integer, got {steps}")
-    if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
-        raise InputError("checkpoints", f"must be an integer >= 2, got {checkpoints}")
+    check("steps", steps)
+    check("checkpoints", checkpoints)
     if not specs:
         raise InputError("algo", "no run configuration given")
     if not datasets:

@@ -28,6 +28,7 @@ Reference
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from rates.errors import InputError
+from rates.numeric import run_parameters
 from rates.numeric.engine import RunSpec, resolve_device, resolve_spec
 from rates.numeric.recipe import Recipe
 from rates.numeric.tasks import EngineTask
@@ -48,13 +50,13 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 GRID_OPTION = "GRID"
-# grid key -> RunSpec field; the other keys (data, seed, steps, checkpoints, device) describe the task
-SPEC_FIELDS = {"algo": "algo", "a": "a", "eta0": "eta0", "seed": "seed", "norm": "norm", "batch": "batch",
-               "momentum": "momentum", "vr": "vr", "adam-beta1": "adam_beta1", "adam-beta2": "adam_beta2",
-               "adam-eps": "adam_eps", "polar": "polar"}
-TASK_KEYS = ("data", "steps", "checkpoints", "device")
-GRID_KEYS = tuple(SPEC_FIELDS) + TASK_KEYS
-REQUIRED_KEYS = ("algo", "a", "steps")
+# the run parameters a grid may vary (rates.numeric.run_parameters, the one registry of them)
+GRID_KEYS = run_parameters.GRID_KEYS
+REQUIRED_KEYS = run_parameters.REQUIRED
+# grid key -> RunSpec field; the other keys (data, steps, checkpoints, device) describe the task
+SPEC_FIELDS = {key: key.replace("-", "_") for key in GRID_KEYS
+               if key.replace("-", "_") in {field.name for field in dataclasses.fields(RunSpec)}}
+TASK_KEYS = tuple(key for key in GRID_KEYS if key not in SPEC_FIELDS)
 REFUSED_KEYS = {
     "out": "the sweep writes one Trajectory per task under --out DIR/trajectories",
     "seeds": "vary seed instead (seed = [0, 1, 2]); each seed is a data draw and a reshuffling seed, as in rates run",
@@ -218,10 +220,8 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
                 raise _reraise(err, key, options[key], where) from None
 
         steps, checkpoints = options["steps"], options["checkpoints"]
-        if steps < 1:  # the messages of rates run (cli/run.py) and of rates.numeric.engine.simulate
-            check(lambda steps=steps: _refuse("steps", f"must be a positive integer, got {steps}"))
-        if checkpoints < 2:
-            check(lambda checkpoints=checkpoints: _refuse("checkpoints", f"must be an integer >= 2, got {checkpoints}"))
+        for name in ("steps", "checkpoints"):  # checked as rates run checks them, before the data are drawn
+            check(lambda name=name, options=options: run_parameters.check(name, options[name]))
         if check_device and options["device"] not in devices:
             check(lambda options=options: resolve_device(options["device"]))
             devices.add(options["device"])
@@ -236,10 +236,6 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
             steps=steps, checkpoints=checkpoints, device=options["device"], recipe=resolved.recipe,
             shape=(datasets[data_key].n, datasets[data_key].k, datasets[data_key].d)))
     return configurations
-
-
-def _refuse(option: str, message: str) -> None:
-    raise InputError(option, message)
 
 
 def grid_digest(configurations: Sequence[Configuration]) -> str:

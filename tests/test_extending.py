@@ -1,5 +1,6 @@
 """The extension points, used from this file alone: a toy norm kind (one class) and a toy named optimiser
-(one registration line) run through the max-margin solver, the engine and the fit.
+(one registration line, as a line of rates.numeric.optim.alias) run through the max-margin solver, the engine
+and the fit (tests/test_one_definition.py registers another and runs it through ``rates run`` against mpmath).
 
 The toy norm is the scaled Frobenius norm ``s ||W||_F`` (``scaledfro:S``). Everything about it follows in closed
 form from the Frobenius norm, which gives the independent expectations:
@@ -23,10 +24,17 @@ import pytest
 import torch
 
 from rates.norms import NORM_KINDS, Norm, inner, parse_norm, register_norm
-from rates.numeric.algorithms import ALGORITHMS, NamedAlgorithm, register_algorithm
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, simulate
 from rates.numeric.margins import clear_cache, max_margin
+from rates.numeric.optim.alias import (
+    OPTIMISERS,
+    chain,
+    full_gradient,
+    register_optimiser,
+    scale_by_schedule,
+    steepest_direction,
+)
 from rates.studies.report import fit_trajectory
 
 SCALE = 2.5
@@ -61,10 +69,11 @@ def toy():
     """Register the toy norm kind and the toy optimiser for one test, and forget them afterwards."""
     register_norm(ScaledFrobeniusNorm)  # what ``@register_norm`` above the class does in a module of rates
     # the one line that names an optimiser: normalised steepest descent in the toy norm
-    register_algorithm(NamedAlgorithm("scaled-ngd", f"scaledfro:{SCALE}"))
+    register_optimiser("scaled-ngd", chain(full_gradient(), steepest_direction(f"scaledfro:{SCALE}"),
+                                           scale_by_schedule()))
     clear_cache()
     yield
-    ALGORITHMS.pop("scaled-ngd")
+    OPTIMISERS.pop("scaled-ngd")
     NORM_KINDS.pop(ScaledFrobeniusNorm.kind)
     clear_cache()
 

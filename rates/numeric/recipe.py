@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from rates.numeric.optim.alias import Composition, run_composition
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -28,3 +30,8 @@ class Recipe:
     polar: str
     adam: bool
     momentum: bool
+
+    def composition(self) -> Composition:
+        """The chain of pieces this recipe runs (:mod:`rates.numeric.optim.alias`): what the torch program
+        (:func:`rates.numeric.optim.compose.build`) and the mpmath reference are built from."""
+        return run_composition(self.source, self.norm, self.momentum, self.adam)

@@ -1,0 +1,193 @@
+"""Named optimisers as one-line compositions: the one definition of every algorithm ``rates`` runs.
+
+Setting: docs/theory.md section 2 (MINIBATCH section 3.1, SIGNADAM eq. 3-5). Every algorithm is a chain
+*signal -> [momentum] -> steepest direction for a norm | Adam -> step size*, the optax habit of
+docs/design.md: ``signum`` is ``chain(full_gradient(), momentum(), steepest_direction("max"),
+scale_by_schedule())``. A line of :data:`OPTIMISERS` is the whole definition of a name; everything else
+derives from it or is checked against it:
+
+* :mod:`rates.numeric.algorithms` reads a name's norm and pieces from here (``rates predict`` / ``run`` /
+  ``fit`` accept the name, and its theorem family follows from the pieces);
+* :func:`rates.numeric.optim.compose.build` turns each piece of a run's composition into its torch transform
+  (:mod:`rates.numeric.optim.transforms`, :mod:`~rates.numeric.optim.sources`); the CUDA graphs of
+  :mod:`rates.numeric.graphed` replay that torch program;
+* :func:`rates.numeric.reference.run_composition` turns each piece into its mpmath step (the independent
+  expectation), and the fused kernels (:mod:`rates.numeric.fused`) run the same recipe compiled;
+  ``tests/test_one_definition.py`` runs every registered name on every CPU engine against that reference,
+  step by step, so a name added here is checked without editing a test.
+
+The pieces carry no numbers: a run's hyper-parameters (beta, Adam's betas and eps, eta0, a, the batch size)
+come from its configuration (``rates.numeric.engine.RunSpec``), so one composition serves a whole sweep. This
+module is torch-free (``rates predict`` reads it and must not wait for torch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+SOURCES = ("full", "minibatch", "vr")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One stage of a composition: ``role`` is ``source``, ``momentum``, ``adam``, ``direction`` or
+    ``schedule``; ``kind`` is the source's kind (``full``, ``minibatch``, ``vr``) or the direction's norm
+    (None: the run's ``--norm``); ``over`` is the signal a variance-reduced source corrects."""
+
+    role: str
+    kind: Optional[str] = None
+    over: Optional[str] = None
+
+
+def full_gradient() -> Piece:
+    """``grad L(W_t)`` over all n samples."""
+    return Piece("source", "full")
+
+
+def reshuffled_batches() -> Piece:
+    """The mean gradient over the step's batch; each epoch splits a fresh permutation into n/b batches."""
+    return Piece("source", "minibatch")
+
+
+def variance_reduced(signal: Piece) -> Piece:
+    """SVRG-style ``grad_B(W_t) - grad_B(W~) + grad L(W~)`` (MINIBATCH Thm 4.6) in place of ``signal``."""
+    return Piece("source", "vr", over=signal.kind)
+
+
+def momentum() -> Piece:
+    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1)."""
+    return Piece("momentum")
+
+
+def adam() -> Piece:
+    """Bias-corrected Adam (SIGNADAM eq. 3); its geometry is the max-norm (SIGNADAM Thm 6.3)."""
+    return Piece("adam", "max")
+
+
+def steepest_direction(norm: Optional[str] = None) -> Piece:
+    """``argmax_{||D|| <= 1} <Z, D>`` for ``norm`` (:meth:`rates.norms.Norm.steepest`); None: the run's norm."""
+    return Piece("direction", norm)
+
+
+def scale_by_schedule() -> Piece:
+    """``eta_t = eta0 (t + 2)^(-a)``."""
+    return Piece("schedule")
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A validated chain of pieces: one source, optional momentum, a direction or Adam, the schedule."""
+
+    pieces: tuple[Piece, ...]
+
+    def _role(self, role: str) -> Optional[Piece]:
+        return next((piece for piece in self.pieces if piece.role == role), None)
+
+    @property
+    def source(self) -> str:
+        return self.pieces[0].kind
+
+    @property
+    def norm(self) -> Optional[str]:
+        """The geometry: the direction's norm (Adam's is the max-norm); None leaves it to ``--norm``."""
+        return (self._role("direction") or self._role("adam")).kind
+
+    @property
+    def momentum(self) -> bool:
+        return self._role("momentum") is not None
+
+    @property
+    def adam(self) -> bool:
+        return self._role("adam") is not None
+
+    @property
+    def vr(self) -> bool:
+        return self.source == "vr"
+
+    @property
+    def stochastic(self) -> bool:
+        """Whether the signal is a mini-batch one (the run must give ``--batch``)."""
+        return self.source == "minibatch" or self.pieces[0].over == "minibatch"
+
+    def transforms(self) -> tuple[Piece, ...]:
+        """The pieces after the source, in order."""
+        return self.pieces[1:]
+
+
+def chain(*pieces: Piece) -> Composition:
+    """Compose pieces as ``optax.chain`` does; refuses a chain outside the framework of docs/theory.md
+    section 2 (``source, [momentum], direction | adam, schedule``)."""
+    roles = [piece.role for piece in pieces]
+    if roles not in (["source", "direction", "schedule"], ["source", "momentum", "direction", "schedule"],
+                     ["source", "adam", "schedule"]):
+        raise ValueError(f"a composition is source, [momentum], direction | adam, schedule; got {roles}")
+    if pieces[0].kind not in SOURCES or (pieces[0].kind == "vr" and pieces[0].over not in ("full", "minibatch")):
+        raise ValueError(f"unknown gradient source {pieces[0]}")
+    return Composition(tuple(pieces))
+
+
+def with_variance_reduction(composition: Composition) -> Composition:
+    """The same chain with its signal variance reduced (the ``vr-`` twin of a name)."""
+    return Composition((variance_reduced(composition.pieces[0]),) + composition.pieces[1:])
+
+
+def run_composition(source: str, norm: str, momentum_on: bool, adam_on: bool, over: str = "minibatch"
+                    ) -> Composition:
+    """The composition a resolved run executes (its name's, with ``--norm``, ``--momentum`` and ``--vr``
+    applied): what :class:`rates.numeric.recipe.Recipe` describes."""
+    signal = {"full": full_gradient(), "minibatch": reshuffled_batches()}.get(source)
+    head = variance_reduced(Piece("source", over)) if source == "vr" else signal
+    middle = (adam(),) if adam_on else ((momentum(),) if momentum_on else ()) + (steepest_direction(norm),)
+    return chain(head, *middle, scale_by_schedule())
+
+
+_full, _batches, _schedule = full_gradient(), reshuffled_batches(), scale_by_schedule()
+
+# One line per name: adding an optimiser is adding a line (or register_optimiser from outside the package).
+OPTIMISERS: dict[str, Composition] = {
+    "signgd": chain(_full, steepest_direction("max"), _schedule),
+    "ngd": chain(_full, steepest_direction("frobenius"), _schedule),
+    "spectral-gd": chain(_full, steepest_direction("spectral"), _schedule),
+    "cd": chain(_full, steepest_direction("sum"), _schedule),
+    "nsd": chain(_full, steepest_direction(None), _schedule),
+    "signum": chain(_full, momentum(), steepest_direction("max"), _schedule),
+    "muon": chain(_full, momentum(), steepest_direction("spectral"), _schedule),
+    "momentum-ngd": chain(_full, momentum(), steepest_direction("frobenius"), _schedule),
+    "adam": chain(_full, adam(), _schedule),
+    "signsgd": chain(_batches, steepest_direction("max"), _schedule),
+    "nsgd": chain(_batches, steepest_direction("frobenius"), _schedule),
+    "spectral-sgd": chain(_batches, steepest_direction("spectral"), _schedule),
+}
+# Every stochastic or momentum name has a variance-reduced twin (MINIBATCH Thm 4.6 covers them all).
+OPTIMISERS.update({f"vr-{name}": with_variance_reduction(composition) for name, composition in list(OPTIMISERS.items())
+                   if composition.stochastic or composition.momentum})
+
+
+def register_optimiser(name: str, composition: Composition) -> Composition:
+    """Make ``name`` known to ``predict``, ``run``, ``fit``, the engines and the reference test, e.g.
+    ``register_optimiser("signum-sum", chain(full_gradient(), momentum(), steepest_direction("sum"),
+    scale_by_schedule()))`` (docs/extending.md)."""
+    if not isinstance(composition, Composition):
+        raise TypeError(f"register {name!r} with a chain(...) of pieces, got {composition!r}")
+    OPTIMISERS[name.strip().lower()] = composition
+    return composition
+
+
+def describe(composition: Composition) -> str:
+    """``chain(full_gradient, momentum, steepest_direction(max), scale_by_schedule)``: for help lists."""
+    names = {"full": "full_gradient", "minibatch": "reshuffled_batches"}
+    parts = []
+    for piece in composition.pieces:
+        if piece.role == "source":
+            parts.append(f"variance_reduced({names[piece.over]})" if piece.kind == "vr" else names[piece.kind])
+        elif piece.role == "direction":
+            parts.append(f"steepest_direction({piece.kind or '--norm'})")
+        else:
+            parts.append({"schedule": "scale_by_schedule"}.get(piece.role, piece.role))
+    return f"chain({', '.join(parts)})"
+
+
+__all__ = ["Piece", "Composition", "chain", "full_gradient", "reshuffled_batches", "variance_reduced", "momentum",
+           "adam", "steepest_direction", "scale_by_schedule", "OPTIMISERS", "register_optimiser",
+           "with_variance_reduction", "run_composition", "describe"]

@@ -71,7 +71,7 @@ def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper
     per_row = composition.adam or takes_signs(norm)
     exact_scale = composition.momentum or per_row
     source = SOURCES[composition.source](recipe, H, y, k, hyper, exact_scale, per_row)
-    parts = [TRANSFORMS[piece.role](piece, recipe, hyper) for piece in composition.transforms()]
+    parts = [TRANSFORMS[piece.role](piece, recipe, hyper, per_row) for piece in composition.transforms()]
     return Optimizer(source, chain(*parts))
 
 
@@ -83,9 +83,10 @@ SOURCES: dict[str, Callable[..., Any]] = {
     "vr": lambda recipe, H, y, k, hyper, exact_scale, per_row: VarianceReduced(
         H, y, k, recipe.batch, hyper.seeds, per_row),
 }
-TRANSFORMS: dict[str, Callable[[Piece, Recipe, Hyper], GradientTransformation]] = {
-    "momentum": lambda piece, recipe, hyper: momentum(hyper.beta),
-    "adam": lambda piece, recipe, hyper: adam(hyper.beta1, hyper.beta2, hyper.eps),
-    "direction": lambda piece, recipe, hyper: steepest_direction(parse_norm(piece.kind), recipe.polar),
-    "schedule": lambda piece, recipe, hyper: scale_by_schedule(hyper.eta0, hyper.a),
+# (``per_row``: the source gives each class row its own log-scale)
+TRANSFORMS: dict[str, Callable[[Piece, Recipe, Hyper, bool], GradientTransformation]] = {
+    "momentum": lambda piece, recipe, hyper, per_row: momentum(hyper.beta, per_row),
+    "adam": lambda piece, recipe, hyper, per_row: adam(hyper.beta1, hyper.beta2, hyper.eps, per_row),
+    "direction": lambda piece, recipe, hyper, per_row: steepest_direction(parse_norm(piece.kind), recipe.polar),
+    "schedule": lambda piece, recipe, hyper, per_row: scale_by_schedule(hyper.eta0, hyper.a),
 }

@@ -34,9 +34,11 @@ def _per_run(value: torch.Tensor) -> torch.Tensor:
     return value.reshape(-1, 1, 1)
 
 
-def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
-    """The log-scale of a zero state, -inf (R, 1, 1): it broadcasts to the signal's (R, k, 1) or (R, 1, 1)."""
-    return torch.full((W.shape[0], 1, 1), -math.inf, dtype=W.dtype, device=W.device)
+def _fresh_scale(W: torch.Tensor, per_row: bool) -> torch.Tensor:
+    """The log-scale of a zero state, -inf, in the shape the signal's log-scales have: (R, k, 1) per class row,
+    else (R, 1, 1). A state keeps its shapes from step to step, which replaying recorded steps needs
+    (:mod:`rates.numeric.graphed` copies each step's state into the buffers the graph reads)."""
+    return torch.full((W.shape[0], W.shape[1] if per_row else 1, 1), -math.inf, dtype=W.dtype, device=W.device)
 
 
 class MomentumState(NamedTuple):
@@ -67,13 +69,14 @@ class ScheduleState(NamedTuple):
     rates: list
 
 
-def momentum(beta: torch.Tensor) -> GradientTransformation:
-    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3)."""
+def momentum(beta: torch.Tensor, per_row: bool = False) -> GradientTransformation:
+    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3);
+    ``per_row``: the signals come with one log-scale per class row."""
     log_beta = _per_run(torch.log(beta))
     log_rest = _per_run(torch.log1p(-beta))
 
     def init(W: torch.Tensor) -> MomentumState:
-        return MomentumState(torch.zeros_like(W), _fresh_scale(W))
+        return MomentumState(torch.zeros_like(W), _fresh_scale(W, per_row))
 
     def update(signal: Signal, state: MomentumState, t: int) -> tuple[Signal, MomentumState]:
         old = state.log_scale + log_beta
@@ -86,7 +89,7 @@ def momentum(beta: torch.Tensor) -> GradientTransformation:
     return GradientTransformation(init, update)
 
 
-def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> GradientTransformation:
+def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor, per_row: bool = False) -> GradientTransformation:
     """Bias-corrected Adam (SIGNADAM eq. 3; eps = 0 as in the theory, eps > 0 as in practice).
 
     ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2`` from zero, and the
@@ -101,7 +104,7 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
     root_beta2, root_rest2 = beta2.sqrt(), (1.0 - beta2).sqrt()
 
     def init(W: torch.Tensor) -> AdamState:
-        return AdamState(torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W))
+        return AdamState(torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W, per_row))
 
     def update(signal: Signal, state: AdamState, t: int | torch.Tensor) -> tuple[Signal, AdamState]:
         m, root_v, s = state

@@ -14,14 +14,13 @@ from typing import Optional
 
 from rates.errors import InputError
 from rates.norms import parse_norm
-from rates.numeric.optim.alias import OPTIMISERS, Composition, register_optimiser
+from rates.numeric.optim.alias import OPTIMISERS, Composition
 
 DEFAULT_MOMENTUM = 0.9
 
 # name -> Composition (norm, source, momentum | Adam): the table of rates.numeric.optim.alias itself, so a
-# name registered there is known here at once.
+# name added there (a line, or rates.numeric.optim.alias.register_optimiser) is known here at once.
 ALGORITHMS: dict[str, Composition] = OPTIMISERS
-register_algorithm = register_optimiser
 
 
 @dataclass(frozen=True)

@@ -142,22 +142,20 @@ def run_composition(source: str, norm: str, momentum_on: bool, adam_on: bool, ov
     return chain(head, *middle, scale_by_schedule())
 
 
-_full, _batches, _schedule = full_gradient(), reshuffled_batches(), scale_by_schedule()
-
 # One line per name: adding an optimiser is adding a line (or register_optimiser from outside the package).
 OPTIMISERS: dict[str, Composition] = {
-    "signgd": chain(_full, steepest_direction("max"), _schedule),
-    "ngd": chain(_full, steepest_direction("frobenius"), _schedule),
-    "spectral-gd": chain(_full, steepest_direction("spectral"), _schedule),
-    "cd": chain(_full, steepest_direction("sum"), _schedule),
-    "nsd": chain(_full, steepest_direction(None), _schedule),
-    "signum": chain(_full, momentum(), steepest_direction("max"), _schedule),
-    "muon": chain(_full, momentum(), steepest_direction("spectral"), _schedule),
-    "momentum-ngd": chain(_full, momentum(), steepest_direction("frobenius"), _schedule),
-    "adam": chain(_full, adam(), _schedule),
-    "signsgd": chain(_batches, steepest_direction("max"), _schedule),
-    "nsgd": chain(_batches, steepest_direction("frobenius"), _schedule),
-    "spectral-sgd": chain(_batches, steepest_direction("spectral"), _schedule),
+    "signgd": chain(full_gradient(), steepest_direction("max"), scale_by_schedule()),
+    "ngd": chain(full_gradient(), steepest_direction("frobenius"), scale_by_schedule()),
+    "spectral-gd": chain(full_gradient(), steepest_direction("spectral"), scale_by_schedule()),
+    "cd": chain(full_gradient(), steepest_direction("sum"), scale_by_schedule()),
+    "nsd": chain(full_gradient(), steepest_direction(None), scale_by_schedule()),
+    "signum": chain(full_gradient(), momentum(), steepest_direction("max"), scale_by_schedule()),
+    "muon": chain(full_gradient(), momentum(), steepest_direction("spectral"), scale_by_schedule()),
+    "momentum-ngd": chain(full_gradient(), momentum(), steepest_direction("frobenius"), scale_by_schedule()),
+    "adam": chain(full_gradient(), adam(), scale_by_schedule()),
+    "signsgd": chain(reshuffled_batches(), steepest_direction("max"), scale_by_schedule()),
+    "nsgd": chain(reshuffled_batches(), steepest_direction("frobenius"), scale_by_schedule()),
+    "spectral-sgd": chain(reshuffled_batches(), steepest_direction("spectral"), scale_by_schedule()),
 }
 # Every stochastic or momentum name has a variance-reduced twin (MINIBATCH Thm 4.6 covers them all).
 OPTIMISERS.update({f"vr-{name}": with_variance_reduction(composition) for name, composition in list(OPTIMISERS.items())
@@ -174,20 +172,6 @@ def register_optimiser(name: str, composition: Composition) -> Composition:
     return composition
 
 
-def describe(composition: Composition) -> str:
-    """``chain(full_gradient, momentum, steepest_direction(max), scale_by_schedule)``: for help lists."""
-    names = {"full": "full_gradient", "minibatch": "reshuffled_batches"}
-    parts = []
-    for piece in composition.pieces:
-        if piece.role == "source":
-            parts.append(f"variance_reduced({names[piece.over]})" if piece.kind == "vr" else names[piece.kind])
-        elif piece.role == "direction":
-            parts.append(f"steepest_direction({piece.kind or '--norm'})")
-        else:
-            parts.append({"schedule": "scale_by_schedule"}.get(piece.role, piece.role))
-    return f"chain({', '.join(parts)})"
-
-
 __all__ = ["Piece", "Composition", "chain", "full_gradient", "reshuffled_batches", "variance_reduced", "momentum",
            "adam", "steepest_direction", "scale_by_schedule", "OPTIMISERS", "register_optimiser",
-           "with_variance_reduction", "run_composition", "describe"]
+           "with_variance_reduction", "run_composition"]

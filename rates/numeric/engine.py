@@ -53,6 +53,7 @@ from rates.norms import parse_norm
 from rates.numeric.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
 from rates.numeric.margins import max_margin
 from rates.numeric.measures import BIAS_KEY, checkpoint_measures, max_margin_references
+from rates.numeric.optim.alias import for_run
 from rates.numeric.recipe import Recipe
 from rates.numeric.trajectory import Run, Trajectory
 from rates.progress import progress_bar
@@ -192,9 +193,8 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
         _check_unit_interval(spec.adam_beta2, "adam_beta2")
         if not (math.isfinite(spec.adam_eps) and spec.adam_eps >= 0):
             raise InputError("adam_eps", f"must be >= 0, got {spec.adam_eps}")
-    recipe = Recipe(source=source, batch=batch, norm=algorithm.norm,
-                    polar=spec.polar if algorithm.norm == "spectral" else "exact",
-                    adam=algorithm.adam, momentum=algorithm.momentum > 0)
+    recipe = Recipe(for_run(named, source, algorithm.norm, algorithm.momentum > 0), batch,
+                    polar=spec.polar if algorithm.norm == "spectral" else "exact")
     return ResolvedRun(spec, algorithm, a, recipe)
 
 

@@ -168,9 +168,9 @@ _PIECES = {
 
 def config_of(run: Any) -> ReferenceConfig:
     """The reference configuration of a resolved engine run (``rates.numeric.engine.ResolvedRun``), read piece
-    by piece from the composition it executes (``run.recipe.composition()``), never from its name."""
+    by piece from the composition it executes (``run.recipe.composition``), never from its name."""
     keywords: dict[str, Any] = {}
-    for piece in run.recipe.composition().pieces:
+    for piece in run.recipe.composition.pieces:
         if piece.role not in _PIECES:
             raise ValueError(f"the mpmath reference has no step for the piece {piece}")
         keywords.update(_PIECES[piece.role](piece, run.spec, run.algorithm))

@@ -11,7 +11,7 @@ derives from it or is checked against it:
 * :func:`rates.numeric.optim.compose.build` turns each piece of a run's composition into its torch transform
   (:mod:`rates.numeric.optim.transforms`, :mod:`~rates.numeric.optim.sources`); the CUDA graphs of
   :mod:`rates.numeric.graphed` replay that torch program;
-* :func:`rates.numeric.reference.run_composition` turns each piece into its mpmath step (the independent
+* :func:`rates.numeric.reference.config_of` turns each piece into its mpmath step (the independent
   expectation), and the fused kernels (:mod:`rates.numeric.fused`) run the same recipe compiled;
   ``tests/test_one_definition.py`` runs every registered name on every CPU engine against that reference,
   step by step, so a name added here is checked without editing a test.
@@ -132,14 +132,23 @@ def with_variance_reduction(composition: Composition) -> Composition:
     return Composition((variance_reduced(composition.pieces[0]),) + composition.pieces[1:])
 
 
-def run_composition(source: str, norm: str, momentum_on: bool, adam_on: bool, over: str = "minibatch"
-                    ) -> Composition:
-    """The composition a resolved run executes (its name's, with ``--norm``, ``--momentum`` and ``--vr``
-    applied): what :class:`rates.numeric.recipe.Recipe` describes."""
-    signal = {"full": full_gradient(), "minibatch": reshuffled_batches()}.get(source)
-    head = variance_reduced(Piece("source", over)) if source == "vr" else signal
-    middle = (adam(),) if adam_on else ((momentum(),) if momentum_on else ()) + (steepest_direction(norm),)
-    return chain(head, *middle, scale_by_schedule())
+def for_run(composition: Composition, source: str, norm: str, momentum_on: bool) -> Composition:
+    """The chain a resolved run executes: its name's chain with the run's options applied (what
+    :class:`rates.numeric.recipe.Recipe` carries). ``source`` is the signal the batch size and ``--vr`` chose
+    (``full``, ``minibatch`` or ``vr``; a variance-reduced run always corrects mini-batches), ``norm`` the
+    resolved norm of the direction, ``momentum_on`` whether beta > 0 (``--momentum`` adds or removes the
+    piece). Every other piece of the name's chain is kept where it is."""
+    head = {"full": full_gradient(), "minibatch": reshuffled_batches(),
+            "vr": variance_reduced(reshuffled_batches())}[source]
+    rest = []
+    for piece in composition.transforms():
+        if piece.role == "momentum":
+            continue
+        if piece.role == "direction":
+            rest += [momentum()] if momentum_on else []
+            piece = steepest_direction(norm)
+        rest.append(piece)
+    return chain(head, *rest)
 
 
 # One line per name: adding an optimiser is adding a line (or register_optimiser from outside the package).
@@ -174,4 +183,4 @@ def register_optimiser(name: str, composition: Composition) -> Composition:
 
 __all__ = ["Piece", "Composition", "chain", "full_gradient", "reshuffled_batches", "variance_reduced", "momentum",
            "adam", "steepest_direction", "scale_by_schedule", "OPTIMISERS", "register_optimiser",
-           "with_variance_reduction", "run_composition"]
+           "with_variance_reduction", "for_run"]

@@ -60,13 +60,13 @@ class Optimizer:
 
 def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
     """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device: each
-    piece of ``recipe.composition()`` (:mod:`rates.numeric.optim.alias`) becomes its torch transform."""
+    piece of ``recipe.composition`` (:mod:`rates.numeric.optim.alias`) becomes its torch transform."""
     # Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
     # needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
     # steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
     # Directions that weigh entries against each other get one scale per run: per-row scales would add the
     # rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees.
-    composition = recipe.composition()
+    composition = recipe.composition
     norm = parse_norm(recipe.norm)
     per_row = composition.adam or takes_signs(norm)
     exact_scale = composition.momentum or per_row

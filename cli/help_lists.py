@@ -3,7 +3,7 @@
 A help text (an option's ``help=`` or a command's docstring) names a list by a placeholder such as
 ``{ALGORITHMS}``; :class:`ListedHelpCommand`, the class of every command (cli/app.py), replaces each
 placeholder by :data:`LISTS`' reading of its registry when it formats the help. A name registered later
-(``register_algorithm``, an entry added to ``STUDIES`` or ``PRESETS``) is therefore listed with no edit to any
+(``register_optimiser``, an entry added to ``STUDIES`` or ``PRESETS``) is therefore listed with no edit to any
 help text. Each registry is imported only when a help text names it, so ``rates --help`` stays light.
 """
 

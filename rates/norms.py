@@ -264,12 +264,21 @@ class SchattenNorm(Norm):
         k, d = len(Z), len(Z[0])
         if self.p == 2.0:
             return _mp_lq_direction(Z, self.q)
-        if math.isinf(self.p):
-            U, S, V = mp.svd_r(mp.matrix(Z))
-            top = max(S[i] for i in range(len(S)))
-            rank = [i for i in range(len(S)) if S[i] > top * mp.mpf(10) ** (-mp.mp.dps // 2)]
-            return [[mp.fsum(U[c, i] * V[i, j] for i in rank) for j in range(d)] for c in range(k)]
-        return super().steepest_mp(Z)
+        U, S, V = mp.svd_r(mp.matrix(Z))
+        sigma = [S[i] for i in range(len(S))]
+        cut = max(sigma) * mp.mpf(10) ** (-mp.mp.dps // 2)  # exact zeros come out of the SVD as ~10^-dps
+        if math.isinf(self.p):  # the polar factor on the positive singular values
+            weights = [mp.mpf(1) if s > cut else mp.mpf(0) for s in sigma]
+        elif self.p == 1.0:  # nuclear: the top singular pair
+            top = max(range(len(sigma)), key=lambda i: sigma[i])
+            weights = [mp.mpf(1) if i == top else mp.mpf(0) for i in range(len(sigma))]
+        else:
+            q = mp.mpf(self.q)
+            kept = [s if s > cut else mp.mpf(0) for s in sigma]
+            denom = mp.fsum(s ** q for s in kept) ** ((q - 1) / q)
+            weights = [s ** (q - 1) / denom if denom > 0 else mp.mpf(0) for s in kept]
+        rank = [i for i in range(len(sigma)) if weights[i] != 0]
+        return [[mp.fsum(U[c, i] * weights[i] * V[i, j] for i in rank) for j in range(d)] for c in range(k)]
 
 
 def known_norms() -> str:
@@ -405,12 +414,12 @@ def _schatten_steepest(Z: torch.Tensor, q: float) -> torch.Tensor:
 
 # Muon's quintic Newton-Schulz coefficients (Jordan et al., 2024): fast, approximate orthogonalisation
 # whose singular values land near 1 (not exactly), which is why the exact polar factor is the default.
-_NS_COEFFS = (3.4445, -4.7750, 2.0315)
+NS_COEFFS = (3.4445, -4.7750, 2.0315)
 
 
 def newton_schulz_polar(Z: torch.Tensor, steps: int = 5) -> torch.Tensor:
     """Approximate polar factor U V^T of Z by Muon's quintic Newton-Schulz iteration."""
-    a, b, c = _NS_COEFFS
+    a, b, c = NS_COEFFS
     transpose = Z.shape[-2] > Z.shape[-1]
     X = Z.transpose(-2, -1) if transpose else Z
     fro = torch.linalg.matrix_norm(X, ord="fro", keepdim=True)

@@ -1,6 +1,8 @@
 """The extension points, used from this file alone: a toy norm kind (one class) and a toy named optimiser
-(one registration line) run through the max-margin solver, the engine and the fit; a toy theorem family (one
-registry entry) through the prediction; a toy study (one module, one registry entry) through ``rates report``.
+(one registration line, as a line of rates.numeric.optim.alias) run through the max-margin solver, the engine
+and the fit (tests/test_one_definition.py registers another and runs it through ``rates run`` against mpmath);
+a toy theorem family (one registry entry) through the prediction; a toy study (one module, one registry entry)
+through ``rates report``.
 
 The toy norm is the scaled Frobenius norm ``s ||W||_F`` (``scaledfro:S``). Everything about it follows in closed
 form from the Frobenius norm, which gives the independent expectations:
@@ -33,10 +35,17 @@ import pytest
 import torch
 
 from rates.norms import NORM_KINDS, Norm, inner, parse_norm, register_norm
-from rates.numeric.algorithms import ALGORITHMS, NamedAlgorithm, register_algorithm
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, simulate
 from rates.numeric.margins import clear_cache, max_margin
+from rates.numeric.optim.alias import (
+    OPTIMISERS,
+    chain,
+    full_gradient,
+    register_optimiser,
+    scale_by_schedule,
+    steepest_direction,
+)
 from rates.studies.report import fit_trajectory
 
 SCALE = 2.5
@@ -71,10 +80,11 @@ def toy():
     """Register the toy norm kind and the toy optimiser for one test, and forget them afterwards."""
     register_norm(ScaledFrobeniusNorm)  # what ``@register_norm`` above the class does in a module of rates
     # the one line that names an optimiser: normalised steepest descent in the toy norm
-    register_algorithm(NamedAlgorithm("scaled-ngd", f"scaledfro:{SCALE}"))
+    register_optimiser("scaled-ngd", chain(full_gradient(), steepest_direction(f"scaledfro:{SCALE}"),
+                                           scale_by_schedule()))
     clear_cache()
     yield
-    ALGORITHMS.pop("scaled-ngd")
+    OPTIMISERS.pop("scaled-ngd")
     NORM_KINDS.pop(ScaledFrobeniusNorm.kind)
     clear_cache()
 
@@ -240,8 +250,12 @@ def test_the_guide_shows_the_code_these_tests_run():
 
     norm_block = guide_code("A norm kind: one class")
     assert inspect.getsource(ScaledFrobeniusNorm) in norm_block and "@register_norm\n" in norm_block
-    assert f'register_algorithm(NamedAlgorithm("scaled-ngd", "scaledfro:{SCALE}"))' in guide_code(
-        "A named optimiser: one line")
+    optimiser_block = guide_code("A named optimiser: one line")
+    assert ('register_optimiser("signum-sum", chain(full_gradient(), momentum(), steepest_direction("sum"), '
+            'scale_by_schedule()))') in GUIDE.read_text()  # the line tests/test_one_definition.py registers
+    table = (GUIDE.parents[1] / "rates" / "numeric" / "optim" / "alias.py").read_text()
+    quoted = [line.strip() for line in optimiser_block.splitlines() if line.startswith('"')]
+    assert len(quoted) >= 3 and all(line in table for line in quoted), quoted  # lines of the real table
     family_block = guide_code("A theorem family: one module and one registry entry")
     template_lines = textwrap.dedent(inspect.getsource(toy_family_template).split("return ", 1)[1]).splitlines()
     for line in template_lines[1:-1]:  # the arguments of BoundTemplate(...), one per line

@@ -99,3 +99,40 @@ def test_graphed_engine_matches_cpu_fused_engine(name):
     assert len(rec_gpu) == len(rec_cpu) == len(times)
     for a, b in zip(rec_cpu, rec_gpu):
         np.testing.assert_allclose(b["W"], a["W"], rtol=0, atol=1e-12 * max(1.0, np.abs(a["W"]).max()))
+
+
+def _leaves(state) -> list:
+    if isinstance(state, torch.Tensor):
+        return [state]
+    if isinstance(state, (tuple, list)):
+        return [leaf for part in state for leaf in _leaves(part)]
+    return []
+
+
+def test_every_recordable_registered_optimiser_keeps_its_state_shapes():
+    """Replaying recorded steps copies each step's state into the buffers the graph reads
+    (rates.numeric.graphed._copy_into), so a state must keep its shapes from one step to the next. Checked on
+    the CPU for every registered name whose recipe is recorded (and Adam with eps > 0): after three steps with
+    a device-side step index the state has the initial state's structure and shapes, and copying it into the
+    initial buffers makes them equal. (Momentum and Adam once started from a per-run log-scale and moved to
+    per-row ones, which the copy refuses.)"""
+    from rates.numeric.algorithms import ALGORITHMS
+    from rates.numeric.graphed import _copy_into
+
+    ds, H, y = problem()
+    specs = [RunSpec(name, "1/2", norm="lp:3" if composition.norm is None else None)
+             for name, composition in ALGORITHMS.items() if not (composition.stochastic or composition.vr)]
+    runs = [resolve_spec(spec, ds.n) for spec in specs + [RunSpec("adam", "1/2", adam_eps=1e-8)]]
+    recorded = [run for run in runs if graphable(run.recipe)]
+    assert {run.spec.algo for run in recorded} >= {"signgd", "signum", "adam", "momentum-ngd", "cd", "ngd"}
+    for run in recorded:
+        optimizer = build(run.recipe, H, y, ds.k, _hyper([run], H.device))
+        W = torch.zeros((1, ds.k, ds.d), dtype=DTYPE)
+        static = optimizer.init(W)
+        state, t = static, torch.zeros((), dtype=DTYPE)
+        for _ in range(3):
+            _, state = optimizer.step(W, state, t)
+            t.add_(1.0)
+        assert [leaf.shape for leaf in _leaves(state)] == [leaf.shape for leaf in _leaves(static)], run.spec.algo
+        _copy_into(static, state)
+        assert all(torch.equal(a, b) for a, b in zip(_leaves(static), _leaves(state))), run.spec.algo

@@ -49,7 +49,10 @@ def test_a_name_registered_later_appears_in_the_help(monkeypatch):
 
     monkeypatch.setitem(STUDIES, "toy-study", "toy_study:run")
     monkeypatch.setitem(data.PRESETS, "toy-preset", data.PRESETS["default"])
-    monkeypatch.setitem(algorithms.ALGORITHMS, "toy-sd", algorithms.NamedAlgorithm("toy-sd", "sum"))
+    from rates.numeric.optim import alias
+
+    monkeypatch.setitem(algorithms.ALGORITHMS, "toy-sd",
+                        alias.chain(alias.full_gradient(), alias.steepest_direction("sum"), alias.scale_by_schedule()))
     assert "toy-study" in _help("report")
     for command in ("run", "fit"):
         text = _help(command)

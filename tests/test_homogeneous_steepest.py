@@ -29,9 +29,10 @@ def numpy_dual(name, grads, r):
 
 
 def step(name, grads, lr=1.0):
+    """The eq. 1 step Delta: the optimiser returns the update U, applied as theta - U (the linear engine's way)."""
     opt = make_optimizer(name, lr)
     updates, _ = opt.update(grads, opt.init(grads))
-    return updates
+    return [-u for u in updates]
 
 
 @pytest.mark.parametrize("name", ["gd", "sd", "cd", "spectral"])
@@ -87,7 +88,8 @@ def test_spectral_step_is_shampoo_without_accumulation():
 
 
 def test_adam_without_momentum_and_eps_is_normalised_sign_descent():
-    # FLAVORS App. C.1: beta1 = beta2 = eps = 0 gives -eta sign(g); a coordinate with g = 0 stays put.
+    # FLAVORS App. C.1: beta1 = beta2 = eps = 0 gives the update eta sign(g) (theta - U moves along -sign g);
+    # a coordinate with g = 0 stays put.
     grads = random_grads(4, runs=2)
     grads[0][0, 0, 0] = 0.0
     opt = make_optimizer("adam", 0.01, eps=0.0, beta1=0.0, beta2=0.0)
@@ -95,17 +97,17 @@ def test_adam_without_momentum_and_eps_is_normalised_sign_descent():
     for _ in range(3):
         updates, state = opt.update(grads, state)
         for u, g in zip(updates, grads):
-            torch.testing.assert_close(u, -0.01 * torch.sign(g), rtol=1e-14, atol=0)
+            torch.testing.assert_close(u, 0.01 * torch.sign(g), rtol=1e-14, atol=0)
     assert updates[0][0, 0, 0].item() == 0.0
 
 
 def test_adam_first_step_with_eps():
-    # Bias correction makes m_hat = g and v_hat = g^2 at step 1: update = -eta g / (|g| + eps).
+    # Bias correction makes m_hat = g and v_hat = g^2 at step 1: update = eta g / (|g| + eps).
     grads = random_grads(5, runs=1)
     opt = make_optimizer("adam", 0.5, eps=0.3, beta1=0.9, beta2=0.99)
     updates, _ = opt.update(grads, opt.init(grads))
     for u, g in zip(updates, grads):
-        torch.testing.assert_close(u, -0.5 * g / (g.abs() + 0.3), rtol=1e-13, atol=0)
+        torch.testing.assert_close(u, 0.5 * g / (g.abs() + 0.3), rtol=1e-13, atol=0)
 
 
 def test_two_point_subgradient_is_the_min_magnitude_point_of_the_interval():
@@ -141,12 +143,12 @@ def test_shampoo_without_accumulation_is_the_polar_factor_at_any_gradient_scale(
     plain = shampoo(accumulate=False)
     for scale in (1e-9, 1.0, 1e6):
         update, _ = plain.update([scale * G], plain.init([G]))
-        torch.testing.assert_close(update[0], -polar, rtol=0, atol=1e-10)
+        torch.testing.assert_close(update[0], polar, rtol=0, atol=1e-10)
     accumulating = shampoo(accumulate=True)
     state = accumulating.init([G])
     _, state = accumulating.update([G], state)
     update, _ = accumulating.update([G], state)
-    torch.testing.assert_close(update[0], -polar / 2 ** 0.5, rtol=0, atol=1e-10)
+    torch.testing.assert_close(update[0], polar / 2 ** 0.5, rtol=0, atol=1e-10)
 
 
 def test_kkt_residual_is_zero_when_theta_is_the_steepest_direction_of_minus_the_gradient():
@@ -161,3 +163,35 @@ def test_kkt_residual_is_zero_when_theta_is_the_steepest_direction_of_minus_the_
     flat = [torch.tensor([[[1.0, -1.0, 1.0]]], dtype=torch.float64)]
     g = [torch.tensor([[[-0.5, 2.0, -3.0]]], dtype=torch.float64)]
     assert float(kkt_residual(flat, g, geometry_of("sd"))[0]) == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("name, norm", [("gd", "frobenius"), ("sd", "max"), ("cd", "sum"), ("spectral", "spectral")])
+def test_steps_are_the_linear_engines_directions_with_its_sign_convention(name, norm):
+    """The update U of a network step is ||g||_* times the linear engine's steepest direction of g (the flattened
+    parameter vector, or each layer for the modular spectral norm), bit for bit, and it is applied as theta - U,
+    as the linear engine applies W - U: U points up the gradient (<U, g> = ||g||_*^2 > 0)."""
+    from rates.norms import parse_norm
+    from rates.numeric.optim.base import Signal
+    from rates.numeric.optim.transforms import steepest_direction
+
+    grads = random_grads(6)
+    opt = make_optimizer(name, 1.0)
+    updates, _ = opt.update(grads, opt.init(grads))
+    transform = steepest_direction(parse_norm(norm))
+
+    def linear(Z):
+        return transform.update(Signal(Z, None), transform.init(Z), 0)[0].value
+
+    if name == "spectral":
+        directions = [linear(g) for g in grads]
+    else:
+        flat = linear(torch.cat([g.flatten(1) for g in grads], dim=1).unsqueeze(-2)).squeeze(-2)
+        sizes = [g[0].numel() for g in grads]
+        directions = [part.reshape(g.shape) for part, g in zip(flat.split(sizes, dim=1), grads)]
+    dual = geometry_of(name).dual_value(grads)
+    for r in range(3):
+        inner = sum(float((u[r] * g[r]).sum()) for u, g in zip(updates, grads))
+        assert inner == pytest.approx(float(dual[r]) ** 2, rel=1e-12) and inner > 0
+    scale = sum((g * D).flatten(1).sum(dim=1) for g, D in zip(grads, directions))[:, None, None]
+    for u, D in zip(updates, directions):
+        assert torch.equal(u, scale * D)

@@ -122,7 +122,7 @@ def test_variance_reduced_signal_matches_its_definition(data):
     state = source.init(W_tilde)
     _, state = source(W_tilde, state, 0)  # t = 0 starts the epoch: snapshot at W_tilde
     signal, state = source(W_now, state, 1)
-    batch = state["perms"][0, 5:10]
+    batch = state.perms[0, 5:10]
     expected = (autograd_gradient(W_now[0], H[batch], y[batch]) - autograd_gradient(W_tilde[0], H[batch], y[batch])
                 + autograd_gradient(W_tilde[0], H, y))
     np.testing.assert_allclose(signal.true_value()[0].numpy(), expected.numpy(), rtol=1e-12, atol=1e-14)
@@ -138,11 +138,11 @@ def test_reshuffling_covers_each_sample_once_per_epoch_with_per_run_streams(data
     for epoch in range(3):
         _, state = source(W, state, epoch * source.steps_per_epoch)
         _, state_alone = alone(W[:1], state_alone, epoch * alone.steps_per_epoch)
-        perms = state["perms"]
+        perms = state.perms
         for r in range(3):
             assert sorted(perms[r].tolist()) == list(range(data.n))
             assert torch.equal(perms[r], next(streams[r]))
-        assert torch.equal(perms[2], state_alone["perms"][0])  # a run's batches do not depend on its neighbours
+        assert torch.equal(perms[2], state_alone.perms[0])  # a run's batches do not depend on its neighbours
 
 
 @pytest.mark.parametrize("name", ["max", "sum", "frobenius", "spectral", "nuclear", "lp:3", "schatten:3"])

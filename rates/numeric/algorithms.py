@@ -1,9 +1,10 @@
-"""Named algorithms as points of one framework: signal -> steepest direction for a norm -> step.
+"""Named algorithms resolved against a run's options: which norm, which pieces, which theorem family.
 
-docs/theory.md section 2 (MINIBATCH section 3.1, SIGNADAM eq. 3-5): seventeen names are combinations of a
-norm, a signal (full / mini-batch / variance reduced), optional momentum, or Adam. This module is the one
-vocabulary shared by ``rates predict`` (which theorem family applies) and ``rates run`` (which optimiser
-composition to build); it validates the combination and never clamps a value.
+docs/theory.md section 2 (MINIBATCH section 3.1, SIGNADAM eq. 3-5): seventeen names are compositions of a
+norm, a signal (full / mini-batch / variance reduced), optional momentum, or Adam, each defined in one line
+of :mod:`rates.numeric.optim.alias`. This module is the vocabulary shared by ``rates predict`` (which theorem
+family applies) and ``rates run`` (which composition to build); it validates the combination of a name with
+``--norm``, ``--batch``, ``--momentum`` and ``--vr`` and never clamps a value.
 """
 
 from __future__ import annotations
@@ -13,47 +14,14 @@ from typing import Optional
 
 from rates.errors import InputError
 from rates.norms import parse_norm
+from rates.numeric.optim.alias import OPTIMISERS, Composition
 from rates.numeric.run_parameters import check
 
 DEFAULT_MOMENTUM = 0.9
 
-
-@dataclass(frozen=True)
-class NamedAlgorithm:
-    """What a name fixes; ``norm=None`` means the user must give ``--norm`` (``nsd``)."""
-
-    name: str
-    norm: Optional[str]
-    stochastic: bool = False
-    momentum: bool = False
-    vr: bool = False
-    adam: bool = False
-
-
-_BASE = [
-    NamedAlgorithm("signgd", "max"),
-    NamedAlgorithm("ngd", "frobenius"),
-    NamedAlgorithm("spectral-gd", "spectral"),
-    NamedAlgorithm("cd", "sum"),
-    NamedAlgorithm("nsd", None),
-    NamedAlgorithm("signum", "max", momentum=True),
-    NamedAlgorithm("muon", "spectral", momentum=True),
-    NamedAlgorithm("momentum-ngd", "frobenius", momentum=True),
-    NamedAlgorithm("adam", "max", adam=True),
-    NamedAlgorithm("signsgd", "max", stochastic=True),
-    NamedAlgorithm("nsgd", "frobenius", stochastic=True),
-    NamedAlgorithm("spectral-sgd", "spectral", stochastic=True),
-]
-_VR = [replace(alg, name=f"vr-{alg.name}", vr=True) for alg in _BASE if alg.stochastic or alg.momentum]
-
-ALGORITHMS: dict[str, NamedAlgorithm] = {alg.name: alg for alg in _BASE + _VR}
-
-
-def register_algorithm(algorithm: NamedAlgorithm) -> NamedAlgorithm:
-    """Make a named algorithm known to ``predict``, ``run`` and ``fit``: one line per name, e.g.
-    ``register_algorithm(NamedAlgorithm("signum-sum", "sum", momentum=True))`` (docs/extending.md)."""
-    ALGORITHMS[algorithm.name] = algorithm
-    return algorithm
+# name -> Composition (norm, source, momentum | Adam): the table of rates.numeric.optim.alias itself, so a
+# name added there (a line, or rates.numeric.optim.alias.register_optimiser) is known here at once.
+ALGORITHMS: dict[str, Composition] = OPTIMISERS
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ from rates.norms import parse_norm
 from rates.numeric.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
 from rates.numeric.margins import max_margin
 from rates.numeric.measures import BIAS_KEY, checkpoint_measures, max_margin_references
+from rates.numeric.optim.alias import for_run
 from rates.numeric.recipe import Recipe
 from rates.numeric.run_parameters import ENGINES, POLAR_METHODS, check  # noqa: F401 (ENGINES, POLAR_METHODS: re-exported)
 from rates.numeric.trajectory import Run, Trajectory
@@ -180,9 +181,8 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     if algorithm.adam:
         for name in ("adam_beta1", "adam_beta2", "adam_eps"):
             check(name, getattr(spec, name))
-    recipe = Recipe(source=source, batch=batch, norm=algorithm.norm,
-                    polar=spec.polar if algorithm.norm == "spectral" else "exact",
-                    adam=algorithm.adam, momentum=algorithm.momentum > 0)
+    recipe = Recipe(for_run(named, source, algorithm.norm, algorithm.momentum > 0), batch,
+                    polar=spec.polar if algorithm.norm == "spectral" else "exact")
     return ResolvedRun(spec, algorithm, a, recipe)
 
 

@@ -17,14 +17,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from rates.numeric.optim.alias import Composition
+
 
 @dataclass(frozen=True)
 class Recipe:
-    """What code a run executes. ``source`` is ``full``, ``minibatch`` or ``vr``."""
+    """What code a run executes: the chain of pieces of :mod:`rates.numeric.optim.alias` (its name's line
+    with the run's options applied), the batch size and the polar method. The torch program
+    (:func:`rates.numeric.optim.compose.build`) and the mpmath reference are built from ``composition``; the
+    fused kernels read the properties below."""
 
-    source: str
+    composition: Composition
     batch: Optional[int]
-    norm: str
     polar: str
-    adam: bool
-    momentum: bool
+
+    @property
+    def source(self) -> str:
+        """``full``, ``minibatch`` or ``vr``."""
+        return self.composition.source
+
+    @property
+    def norm(self) -> str:
+        return self.composition.norm
+
+    @property
+    def adam(self) -> bool:
+        return self.composition.adam
+
+    @property
+    def momentum(self) -> bool:
+        return self.composition.momentum

@@ -10,7 +10,12 @@ check of the engine's shifted log-domain weights and shared log-scales.
 Algorithm: ``grad L(W) = (1/m) sum_i (S(W h_i) - e_{y_i}) h_i^T`` over the samples of the step's batch;
 momentum ``M_t = beta M_{t-1} + (1-beta) Z_t``; SVRG ``grad_B(W_t) - grad_B(W~) + grad L(W~)``; steepest
 directions of docs/theory.md section 2 (sign; one signed coordinate; Z/||Z||_F; entry-wise l_p; the polar
-factor from mpmath's SVD); bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a.
+factor, the top singular pair and Schatten-p weights from mpmath's SVD; Muon's Newton-Schulz iteration);
+bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a.
+
+Which of these steps a run takes is read from the composition of pieces that defines it
+(:mod:`rates.numeric.optim.alias`, :func:`config_of`): a named optimiser is checked against this reference
+by construction (tests/test_one_definition.py), while each step here is written from its formula.
 
 Reference: Kingma & Ba (2014) for Adam; MINIBATCH section 3.1 and SIGNADAM eq. 3-5 for the framework.
 It is slow (pure Python): meant for n, k, d of a few and a few thousand steps.
@@ -20,18 +25,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import mpmath as mp
 
-from rates.norms import parse_norm
+from rates.norms import NS_COEFFS, parse_norm
 
 Matrix = list[list[mp.mpf]]
 
 
 @dataclass(frozen=True)
 class ReferenceConfig:
-    """One run: ``norm`` (max, sum, frobenius, lp:P, spectral) unless ``adam``; ``a`` as a fraction string."""
+    """One run: ``norm`` (max, sum, frobenius, lp:P, spectral, nuclear, schatten:P) unless ``adam``; ``a`` as a
+    fraction string; ``polar`` ``exact`` or ``newton-schulz`` (Muon's iteration, spectral only)."""
 
     norm: str = "max"
     a: str = "1/2"
@@ -42,6 +48,7 @@ class ReferenceConfig:
     beta2: float = 0.999
     eps: float = 0.0
     vr: bool = False
+    polar: str = "exact"
 
 
 def _zeros(k: int, d: int) -> Matrix:
@@ -67,10 +74,26 @@ def gradient(W: Matrix, H: Sequence[Sequence[mp.mpf]], y: Sequence[int], samples
     return [[g / m for g in row] for row in G]
 
 
-def steepest(Z: Matrix, norm: str) -> Matrix:
+def steepest(Z: Matrix, norm: str, polar: str = "exact") -> Matrix:
     """argmax_{||D|| <= 1} <Z, D> for the norms of docs/theory.md section 2: the norm's own mpmath direction
-    (:meth:`rates.norms.Norm.steepest_mp`; max, sum, frobenius, lp:P and spectral are implemented)."""
-    return parse_norm(norm).steepest_mp(Z)
+    (:meth:`rates.norms.Norm.steepest_mp`); ``polar="newton-schulz"`` is Muon's quintic iteration instead of
+    the spectral norm's polar factor, with the coefficients of :func:`rates.norms.newton_schulz_polar`."""
+    parsed = parse_norm(norm)
+    if polar == "newton-schulz" and parsed.kind == "schatten" and mp.isinf(parsed.p):
+        return _newton_schulz_mp(Z)
+    return parsed.steepest_mp(Z)
+
+
+def _newton_schulz_mp(Z: Matrix, steps: int = 5) -> Matrix:
+    a, b, c = (mp.mpf(x) for x in NS_COEFFS)
+    k, d = len(Z), len(Z[0])
+    X = mp.matrix(Z).T if k > d else mp.matrix(Z)
+    X = X / mp.norm(X, 2)  # mp.norm of a matrix with p = 2 is the Frobenius norm
+    for _ in range(steps):
+        A = X * X.T
+        X = a * X + (b * A + c * A * A) * X
+    X = X.T if k > d else X
+    return [[X[i, j] for j in range(d)] for i in range(k)]
 
 
 def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: ReferenceConfig, steps: int,
@@ -78,6 +101,15 @@ def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: Referenc
         dps: int = 50) -> Matrix:
     """W after ``steps`` steps from W = 0 (mpf entries). ``batches[t]`` lists the samples of step t
     (full batch when None); ``epoch_length`` (steps per epoch) sets the VR snapshot times."""
+    return trajectory(H, y, k, config, steps, (steps,), batches, epoch_length, dps)[steps]
+
+
+def trajectory(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: ReferenceConfig, steps: int,
+               record: Iterable[int], batches: Optional[Sequence[Sequence[int]]] = None,
+               epoch_length: Optional[int] = None, dps: int = 50) -> dict[int, Matrix]:
+    """``{t: W_t}`` (mpf entries) for the steps ``t`` in ``record`` (0 .. steps), as :func:`run`."""
+    wanted = set(record)
+    out: dict[int, Matrix] = {}
     with mp.workdps(dps):
         Hm = [[mp.mpf(v) for v in row] for row in H]
         n, d = len(Hm), len(Hm[0])
@@ -91,7 +123,11 @@ def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: Referenc
         b1, b2, eps = mp.mpf(config.beta1), mp.mpf(config.beta2), mp.mpf(config.eps)
         snapshot_W = None
         everyone = range(n)
-        for t in range(steps):
+        for t in range(steps + 1):
+            if t in wanted:
+                out[t] = [row[:] for row in W]
+            if t == steps:
+                break
             batch = everyone if batches is None else batches[t]
             Z = gradient(W, Hm, y, batch)
             if config.vr:
@@ -113,9 +149,57 @@ def run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: Referenc
             if beta > 0:
                 M = [[beta * M[c][j] + (1 - beta) * Z[c][j] for j in range(d)] for c in range(k)]
                 Z = M
-            D = steepest(Z, config.norm)
+            D = steepest(Z, config.norm, config.polar)
             W = [[W[c][j] - eta * D[c][j] for j in range(d)] for c in range(k)]
-        return W
+    return out
+
+
+# What each piece of a composition (rates.numeric.optim.alias) sets in the reference, given the run's numbers;
+# a piece without an entry has no reference and config_of refuses it (a new kind of piece needs one here).
+_PIECES = {
+    "source": lambda piece, spec, algorithm: {"vr": piece.kind == "vr"},
+    "momentum": lambda piece, spec, algorithm: {"momentum": algorithm.momentum},
+    "adam": lambda piece, spec, algorithm: {"adam": True, "beta1": spec.adam_beta1, "beta2": spec.adam_beta2,
+                                           "eps": spec.adam_eps},
+    "direction": lambda piece, spec, algorithm: {"norm": piece.kind, "polar": spec.polar},
+    "schedule": lambda piece, spec, algorithm: {"a": str(spec.a), "eta0": spec.eta0},
+}
+
+
+def config_of(run: Any) -> ReferenceConfig:
+    """The reference configuration of a resolved engine run (``rates.numeric.engine.ResolvedRun``), read piece
+    by piece from the composition it executes (``run.recipe.composition``), never from its name."""
+    keywords: dict[str, Any] = {}
+    for piece in run.recipe.composition.pieces:
+        if piece.role not in _PIECES:
+            raise ValueError(f"the mpmath reference has no step for the piece {piece}")
+        keywords.update(_PIECES[piece.role](piece, run.spec, run.algorithm))
+    return ReferenceConfig(**keywords)
+
+
+def batches_of(run: Any, n: int, steps: int) -> tuple[Optional[list[list[int]]], Optional[int]]:
+    """The samples of every step and the steps per epoch of a resolved run: the epoch permutations its seed
+    draws (:func:`rates.numeric.optim.sources.epoch_permutations`), cut into consecutive batches."""
+    batch = run.recipe.batch
+    if run.recipe.source == "full" or batch is None:
+        return None, None
+    from rates.numeric.optim.sources import epoch_permutations  # torch's generator: the engines' stream
+
+    epoch_length = n // batch
+    stream = epoch_permutations(run.spec.seed, n)
+    out: list[list[int]] = []
+    while len(out) < steps:
+        perm = next(stream).tolist()
+        out += [perm[j * batch:(j + 1) * batch] for j in range(epoch_length)]
+    return out, epoch_length
+
+
+def run_trajectory(run: Any, H: Sequence[Sequence[float]], y: Sequence[int], k: int, steps: int,
+                   record: Iterable[int], dps: int = 50) -> dict[int, Matrix]:
+    """``{t: W_t}`` of a resolved engine run in ``dps``-digit mpmath: its configuration and batches from
+    :func:`config_of` and :func:`batches_of`."""
+    batches, epoch_length = batches_of(run, len(y), steps)
+    return trajectory(H, y, k, config_of(run), steps, record, batches, epoch_length, dps)
 
 
 def to_float(W: Matrix) -> list[list[float]]:

@@ -467,7 +467,7 @@ def identity_gradients(seed: int = 0) -> list:
 
 
 def adam_sign_difference(grads) -> float:
-    """Largest |update - (-sign g)| of Adam with beta1 = beta2 = eps = 0 (FLAVORS App. C.1: it is sign descent,
+    """Largest |update - sign g| of Adam with beta1 = beta2 = eps = 0 (FLAVORS App. C.1: it is sign descent,
     SD without the eq. 1 factor ||g||_1)."""
     import torch
 
@@ -475,11 +475,11 @@ def adam_sign_difference(grads) -> float:
 
     adam = make_optimizer("adam", lr=1.0, eps=0.0, beta1=0.0, beta2=0.0)
     updates, _ = adam.update(grads, adam.init(grads))
-    return max(float((u + torch.sign(g)).abs().max()) for u, g in zip(updates, grads))
+    return max(float((u - torch.sign(g)).abs().max()) for u, g in zip(updates, grads))
 
 
 def shampoo_polar_difference(grads, algorithm: str = "shampoo-no-acc", steps: int = 1) -> float:
-    """Largest |update - (-U V^T)| of Shampoo after ``steps`` identical gradients, U V^T the polar factor of
+    """Largest |update - U V^T| of Shampoo after ``steps`` identical gradients, U V^T the polar factor of
     G = U S V^T from an SVD (FLAVORS sec. 4.3, App. C.2: without accumulation Shampoo is the polar factor)."""
     import torch
 
@@ -492,7 +492,7 @@ def shampoo_polar_difference(grads, algorithm: str = "shampoo-no-acc", steps: in
     worst = 0.0
     for u, g in zip(updates, grads):
         U, _, Vh = torch.linalg.svd(g, full_matrices=False)
-        worst = max(worst, float((u + U @ Vh).abs().max()))
+        worst = max(worst, float((u - U @ Vh).abs().max()))
     return worst
 
 

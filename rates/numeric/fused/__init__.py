@@ -21,11 +21,13 @@ Scope: the CPU path of ``rates.numeric.engine`` (``engine="auto"`` or ``"fused"`
 it is also kept callable on the CPU (``--engine torch``) as the previous engine that the tests compare
 against. The mpmath reference (:mod:`rates.numeric.reference`) stays the independent check of both.
 
-One definition per optimiser: only partly. On the CPU the fused kernels replace the torch program, but
-the torch program stays as the cuda path, so two implementations exist; ``tests/test_fused.py`` holds
-them to 1e-12 of each other and of mpmath on every recipe where float64 allows it (see its notes). Within
-the kernels each recipe is written once: the 64-lane layout is confined to the gradient, and a single
-configuration runs through the same code as a block of one lane.
+One definition per optimiser: each name is one line of :mod:`rates.numeric.optim.alias`. The torch program (the
+cuda path, and ``--engine torch`` on the CPU) is built from those lines piece by piece; these kernels cannot be
+built from them, so they are checked against them: ``tests/test_one_definition.py`` runs every registered name
+here and on the torch engine against the mpmath reference (whose steps are read from the same pieces) at
+each of the first steps, and ``tests/test_fused.py`` over 2,000 steps on harder data. Within the kernels each
+recipe is written once: the 64-lane layout is confined to the gradient, and a single configuration runs
+through the same code as a block of one lane.
 """
 
 from __future__ import annotations

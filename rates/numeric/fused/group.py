@@ -45,9 +45,16 @@ _SOURCES = {"full": kernels.SOURCE_FULL, "minibatch": kernels.SOURCE_MINIBATCH, 
 BUILT_IN_NORM_KINDS = ("entrywise", "schatten")
 
 
+# the roles of the pieces (rates.numeric.optim.alias) the kernels were written for
+KERNEL_PIECES = ("source", "momentum", "adam", "direction", "schedule")
+
+
 def supports(recipe: Any) -> bool:
     """Whether the kernels have this recipe's direction: Adam, or a built-in norm kind. A norm kind registered
-    later (``rates.norms.register_norm``) has only its torch ``steepest`` method, so it runs on the torch path."""
+    later (``rates.norms.register_norm``) has only its torch ``steepest`` method, so it runs on the torch path,
+    as does a chain with a kind of piece the kernels were not written for."""
+    if any(piece.role not in KERNEL_PIECES for piece in recipe.composition.pieces):
+        return False
     return bool(recipe.adam) or parse_norm(recipe.norm).kind in BUILT_IN_NORM_KINDS
 
 

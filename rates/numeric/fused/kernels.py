@@ -106,7 +106,7 @@ _LN2 = math.log(2.0)
 # coefficient is a subnormal number.
 FLUSH_EXPONENT = -1000.0
 _EPS = np.finfo(np.float64).eps
-# Muon's quintic Newton-Schulz coefficients, as rates.norms._NS_COEFFS
+# Muon's quintic Newton-Schulz coefficients, as rates.norms.NS_COEFFS
 _NS_A, _NS_B, _NS_C = 3.4445, -4.7750, 2.0315
 _NS_STEPS = 5
 

@@ -5,8 +5,12 @@ W_l of shape (R, out, in) with a leading runs axis; a gradient g of the same str
 
 Algorithm (FLAVORS, eq. 1 [given]):
 ``theta_{t+1} = theta_t + eta Delta_t``, ``Delta_t in argmin_{||u|| <= ||g||_*} <u, g>``. Writing
-``D = argmax_{||v|| <= 1} <v, g>`` (the unit steepest direction of :meth:`rates.norms.Norm.steepest`, the same
-direction maps as the linear engine) gives ``Delta_t = -||g||_* D``: the step is *not* normalised.
+``D = argmax_{||v|| <= 1} <v, g>`` gives ``Delta_t = -||g||_* D``: the step is *not* normalised.
+
+One convention with the linear engine (:mod:`rates.numeric.optim`): a transform returns the update ``U`` and the
+loop applies ``theta <- theta - U`` (so ``U = -eta Delta_t = eta ||g||_* D``), and ``D`` is the output of the
+linear engine's own transform :func:`rates.numeric.optim.transforms.steepest_direction` (the directions of
+:meth:`rates.norms.Norm.steepest`: sign, one signed coordinate, ``g/||g||_2``, the SVD polar factor per layer).
 
 * ``gd``: l2 over all parameters -> ``Delta = -g`` (gradient descent);
 * ``sd``: l_inf over all parameters -> ``Delta = -||g||_1 sign(g)`` (sign descent);
@@ -21,8 +25,8 @@ Guarantee (FLAVORS Thm 3.1, for the flow eta -> 0): once the loss is below l(0),
 algorithm's own norm ``||.||`` is non-decreasing; Thm 3.4: limit directions are KKT points of
 ``min ||theta||^2/2 s.t. y_i f(x_i; theta) >= 1``.
 
-Adam (FLAVORS eq. 75, App. C.1 [given]): bias-corrected moments, step ``-eta m_hat / (sqrt(v_hat) + eps)``;
-with ``beta1 = beta2 = eps = 0`` it is sign descent *normalised* (``-eta sign(g)``), which is why FLAVORS
+Adam (FLAVORS eq. 75, App. C.1 [given]): bias-corrected moments, update ``U = eta m_hat / (sqrt(v_hat) + eps)``;
+with ``beta1 = beta2 = eps = 0`` it is sign descent *normalised* (``U = eta sign(g)``), which is why FLAVORS
 section 4.2 compares its margins with those of sign descent. With eps = 0 a coordinate whose gradient has
 always been 0 (a dead ReLU) would give 0/0; it takes the value 0, the limit of the eps > 0 update.
 
@@ -41,7 +45,8 @@ import torch
 from rates.errors import InputError
 from rates.norms import Norm, parse_norm
 from rates.numeric.optim.base import GradientTransformation as Transform  # update(grads, state): no step index
-from rates.numeric.optim.base import chain
+from rates.numeric.optim.base import Signal, chain
+from rates.numeric.optim.transforms import steepest_direction as unit_steepest_direction
 
 Params = list[torch.Tensor]
 
@@ -49,6 +54,13 @@ Params = list[torch.Tensor]
 def _flatten(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     """All entries of each run as one (R, 1, P) row, so that rates.norms treats them as one vector."""
     return torch.cat([t.flatten(1) for t in tensors], dim=1).unsqueeze(-2)
+
+
+def _unit_direction(norm: Norm, Z: torch.Tensor) -> torch.Tensor:
+    """``argmax_{||D|| <= 1} <Z, D>`` through the linear engine's transform (a signal of unknown scale)."""
+    transform = unit_steepest_direction(norm)
+    direction, _ = transform.update(Signal(Z, None), transform.init(Z), 0)
+    return direction.value
 
 
 def _unflatten(row: torch.Tensor, like: Sequence[torch.Tensor]) -> Params:
@@ -78,7 +90,7 @@ class FlatGeometry:
         return self.norm.dual_value(_flatten(grads))
 
     def direction(self, grads: Sequence[torch.Tensor]) -> Params:
-        return _unflatten(self.norm.steepest(_flatten(grads)), grads)
+        return _unflatten(_unit_direction(self.norm, _flatten(grads)), grads)
 
 
 @dataclass(frozen=True)
@@ -99,7 +111,7 @@ class LayerwiseMaxGeometry:
 
     def direction(self, grads: Sequence[torch.Tensor]) -> Params:
         # The ball of a max-norm is a product of balls, so the maximiser splits layer by layer.
-        return [self.layer_norm.steepest(G) for G in grads]
+        return [_unit_direction(self.layer_norm, G) for G in grads]
 
 
 Geometry = FlatGeometry | LayerwiseMaxGeometry
@@ -124,19 +136,20 @@ def geometry_of(algorithm: str) -> Geometry:
 
 
 def steepest_direction(geometry: Geometry) -> Transform:
-    """``g -> -||g||_* argmax_{||v||<=1} <v, g>`` (FLAVORS eq. 1 without eta)."""
+    """``g -> ||g||_* argmax_{||v||<=1} <v, g>``, the update of FLAVORS eq. 1 without eta (applied as
+    ``theta - U``)."""
 
     def update(grads: Params, state: Any) -> tuple[Params, Any]:
         directions = geometry.direction(grads)
         # <g, D> = ||g||_* for the unit maximiser D: no second SVD for the spectral geometry.
         dual = sum((g * D).flatten(1).sum(dim=1) for g, D in zip(grads, directions))[:, None, None]
-        return [-dual * D for D in directions], state
+        return [dual * D for D in directions], state
 
     return Transform(lambda params: None, update)
 
 
 def adam_moments(beta1: float, beta2: float, eps: float) -> Transform:
-    """``g -> -m_hat / (sqrt(v_hat) + eps)`` with bias correction (FLAVORS eq. 75 without eta)."""
+    """``g -> m_hat / (sqrt(v_hat) + eps)`` with bias correction (FLAVORS eq. 75 without eta)."""
     if not (0.0 <= beta1 < 1.0):
         raise InputError("beta1", f"must be in [0, 1), got {beta1}")
     if not (0.0 <= beta2 < 1.0):
@@ -157,7 +170,7 @@ def adam_moments(beta1: float, beta2: float, eps: float) -> Transform:
         for m, v in zip(ms, vs):
             denom = torch.sqrt(v / c2) + eps
             safe = torch.where(denom > 0, denom, torch.ones_like(denom))
-            updates.append(torch.where(denom > 0, -(m / c1) / safe, torch.zeros_like(m)))
+            updates.append(torch.where(denom > 0, (m / c1) / safe, torch.zeros_like(m)))
         return updates, (step, ms, vs)
 
     return Transform(init, update)
@@ -189,9 +202,9 @@ SHAMPOO_EPS = 1e-12
 
 
 def shampoo(accumulate: bool, eps: float = SHAMPOO_EPS) -> Transform:
-    """Shampoo (Gupta et al. 2018) for matrix parameters G (R, a, b): ``-L_t^{-1/4} G R_t^{-1/4}`` with
+    """Shampoo (Gupta et al. 2018) for matrix parameters G (R, a, b): ``U = L_t^{-1/4} G R_t^{-1/4}`` with
     ``L_t = [L_{t-1} +] G G^T`` and ``R_t = [R_{t-1} +] G^T G``; without accumulation (``L = G G^T``,
-    ``R = G^T G``) the update is the polar factor ``-U V^T`` of ``G = U S V^T`` (Bernstein and Newhouse 2024;
+    ``R = G^T G``) the update is the polar factor ``U V^T`` of ``G = U S V^T`` (Bernstein and Newhouse 2024;
     FLAVORS sec. 4.3, App. C.2): spectral steepest descent without the eq. 1 factor ``||g||_*``.
 
     Inverse fourth roots by an eigendecomposition; eigenvalues below ``eps`` times the largest are raised
@@ -222,10 +235,10 @@ def shampoo(accumulate: bool, eps: float = SHAMPOO_EPS) -> Transform:
                 # accumulate the true G G^T (scale^2 restored) so that early, large gradients weigh as in Shampoo
                 left_now, right_now = left + left_now * scale ** 2, right + right_now * scale ** 2
                 new_state.append((left_now, right_now))
-                updates.append(-(root(left_now) @ G @ root(right_now)))
+                updates.append(root(left_now) @ G @ root(right_now))
             else:
                 new_state.append((left, right))
-                updates.append(-(root(left_now) @ Gs @ root(right_now)))
+                updates.append(root(left_now) @ Gs @ root(right_now))
         return updates, new_state
 
     return Transform(init, update)
@@ -240,7 +253,7 @@ def scale(factor: float) -> Transform:
 
 def make_optimizer(algorithm: str, lr: float, eps: float = 1e-8, beta1: float = 0.9,
                    beta2: float = 0.99, subgradient: str = "gradient") -> Transform:
-    """The update map of ``algorithm``; apply as ``theta <- theta + updates``.
+    """The update map of ``algorithm``; apply as ``theta <- theta - updates`` (the linear engine's convention).
 
     ``subgradient="gradient"`` is FLAVORS eq. 1 exactly; ``"two-point"`` feeds eq. 1 the estimate of
     :func:`two_point_subgradient` instead of the gradient (needed by coordinate descent on ReLU nets).

@@ -204,7 +204,7 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
             frozen |= overflow
             grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in grads]
             updates, state = optimizer.update(grads, state)
-            proposed = [p + u for p, u in zip(params, updates)]
+            proposed = [p - u for p, u in zip(params, updates)]
             finite = torch.stack([torch.isfinite(p).flatten(1).all(dim=1) for p in proposed]).all(dim=0)
             # A step that overflows marks its run diverged and is not taken, so no NaN reaches the measures.
             diverged |= ~finite & ~frozen

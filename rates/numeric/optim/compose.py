@@ -1,6 +1,7 @@
 """Build an optimiser for a group of runs: gradient source -> [momentum] -> direction | Adam -> schedule.
 
-Setting: docs/theory.md section 2. Seventeen named algorithms (rates.numeric.algorithms) are points of one recipe;
+Setting: docs/theory.md section 2. Seventeen named algorithms (one line each in rates.numeric.optim.alias) are
+points of one recipe;
 :class:`Recipe` is the part of a configuration that fixes *which code* runs (source kind, batch size,
 norm, polar method, Adam or steepest direction, momentum or not), so all runs sharing a recipe advance
 as one batched tensor program and differ only in per-run numbers (eta0, a, beta, Adam betas, eps,
@@ -12,11 +13,12 @@ re-exported here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
 from rates.norms import parse_norm
+from rates.numeric.optim.alias import Piece
 from rates.numeric.optim.base import GradientTransformation, chain
 from rates.numeric.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced
 from rates.numeric.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction, takes_signs
@@ -57,29 +59,34 @@ class Optimizer:
 
 
 def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
-    """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device."""
+    """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device: each
+    piece of ``recipe.composition`` (:mod:`rates.numeric.optim.alias`) becomes its torch transform."""
     # Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
     # needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
     # steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
     # Directions that weigh entries against each other get one scale per run: per-row scales would add the
     # rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees.
+    composition = recipe.composition
     norm = parse_norm(recipe.norm)
-    per_row = recipe.adam or takes_signs(norm)
-    exact_scale = recipe.momentum or per_row
-    if recipe.source == "full":
-        source: Any = FullGradient(H, y, k, exact_scale, per_row)
-    elif recipe.source == "minibatch":
-        source = ReshuffledBatches(H, y, k, recipe.batch, hyper.seeds, exact_scale, per_row)
-    elif recipe.source == "vr":
-        source = VarianceReduced(H, y, k, recipe.batch, hyper.seeds, per_row)
-    else:
-        raise ValueError(f"unknown gradient source {recipe.source!r}")
-    parts = []
-    if recipe.momentum:
-        parts.append(momentum(hyper.beta))
-    if recipe.adam:
-        parts.append(adam(hyper.beta1, hyper.beta2, hyper.eps))
-    else:
-        parts.append(steepest_direction(norm, recipe.polar))
-    parts.append(scale_by_schedule(hyper.eta0, hyper.a))
+    per_row = composition.adam or takes_signs(norm)
+    exact_scale = composition.momentum or per_row
+    source = SOURCES[composition.source](recipe, H, y, k, hyper, exact_scale, per_row)
+    parts = [TRANSFORMS[piece.role](piece, recipe, hyper, per_row) for piece in composition.transforms()]
     return Optimizer(source, chain(*parts))
+
+
+# piece role -> its torch transform (the pieces of rates.numeric.optim.alias)
+SOURCES: dict[str, Callable[..., Any]] = {
+    "full": lambda recipe, H, y, k, hyper, exact_scale, per_row: FullGradient(H, y, k, exact_scale, per_row),
+    "minibatch": lambda recipe, H, y, k, hyper, exact_scale, per_row: ReshuffledBatches(
+        H, y, k, recipe.batch, hyper.seeds, exact_scale, per_row),
+    "vr": lambda recipe, H, y, k, hyper, exact_scale, per_row: VarianceReduced(
+        H, y, k, recipe.batch, hyper.seeds, per_row),
+}
+# (``per_row``: the source gives each class row its own log-scale)
+TRANSFORMS: dict[str, Callable[[Piece, Recipe, Hyper, bool], GradientTransformation]] = {
+    "momentum": lambda piece, recipe, hyper, per_row: momentum(hyper.beta, per_row),
+    "adam": lambda piece, recipe, hyper, per_row: adam(hyper.beta1, hyper.beta2, hyper.eps, per_row),
+    "direction": lambda piece, recipe, hyper, per_row: steepest_direction(parse_norm(piece.kind), recipe.polar),
+    "schedule": lambda piece, recipe, hyper, per_row: scale_by_schedule(hyper.eta0, hyper.a),
+}

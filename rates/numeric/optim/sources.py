@@ -20,7 +20,7 @@ device; :func:`epoch_permutations` is that stream, exposed so tests can derive e
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
 import torch
 
@@ -45,6 +45,29 @@ def epoch_permutations(seed: int, n: int) -> Iterator[torch.Tensor]:
         yield torch.randperm(n, generator=gen)
 
 
+class FullGradientState(NamedTuple):
+    """The sample block laid out for the runs axis, made once: ``samples`` (R, d, n) for the logits, and
+    ``mean_samples`` (R, n, d) = h_i / n for the gradient, or ``plan`` for the folded direction."""
+
+    samples: torch.Tensor
+    mean_samples: Optional[torch.Tensor] = None
+    plan: Any = None
+
+
+class BatchState(NamedTuple):
+    """Per-run permutation streams and the current epoch's layout; the VR snapshot where there is one."""
+
+    streams: list
+    full_views: tuple
+    perms: Optional[torch.Tensor] = None  # (R, n): this epoch's order of the samples, one row per run
+    Ht: Optional[torch.Tensor] = None  # (R, d, n) samples in epoch order
+    H_mean: Optional[torch.Tensor] = None  # (R, n, d) samples in epoch order, over the batch size
+    labels: Any = None
+    snapshot_full: Optional[torch.Tensor] = None  # grad L(W~) up to the snapshot's log-scale (VR)
+    snapshot_coeff: Optional[torch.Tensor] = None  # per-sample coefficients at W~, epoch order (VR)
+    snapshot_log_scale: Optional[torch.Tensor] = None
+
+
 class FullGradient:
     """grad L(W_t) over all n samples, one (R, k, n) logits block per step.
 
@@ -59,19 +82,18 @@ class FullGradient:
         self.labels = labels(y, k, H.dtype)
         self.folded = not exact_scale and folds_label_row(k, H.shape[1], H.shape[0])
 
-    def init(self, W: torch.Tensor) -> tuple:
-        views = sample_views(self.Ht, W.shape[0])
+    def init(self, W: torch.Tensor) -> FullGradientState:
+        samples, mean_samples = sample_views(self.Ht, W.shape[0])
         if self.folded:
-            return views[0], direction_plan(self.Ht, self.y, self.k, W.shape[0])
-        return views
+            return FullGradientState(samples, plan=direction_plan(self.Ht, self.y, self.k, W.shape[0]))
+        return FullGradientState(samples, mean_samples)
 
-    def __call__(self, W: torch.Tensor, views: tuple, t: int) -> tuple[Signal, tuple]:
+    def __call__(self, W: torch.Tensor, state: FullGradientState, t: int) -> tuple[Signal, FullGradientState]:
         if self.folded:
-            Ht_view, plan = views
-            return Signal(folded_direction(logits_of(W, Ht_view), plan), None), views
-        Ht_view, H_mean = views
-        G, log_scale = scaled_gradient(logits_of(W, Ht_view), self.labels, H_mean, self.exact_scale, self.per_row)
-        return Signal(G, log_scale), views
+            return Signal(folded_direction(logits_of(W, state.samples), state.plan), None), state
+        G, log_scale = scaled_gradient(logits_of(W, state.samples), self.labels, state.mean_samples,
+                                       self.exact_scale, self.per_row)
+        return Signal(G, log_scale), state
 
 
 class ReshuffledBatches:
@@ -88,27 +110,26 @@ class ReshuffledBatches:
         self.seeds = [int(s) for s in seeds]
         self.steps_per_epoch = n // batch
 
-    def init(self, W: Optional[torch.Tensor]) -> dict:
-        state = {"streams": [epoch_permutations(s, self.H.shape[0]) for s in self.seeds]}
-        state["full_views"] = sample_views(self.Ht, len(self.seeds))
-        return state
+    def init(self, W: Optional[torch.Tensor]) -> BatchState:
+        return BatchState(streams=[epoch_permutations(s, self.H.shape[0]) for s in self.seeds],
+                          full_views=sample_views(self.Ht, len(self.seeds)))
 
-    def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
-        perms = torch.stack([next(stream) for stream in state["streams"]]).to(self.H.device)  # (R, n)
+    def _new_epoch(self, W: torch.Tensor, state: BatchState) -> BatchState:
+        perms = torch.stack([next(stream) for stream in state.streams]).to(self.H.device)  # (R, n)
         Ht = self.H[perms].transpose(-2, -1).contiguous()  # (R, d, n), epoch order
-        state.update(perms=perms, Ht=Ht, H_mean=(Ht / self.batch).transpose(-2, -1),
-                     labels=labels(self.y[perms], self.k, self.H.dtype))
+        return state._replace(perms=perms, Ht=Ht, H_mean=(Ht / self.batch).transpose(-2, -1),
+                              labels=labels(self.y[perms], self.k, self.H.dtype))
 
-    def _batch(self, state: dict, t: int) -> tuple[slice, torch.Tensor, torch.Tensor]:
+    def _batch(self, state: BatchState, t: int) -> tuple[slice, torch.Tensor, torch.Tensor]:
         j = t % self.steps_per_epoch
         cols = slice(j * self.batch, (j + 1) * self.batch)
-        return cols, state["Ht"][..., cols], state["H_mean"][:, cols]
+        return cols, state.Ht[..., cols], state.H_mean[:, cols]
 
-    def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
+    def __call__(self, W: torch.Tensor, state: BatchState, t: int) -> tuple[Signal, BatchState]:
         if t % self.steps_per_epoch == 0:
-            self._new_epoch(W, state)
+            state = self._new_epoch(W, state)
         cols, HBt, HB_mean = self._batch(state, t)
-        lab = state["labels"]
+        lab = state.labels
         batch_labels = type(lab)(lab.onehot[..., cols], lab.mask[..., cols])
         G, log_scale = scaled_gradient(logits_of(W, HBt), batch_labels, HB_mean, self.exact_scale, self.per_row)
         return Signal(G, log_scale), state
@@ -127,23 +148,22 @@ class VarianceReduced(ReshuffledBatches):
                  per_row: bool = True):
         super().__init__(H, y, k, batch, seeds, exact_scale=True, per_row=per_row)  # the combination needs both
 
-    def _new_epoch(self, W: torch.Tensor, state: dict) -> None:
-        super()._new_epoch(W, state)
-        Ht_view, H_mean = state["full_views"]
+    def _new_epoch(self, W: torch.Tensor, state: BatchState) -> BatchState:
+        state = super()._new_epoch(W, state)
+        Ht_view, H_mean = state.full_views
         coeff, log_scale = coefficients(logits_of(W, Ht_view), labels(self.y, self.k, self.H.dtype), self.per_row)
-        perms = state["perms"]
-        state.update(
+        return state._replace(
             snapshot_full=over_samples(coeff, H_mean),
-            snapshot_coeff=coeff.gather(-1, perms.unsqueeze(-2).expand_as(coeff)),
+            snapshot_coeff=coeff.gather(-1, state.perms.unsqueeze(-2).expand_as(coeff)),
             snapshot_log_scale=log_scale,
         )
 
-    def __call__(self, W: torch.Tensor, state: dict, t: int) -> tuple[Signal, dict]:
+    def __call__(self, W: torch.Tensor, state: BatchState, t: int) -> tuple[Signal, BatchState]:
         signal, state = super().__call__(W, state, t)
         cols, _, HB_mean = self._batch(state, t)
-        snapshot_batch = over_samples(state["snapshot_coeff"][..., cols], HB_mean)
-        s1, s0 = signal.log_scale, state["snapshot_log_scale"]
+        snapshot_batch = over_samples(state.snapshot_coeff[..., cols], HB_mean)
+        s1, s0 = signal.log_scale, state.snapshot_log_scale
         top = torch.maximum(s1, s0)
         value = (torch.exp(s1 - top) * signal.value
-                 + torch.exp(s0 - top) * (state["snapshot_full"] - snapshot_batch))
+                 + torch.exp(s0 - top) * (state.snapshot_full - snapshot_batch))
         return renormalise(value, top), state

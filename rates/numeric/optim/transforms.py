@@ -21,6 +21,7 @@ Exactness under the log-scale (docs/theory.md section 7). A signal is ``e^s * va
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 
@@ -33,31 +34,62 @@ def _per_run(value: torch.Tensor) -> torch.Tensor:
     return value.reshape(-1, 1, 1)
 
 
-def _fresh_scale(W: torch.Tensor) -> torch.Tensor:
-    """The log-scale of a zero state, -inf (R, 1, 1): it broadcasts to the signal's (R, k, 1) or (R, 1, 1)."""
-    return torch.full((W.shape[0], 1, 1), -math.inf, dtype=W.dtype, device=W.device)
+def _fresh_scale(W: torch.Tensor, per_row: bool) -> torch.Tensor:
+    """The log-scale of a zero state, -inf, in the shape the signal's log-scales have: (R, k, 1) per class row,
+    else (R, 1, 1). A state keeps its shapes from step to step, which replaying recorded steps needs
+    (:mod:`rates.numeric.graphed` copies each step's state into the buffers the graph reads)."""
+    return torch.full((W.shape[0], W.shape[1] if per_row else 1, 1), -math.inf, dtype=W.dtype, device=W.device)
 
 
-def momentum(beta: torch.Tensor) -> GradientTransformation:
-    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3)."""
+class MomentumState(NamedTuple):
+    """The running average ``M_t = exp(log_scale) * value`` (``log_scale`` -inf before the first step)."""
+
+    value: torch.Tensor
+    log_scale: torch.Tensor
+
+
+class AdamState(NamedTuple):
+    """Adam's moments sharing one log-scale ``s`` per class row: ``m = e^s mu``, ``sqrt(v) = e^s root_nu``."""
+
+    mu: torch.Tensor
+    root_nu: torch.Tensor
+    log_scale: torch.Tensor
+
+
+class SteepestDirectionState(NamedTuple):
+    """The zero log-scale (R, 1, 1) of every direction (a unit-norm direction needs no scale), made once."""
+
+    unit_scale: torch.Tensor
+
+
+class ScheduleState(NamedTuple):
+    """The step sizes of steps ``start .. start + block - 1``, one (R, 1, 1) view each."""
+
+    start: int
+    rates: list
+
+
+def momentum(beta: torch.Tensor, per_row: bool = False) -> GradientTransformation:
+    """``M_t = beta M_{t-1} + (1 - beta) Z_t`` from ``M_{-1} = 0`` (MINIBATCH section 3.1, Thm 4.3);
+    ``per_row``: the signals come with one log-scale per class row."""
     log_beta = _per_run(torch.log(beta))
     log_rest = _per_run(torch.log1p(-beta))
 
-    def init(W: torch.Tensor) -> Signal:
-        return Signal(torch.zeros_like(W), _fresh_scale(W))
+    def init(W: torch.Tensor) -> MomentumState:
+        return MomentumState(torch.zeros_like(W), _fresh_scale(W, per_row))
 
-    def update(signal: Signal, state: Signal, t: int) -> tuple[Signal, Signal]:
+    def update(signal: Signal, state: MomentumState, t: int) -> tuple[Signal, MomentumState]:
         old = state.log_scale + log_beta
         new = signal.log_scale + log_rest
         top = torch.maximum(old, new)
         value = torch.exp(old - top) * state.value + torch.exp(new - top) * signal.value
         out = renormalise(value, top)
-        return out, out
+        return out, MomentumState(*out)
 
     return GradientTransformation(init, update)
 
 
-def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> GradientTransformation:
+def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor, per_row: bool = False) -> GradientTransformation:
     """Bias-corrected Adam (SIGNADAM eq. 3; eps = 0 as in the theory, eps > 0 as in practice).
 
     ``m_t = beta1 m_{t-1} + (1-beta1) g_t``, ``v_t = beta2 v_{t-1} + (1-beta2) g_t^2`` from zero, and the
@@ -71,10 +103,10 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
     beta1, beta2 = _per_run(beta1), _per_run(beta2)
     root_beta2, root_rest2 = beta2.sqrt(), (1.0 - beta2).sqrt()
 
-    def init(W: torch.Tensor) -> tuple:
-        return torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W)
+    def init(W: torch.Tensor) -> AdamState:
+        return AdamState(torch.zeros_like(W), torch.zeros_like(W), _fresh_scale(W, per_row))
 
-    def update(signal: Signal, state: tuple, t: int | torch.Tensor) -> tuple[Signal, tuple]:
+    def update(signal: Signal, state: AdamState, t: int | torch.Tensor) -> tuple[Signal, AdamState]:
         m, root_v, s = state
         top = torch.maximum(s, signal.log_scale)
         keep = torch.exp(s - top)
@@ -93,7 +125,7 @@ def adam(beta1: torch.Tensor, beta2: torch.Tensor, eps: torch.Tensor) -> Gradien
         denom = root_v_hat + torch.exp(log_eps - s)
         direction = torch.where(denom > 0, m_hat / torch.where(denom > 0, denom, torch.ones_like(denom)),
                                 torch.zeros_like(m_hat))
-        return Signal(direction, torch.zeros_like(s)), (m, root_v, s)
+        return Signal(direction, torch.zeros_like(s)), AdamState(m, root_v, s)
 
     return GradientTransformation(init, update)
 
@@ -107,14 +139,14 @@ def steepest_direction(norm: Norm, polar: str = "exact") -> GradientTransformati
     """
     entrywise = takes_signs(norm)
 
-    def init(W: torch.Tensor) -> torch.Tensor:
-        return torch.zeros((W.shape[0], 1, 1), dtype=W.dtype, device=W.device)  # the unit scale, made once
+    def init(W: torch.Tensor) -> SteepestDirectionState:
+        return SteepestDirectionState(torch.zeros((W.shape[0], 1, 1), dtype=W.dtype, device=W.device))
 
-    def update(signal: Signal, unit_scale: torch.Tensor, t: int) -> tuple[Signal, torch.Tensor]:
+    def update(signal: Signal, state: SteepestDirectionState, t: int) -> tuple[Signal, SteepestDirectionState]:
         value = signal.value
         if not entrywise and signal.log_scale is not None and signal.log_scale.shape[-2] > 1:
             value = value * torch.exp(signal.log_scale - signal.log_scale.amax(dim=-2, keepdim=True))
-        return Signal(norm.steepest(value, polar=polar), unit_scale), unit_scale
+        return Signal(norm.steepest(value, polar=polar), state.unit_scale), state
 
     return GradientTransformation(init, update)
 
@@ -138,20 +170,18 @@ def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) ->
         columns = [eta0[r] * torch.pow(t, -a[r]) for r in range(a.shape[0])]
         return list(torch.stack(columns, dim=1)[:, :, None, None].unbind(0))
 
-    def init(W: torch.Tensor) -> list:
-        return [0, table(0)]
+    def init(W: torch.Tensor) -> ScheduleState:
+        return ScheduleState(0, table(0))
 
     eta0_col, a_col = eta0.reshape(-1, 1, 1), a.reshape(-1, 1, 1)
 
-    def update(signal: Signal, state: list, t: int | torch.Tensor) -> tuple[Signal, list]:
+    def update(signal: Signal, state: ScheduleState, t: int | torch.Tensor) -> tuple[Signal, ScheduleState]:
         if isinstance(t, torch.Tensor):  # a device-side step index (rates.numeric.graphed): no host table lookup
             return Signal(eta0_col * torch.pow(t + 2.0, -a_col) * signal.value, signal.log_scale), state
-        start, rates = state
-        if not start <= t < start + block:
+        if not state.start <= t < state.start + block:
             start = t - t % block
-            state = [start, table(start)]
-            rates = state[1]
-        return Signal(rates[t - start] * signal.value, signal.log_scale), state
+            state = ScheduleState(start, table(start))
+        return Signal(state.rates[t - state.start] * signal.value, signal.log_scale), state
 
     return GradientTransformation(init, update)
 

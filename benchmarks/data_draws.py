@@ -14,7 +14,8 @@ and cvxpy conic programs, ~0.1 s of CPU per draw, cached on disk by :mod:`rates.
 the clocks start, so the comparison is the engine's. That preparation is timed first, with empty caches (a
 temporary cache folder), two ways: one draw after another in this process, and shared with a second process
 (:func:`rates.engine.prepare_draws`, what ``rates run --data-seeds`` does when the draws would take long);
-both must leave the same max margins bit for bit. Both sides' final gaps are compared (they must be equal: a
+both must leave the same max margins bit for bit (``rates run`` shares them only when the load average says a
+core is free; this script shares them whatever the load). Both sides' final gaps are compared (they must be equal: a
 batched run is bit for bit the run alone).
 
 Clocks: wall (what a user waits) and this process's CPU seconds (all threads). The machine's load average is
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> dict:
             measures._FACE_MEMORY.clear()
             workers_cpu = children_cpu()
             datasets, wall, cpu = clocked(lambda serial_seconds=serial_seconds: prepare_draws(
-                args.data, list(range(args.draws)), ["max"], serial_seconds=serial_seconds))
+                args.data, list(range(args.draws)), ["max"], serial_seconds=serial_seconds,
+                workers=available_cores()))
             workers_cpu = children_cpu() - workers_cpu
             solved.append({key: (result.gamma, result.W.tobytes(), result.dual.tobytes())
                            for key, result in margins._CACHE.items()})

@@ -473,15 +473,19 @@ def prepare_draws(data: str, seeds: Sequence[int], norms: Sequence[str], workers
     this process's caches, bit for bit what preparing them here would give (same code, same bytes).
 
     When the draws would take longer than :data:`PARALLEL_PREPARE_SECONDS` one after another
-    (``serial_seconds``: the caller's estimate, e.g. one draw's time times the count) and ``workers`` (default:
-    the cores this process may use) is above 1, ``workers - 1`` processes take draws from the end of the list
-    while this process takes them from the front, until they meet: a slow start of the workers costs nothing,
-    and this process never waits for a draw it could have prepared itself.
+    (``serial_seconds``: the caller's estimate, e.g. one draw's time times the count) and ``workers`` is above
+    1, ``workers - 1`` processes take draws from the end of the list while this process takes them from the
+    front, until they meet. ``workers`` defaults to the cores this process may use when the machine has one to
+    spare (1-minute load average below the cores minus a half; on a busy machine a second process only adds its
+    start-up), else 1.
     """
     from rates.fused.group import available_cores
 
     norms = tuple(dict.fromkeys(norms))
-    workers = available_cores() if workers is None else int(workers)
+    if workers is None:
+        cores = available_cores()
+        workers = cores if os.getloadavg()[0] < cores - 0.5 else 1
+    workers = int(workers)
     if workers < 2 or len(seeds) < 2 or not (serial_seconds or 0.0) > PARALLEL_PREPARE_SECONDS:
         return [prepare_draw(data, seed, norms) for seed in seeds]
     import concurrent.futures

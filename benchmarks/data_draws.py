@@ -9,10 +9,14 @@ n = 48). Two ways to run the same 256 runs, in this one process, alternating, me
   the runs form one group, 64 per vector block, each lane on its own data, one thread per core).
 
 Both sides do the same work after the data exist: stepping, checkpoint measures, the per-run records. The
-max margins (gamma and the reference directions, cvxpy/LP solves, ~0.2 s per draw and cached on disk by
-:mod:`rates.cache`) are solved before the clocks start, so the comparison is the engine's; the data and
-solve time of the draws is printed separately, once. Both sides' final gaps are compared (they must be
-equal: a batched run is bit for bit the run alone).
+data draws and their max margins (gamma and the reference directions: a separability LP per draw, then LPs
+and cvxpy conic programs, ~0.1 s of CPU per draw, cached on disk by :mod:`rates.cache`) are prepared before
+the clocks start, so the comparison is the engine's. That preparation is timed first, with empty caches (a
+temporary cache folder), two ways: one draw after another in this process, and shared with a second process
+(:func:`rates.numeric.engine.prepare_draws`, what ``rates run --data-seeds`` does when the draws would take long);
+both must leave the same max margins bit for bit (``rates run`` shares them only when the load average says a
+core is free; this script shares them whatever the load). Both sides' final gaps are compared (they must be equal: a
+batched run is bit for bit the run alone).
 
 Clocks: wall (what a user waits) and this process's CPU seconds (all threads). The machine's load average is
 printed at the start and end: on a machine shared with other jobs, wall time measures the neighbours too,
@@ -26,14 +30,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import resource
 import statistics
+import tempfile
 import time
 
-from rates.numeric.data import parse_data
-from rates.numeric.engine import RunSpec, simulate, simulate_draws
+from rates.numeric import margins, measures
+from rates.numeric.engine import RunSpec, prepare_draws, simulate, simulate_draws
 from rates.numeric.fused.group import available_cores
-from rates.numeric.margins import max_margin
 
 ISSUE_DATA = "gaussian:k=4,d=6,per_class=12"
 SPEC = RunSpec("signgd", "1/2")
@@ -41,6 +47,12 @@ SPEC = RunSpec("signgd", "1/2")
 
 def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished child processes (the preparation's worker)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def clocked(call):
@@ -66,13 +78,27 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--data", default=ISSUE_DATA)
     args = parser.parse_args(argv)
     print(f"load average at start: {load()}; {available_cores()} core(s) for this process")
-    (datasets, _, _), draw_wall, draw_cpu = clocked(
-        lambda: ([parse_data(args.data, seed=seed) for seed in range(args.draws)], None, None))
-    _, solve_wall, solve_cpu = clocked(lambda: [max_margin(data, norm) for data in datasets
-                                                for norm in ("max", "frobenius", "spectral")])
-    print(f"{args.draws} draws of {args.data!r} (n={datasets[0].n}, k={datasets[0].k}, d={datasets[0].d}): drawn in "
-          f"{draw_wall:.1f} s wall / {draw_cpu:.1f} s CPU, max margins {solve_wall:.1f} s wall / {solve_cpu:.1f} s CPU "
-          "(both before the clocks; cached on disk after the first time)")
+    datasets, solved, user_cache = None, [], os.environ.get("RATES_CACHE_DIR")
+    for way, serial_seconds in (("one after another", 0.0), ("shared with a second process", math.inf)):
+        with tempfile.TemporaryDirectory() as folder:
+            os.environ["RATES_CACHE_DIR"] = folder  # empty, and read by the worker process too
+            margins._CACHE.clear()
+            measures._FACE_MEMORY.clear()
+            workers_cpu = children_cpu()
+            datasets, wall, cpu = clocked(lambda serial_seconds=serial_seconds: prepare_draws(
+                args.data, list(range(args.draws)), ["max"], serial_seconds=serial_seconds,
+                workers=available_cores()))
+            workers_cpu = children_cpu() - workers_cpu
+            solved.append({key: (result.gamma, result.W.tobytes(), result.dual.tobytes())
+                           for key, result in margins._CACHE.items()})
+        print(f"{args.draws} draws of {args.data!r} (n={datasets[0].n}, k={datasets[0].k}, d={datasets[0].d}) and "
+              f"their max margins (max, Frobenius, spectral), empty caches, {way}: {wall:.1f} s wall, "
+              f"{cpu:.1f} s CPU here + {workers_cpu:.1f} s in the worker; load average now {load()}")
+    print(f"the same max margins either way, bit for bit: {solved[0] == solved[1]}")
+    if user_cache is None:
+        os.environ.pop("RATES_CACHE_DIR")
+    else:
+        os.environ["RATES_CACHE_DIR"] = user_cache
     simulate_draws([SPEC], datasets[:2], 2, checkpoints=2, device="cpu")  # load the compiled kernels
     samples: dict[str, list[float]] = {}
     gaps = {}

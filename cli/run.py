@@ -64,28 +64,31 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     from rates.numeric.data import (
         parse_data,  # here, not at the top: torch costs seconds that `rates --help` must not pay
     )
-    from rates.numeric.engine import simulate_draws
+    from rates.numeric.engine import prepare_draw, prepare_draws, resolve_spec, simulate_draws
     from rates.numeric.trajectory import Trajectory, require_finite
 
     started = time.perf_counter()
-    datasets = []
-    for number, data_seed in enumerate(data_seeds):
-        dataset = parse_data(data, seed=data_seed)
-        if number == 0:
-            specs = [make_spec(s) for s in shuffles]
-            refuse_identical_replicates(specs, dataset.n, shuffles)
-            estimate = budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
-                                                   dataset.n, dataset.k, dataset.d, calls=1)
-            if estimate.seconds > budget.ANNOUNCE_SECONDS:  # worth announcing? measure this engine's rate first
-                seconds = budget.measured_seconds(
-                    lambda s, specs=specs, dataset=dataset: simulate_draws(
-                        specs, [dataset] * len(data_seeds), s, checkpoints=min(checkpoints, s), device=device,
-                        engine=engine),
-                    steps)
-                estimate = dataclasses.replace(estimate, seconds=seconds)
-            budget.check(estimate, option="--data-seeds" if len(data_seeds) > 1 else "--seeds")
-        datasets.append(dataset)
+    dataset = parse_data(data, seed=data_seeds[0])
     specs = [make_spec(s) for s in shuffles]
+    refuse_identical_replicates(specs, dataset.n, shuffles)
+    estimate = budget.estimate_linear_runs(len(data_seeds) * len(shuffles), steps, checkpoints,
+                                           dataset.n, dataset.k, dataset.d, calls=1)
+    if estimate.seconds > budget.ANNOUNCE_SECONDS:  # worth announcing? measure this engine's rate first
+        seconds = budget.measured_seconds(
+            lambda s, specs=specs, dataset=dataset: simulate_draws(
+                specs, [dataset] * len(data_seeds), s, checkpoints=min(checkpoints, s), device=device,
+                engine=engine),
+            steps)
+        estimate = dataclasses.replace(estimate, seconds=seconds)
+    budget.check(estimate, option="--data-seeds" if len(data_seeds) > 1 else "--seeds")
+    # every draw's max margins are solved before the runs: by this process, or shared with a second one when
+    # the second draw (the first pays the imports) says that the rest would take long
+    norms = [resolve_spec(spec, dataset.n).algorithm.norm for spec in specs]
+    datasets = [prepare_draw(data, seed, norms) for seed in data_seeds[:1]]
+    second = time.perf_counter()
+    datasets += [prepare_draw(data, seed, norms) for seed in data_seeds[1:2]]
+    rest = data_seeds[2:]
+    datasets += prepare_draws(data, rest, norms, serial_seconds=(time.perf_counter() - second) * len(rest))
     trajectory = simulate_draws(specs, datasets, steps, checkpoints=checkpoints, device=device, progress=progress,
                                 engine=engine)
     for run, (data_seed, _) in zip(trajectory.runs, itertools.product(data_seeds, shuffles)):

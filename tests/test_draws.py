@@ -137,3 +137,61 @@ def test_rates_run_with_data_seeds_records_and_prints_the_whole_calls_timing(tmp
     assert len(summary) == 1
     assert f"in {meta['wall_s']:.2f} s ({meta['config_steps_per_s']:.0f} config-steps/s" in summary[0]
     assert f"{meta['call_wall_s']:.2f} s with the data draws" in summary[0]
+
+
+def _solved_state():
+    from rates.numeric import margins, measures
+
+    return dict(margins._CACHE), dict(measures._FACE_MEMORY)
+
+
+def _forget_solved(monkeypatch):
+    from rates.numeric import margins, measures
+
+    monkeypatch.setattr(margins, "_CACHE", {})
+    monkeypatch.setattr(measures, "_FACE_MEMORY", {})
+
+
+def test_draws_prepared_with_a_second_process_equal_those_prepared_here(monkeypatch):
+    """prepare_draws sharing the draws with a worker process (spawned: it imports everything afresh) returns the
+    same datasets and leaves the same max margins and face answers in this process, bit for bit, as preparing
+    every draw here; the worker really prepared some (this process prepared fewer than all)."""
+    import rates.numeric.engine as engine
+
+    monkeypatch.setenv("RATES_CACHE_DIR", "off")  # nothing on disk: what this process holds came from the worker
+    spec, seeds, norms = "gaussian:k=3,d=4,per_class=5", list(range(6)), ["max", "frobenius"]
+    _forget_solved(monkeypatch)
+    alone = engine.prepare_draws(spec, seeds, norms, serial_seconds=0.0)
+    margins_alone, faces_alone = _solved_state()
+    assert len(margins_alone) == 3 * len(seeds) and len(faces_alone) == len(seeds)  # max, frobenius, spectral
+
+    _forget_solved(monkeypatch)
+    here = []
+    prepare_here = engine.prepare_draw
+    monkeypatch.setattr(engine, "prepare_draw", lambda *args: here.append(args[1]) or prepare_here(*args))
+    shared = engine.prepare_draws(spec, seeds, norms, workers=2, serial_seconds=1e9)
+    margins_shared, faces_shared = _solved_state()
+    assert len(here) < len(seeds)
+    assert [data.meta for data in shared] == [data.meta for data in alone]
+    assert all(np.array_equal(a.H, b.H) and np.array_equal(a.y, b.y) for a, b in zip(shared, alone))
+    assert faces_shared == faces_alone
+    assert margins_shared.keys() == margins_alone.keys()
+    for key, result in margins_alone.items():
+        other = margins_shared[key]
+        assert (other.gamma, other.upper, other.accuracy, other.solver) == \
+            (result.gamma, result.upper, result.accuracy, result.solver)
+        assert np.array_equal(other.W, result.W) and np.array_equal(other.dual, result.dual)
+        assert other.checks == result.checks
+
+
+def test_a_draw_that_fails_with_a_second_process_fails_as_it_does_here(monkeypatch):
+    """Data that no draw separates: the shared preparation raises the error (and message) of the serial one."""
+    from rates.errors import NotSeparableError
+    from rates.numeric.engine import prepare_draws
+
+    spec = "gaussian:k=2,d=1,per_class=30,sigma=10"
+    with pytest.raises(NotSeparableError) as alone:
+        prepare_draws(spec, [0, 1, 2], ["max"], serial_seconds=0.0)
+    with pytest.raises(NotSeparableError) as shared:
+        prepare_draws(spec, [0, 1, 2], ["max"], workers=2, serial_seconds=1e9)
+    assert str(shared.value) == str(alone.value) and "seed=0" in str(alone.value)

@@ -70,6 +70,10 @@ REPORTED_NORMS = ("max", "frobenius", "spectral")
 # Runs of a group on several datasets get a copy of their data each (the kernels read per-run arrays); above this
 # many bytes of copies the group runs one dataset at a time instead.
 PER_RUN_DATA_BYTES = 1 << 28
+# Data draws whose preparation (drawing: a separability LP each; max margins: LPs and conic programs) would take
+# longer than this one after another are shared with a second process: a worker process costs ~3 s of CPU to
+# start (it imports scipy, cvxpy and torch), and gains half of what is left after that on a free second core.
+PARALLEL_PREPARE_SECONDS = 8.0
 # On Linux a GPU that torch can use shows one of these: the NVIDIA kernel driver and its control device
 # (also mounted into containers by the NVIDIA container toolkit), WSL's GPU paravirtualisation device, and
 # the AMD KFD device of ROCm builds (which torch reports as cuda).
@@ -424,6 +428,90 @@ def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) 
         for key in ("adam_beta1", "adam_beta2", "adam_eps"):
             config.pop(key)
     return config
+
+
+def prepare_draw(data: str, seed: int, norms: Sequence[str]) -> Any:
+    """Draw ``data`` with ``seed`` (:func:`rates.numeric.data.parse_data`) and solve every max margin a run on it needs:
+    each norm of ``norms`` (the runs' own) and the references of :func:`rates.numeric.measures.max_margin_references`.
+    The solutions stay in this process's caches, where :func:`simulate_draws` finds them."""
+    from rates.numeric.data import parse_data
+
+    dataset = parse_data(data, seed=seed)
+    for norm in norms:
+        max_margin(dataset, norm)
+    max_margin_references(dataset, required=norms)
+    return dataset
+
+
+def _prepare_in_worker(data: str, seed: int, norms: tuple[str, ...]) -> Optional[tuple[Any, dict, dict]]:
+    """:func:`prepare_draw` in a worker process: the dataset and every solution held for it, or None when
+    anything failed (the caller then prepares that draw itself, so an error surfaces as it would serially)."""
+    from rates.numeric.margins import data_digest, solved_for
+    from rates.numeric.measures import faces_of
+
+    try:
+        dataset = prepare_draw(data, seed, norms)
+    except Exception:  # noqa: BLE001 - re-raised by the caller's own attempt, in draw order
+        return None
+    return dataset, solved_for(dataset), faces_of(data_digest(dataset.H, dataset.y))
+
+
+def prepare_draws(data: str, seeds: Sequence[int], norms: Sequence[str], workers: Optional[int] = None,
+                  serial_seconds: Optional[float] = None) -> list[Any]:
+    """:func:`prepare_draw` for every seed, in order; the datasets are returned and their max margins held in
+    this process's caches, bit for bit what preparing them here would give (same code, same bytes).
+
+    When the draws would take longer than :data:`PARALLEL_PREPARE_SECONDS` one after another
+    (``serial_seconds``: the caller's estimate, e.g. one draw's time times the count) and ``workers`` is above
+    1, ``workers - 1`` processes take draws from the end of the list while this process takes them from the
+    front, until they meet. ``workers`` defaults to the cores this process may use when the machine has one to
+    spare (1-minute load average below the cores minus a half; on a busy machine a second process only adds its
+    start-up), else 1.
+    """
+    from rates.numeric.fused.group import available_cores
+
+    norms = tuple(dict.fromkeys(norms))
+    if workers is None:
+        cores = available_cores()
+        workers = cores if os.getloadavg()[0] < cores - 0.5 else 1
+    workers = int(workers)
+    if workers < 2 or len(seeds) < 2 or not (serial_seconds or 0.0) > PARALLEL_PREPARE_SECONDS:
+        return [prepare_draw(data, seed, norms) for seed in seeds]
+    import concurrent.futures
+    import concurrent.futures.process
+    import multiprocessing
+
+    from rates.numeric.margins import remember
+    from rates.numeric.measures import remember_faces
+
+    # spawn, not fork: this process may hold numba's and torch's thread pools, which a forked child inherits
+    # in an undefined state
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers - 1,
+                                                  mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {index: pool.submit(_prepare_in_worker, data, seeds[index], norms)
+                   for index in reversed(range(len(seeds)))}
+        datasets: dict[int, Any] = {}
+        for index in range(len(seeds)):
+            if futures[index].cancel():  # not yet taken by a worker: prepare it here
+                datasets[index] = prepare_draw(data, seeds[index], norms)
+        for index in range(len(seeds)):
+            if index in datasets:
+                continue
+            try:
+                prepared = futures[index].result()
+            except concurrent.futures.process.BrokenProcessPool:  # e.g. a main script without a __main__ guard
+                prepared = None
+            if prepared is None:
+                datasets[index] = prepare_draw(data, seeds[index], norms)
+                continue
+            dataset, solved, faces = prepared
+            remember(solved)
+            remember_faces(faces)
+            datasets[index] = dataset
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [datasets[index] for index in range(len(seeds))]
 
 
 def simulate(specs: Sequence[RunSpec], data: Any, steps: int, checkpoints: int = 60, device: str = "auto",

@@ -393,6 +393,18 @@ def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     return _copy(_CACHE[key])
 
 
+def solved_for(ds: Dataset) -> dict[tuple, MarginResult]:
+    """Every max margin of ``ds`` held in this process's memory (all norms solved so far), by cache key."""
+    digest = data_digest(np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y, dtype=np.int64))
+    return {key: result for key, result in _CACHE.items() if key[0] == digest}
+
+
+def remember(solved: dict[tuple, MarginResult]) -> None:
+    """Hold max margins solved in another process (:func:`solved_for` there), so that :func:`max_margin`
+    returns them here as it would have computed them: the same solver on the same bytes gives the same bits."""
+    _CACHE.update(solved)
+
+
 def clear_cache() -> None:
     """Forget every max margin solved so far: in memory and on disk."""
     from rates import cache

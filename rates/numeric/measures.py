@@ -45,6 +45,9 @@ CONIC_SIZE_LIMIT = 100_000  # n (k-1) * k d above which a side measure's conic m
 _FACE_SLACK = 1e-9  # relative margin slack that defines the LP's optimal face (the solver's own accuracy)
 _FACE_WIDTH = 1e-6  # spread of a generic linear objective over the face above which W* is not unique
 FACE_CACHE_KIND = "max-norm-faces"
+# answers of max_norm_solution_unique in this process, keyed by (data digest, k, gamma): also filled from the
+# worker processes that prepare data draws (rates.numeric.engine.prepare_draws), and used when the disk cache is off
+_FACE_MEMORY: dict[tuple, bool] = {}
 
 SOLUTION_NOTES = {
     "max": "HiGHS dual-simplex vertex of the max-norm LP; the max-norm ball is not strictly convex, so other "
@@ -102,15 +105,30 @@ def max_norm_solution_unique(data: Any, gamma: float) -> bool:
 
     H = np.asarray(data.H, dtype=np.float64)
     y = np.asarray(data.y, dtype=np.int64)
-    key = cache.key_for("max-norm face", data_digest(H, y), int(data.k), float(gamma), _FACE_SLACK, _FACE_WIDTH,
+    memory_key = (data_digest(H, y), int(data.k), float(gamma))
+    if memory_key in _FACE_MEMORY:
+        return _FACE_MEMORY[memory_key]
+    key = cache.key_for("max-norm face", *memory_key, _FACE_SLACK, _FACE_WIDTH,
                         packages=("rates",), libraries=("numpy", "scipy"))
     saved = cache.load(FACE_CACHE_KIND, key) if key is not None else None
     if isinstance(saved, bool):
-        return saved
-    unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma)
-    if key is not None:
-        cache.store(FACE_CACHE_KIND, key, unique)
+        unique = saved
+    else:
+        unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma)
+        if key is not None:
+            cache.store(FACE_CACHE_KIND, key, unique)
+    _FACE_MEMORY[memory_key] = unique
     return unique
+
+
+def faces_of(digest: str) -> dict[tuple, bool]:
+    """The answers of :func:`max_norm_solution_unique` held in this process for the data of ``digest``."""
+    return {key: value for key, value in _FACE_MEMORY.items() if key[0] == digest}
+
+
+def remember_faces(answers: Mapping[tuple, bool]) -> None:
+    """Hold answers of :func:`max_norm_solution_unique` obtained in another process (:func:`faces_of` there)."""
+    _FACE_MEMORY.update(answers)
 
 
 def _face_is_a_point(A: np.ndarray, gamma: float) -> bool:

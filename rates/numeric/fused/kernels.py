@@ -39,11 +39,12 @@ Why 64: LLVM fully unrolls constant loops of up to ~32 iterations before its loo
 numba disables the SLP vectoriser that would re-vectorise the unrolled code (numba issue #8705), so a
 32-lane block ran as scalar code (measured: 0.85M against 1.5M configuration-steps per CPU second). The
 lane count is a compile-time constant (``numba.literally``): :func:`_gradient_lanes` is compiled for 64
-lanes (with samples shared by all lanes, full batch, or one set per lane, mini-batches) and for one.
-With one lane its lane loops vanish and the sample loop is innermost, vectorised where
-no sum over samples is involved; runs left over after the full blocks go through it one at a time when
-they are fewer than ``MIN_FILLED_LANES`` (measured break-even: one lane ~0.48M configuration-steps per CPU
-second, a 64-lane block ~22k per CPU second per configuration it holds), or when a block's scratch would
+lanes (with samples shared by all lanes, full batch, or one set per lane, mini-batches). A single
+configuration has its own function, :func:`_gradient_one`: the same arithmetic on arrays without the lane
+axis, whose sample loops are innermost with unit strides and so vectorise where no sum over samples is
+involved (the block layout with one lane left the compiler runtime strides: strided and gathered loads, 1.56x
+slower on both benchmark shapes, measured interleaved in one process). Runs left over after the full blocks
+go through it one at a time when they are fewer than ``MIN_FILLED_LANES``, or when a block's scratch would
 pass ``BLOCK_BYTES``.
 
 The exponential and logarithm: llvmlite here has no vector math library (no SVML), so ``math.exp`` is a
@@ -92,9 +93,10 @@ SOURCE_FULL, SOURCE_MINIBATCH, SOURCE_VR = 0, 1, 2
 # Configurations per vector block (see the module docstring for why 64 and not fewer).
 LANES = 64
 # Below this many configurations left, a 64-lane block (padded) costs more than running them one by one
-# (measured, one thread: 20 configurations 0.45M configuration-steps per CPU second as a block, 0.50M one
-# by one; 28: 0.61M and 0.48M).
-MIN_FILLED_LANES = 22
+# (measured, one thread, Gaussian k = 4, d = 6, n = 48: one configuration at a time 0.57M configuration-steps
+# per CPU second, a full block 1.18M with shared samples and 0.88M with its own per lane, so a block of N
+# costs as much as N single runs at N ~ 31 and ~ 41; default preset N ~ 29).
+MIN_FILLED_LANES = 30
 # A block's scratch ((d + k + 4) x count x 64 doubles: samples, exponentials, four per-sample rows) above
 # this many bytes runs one configuration at a time instead.
 BLOCK_BYTES = 1 << 25
@@ -170,6 +172,21 @@ def _smaller(typingctx, a, b):
     return types.float64(types.float64, types.float64), codegen
 
 
+@njit(cache=True, error_model="numpy", inline='always')
+def _reduced_exp(x):
+    """``(y, k)`` with ``e^x = y 2^k`` for ``|x| <= 2^40`` (the one range reduction and approximation of
+    :func:`_exp` and :func:`_exp_parts`; see :func:`_exp`): ``k`` rounded to nearest, held in a double."""
+    shifted = x * _INV_LN2 + _ROUND
+    k_float = shifted - _ROUND
+    hi = x - k_float * _LN2_HI
+    lo = k_float * _LN2_LO
+    r = hi - lo
+    t = r * r
+    t2 = t * t
+    c = r - t * ((_P1 + t * _P2) + t2 * ((_P3 + t * _P4) + t2 * _P5))
+    return 1.0 - ((lo - (r * c) / (2.0 - c)) - hi), k_float
+
+
 @njit(cache=True, error_model="numpy")
 def _exp(x):
     """e^x, fdlibm's algorithm without branches (so that a loop of it vectorises); error below 1 ulp, and 0
@@ -189,17 +206,8 @@ def _exp(x):
     microcode assist on x86 (measured: SignGD runs slowed by ~10% as their margins grew and more weights
     became subnormal). Arguments above 710 give inf. ``x`` must not be NaN.
     """
-    x = min(max(x, -746.0), 710.0)
-    shifted = x * _INV_LN2 + _ROUND
-    k_float = shifted - _ROUND
-    k = _bits_of(shifted) - _ROUND_BITS
-    hi = x - k_float * _LN2_HI
-    lo = k_float * _LN2_LO
-    r = hi - lo
-    t = r * r
-    t2 = t * t
-    c = r - t * ((_P1 + t * _P2) + t2 * ((_P3 + t * _P4) + t2 * _P5))
-    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    y, k_float = _reduced_exp(min(max(x, -746.0), 710.0))
+    k = _bits_of(k_float + _ROUND) - _ROUND_BITS  # k_float + _ROUND is the shifted double again, exactly
     positive = k > 0
     exponent = k - 1 if positive else k
     last = 2.0 if positive else 1.0
@@ -254,16 +262,7 @@ def log_array(x, out):
 def _exp_parts(x):
     """``(y, k)`` with ``e^x = y 2^k``, ``y`` in [0.70, 1.42] and ``k`` an integer held in a double: :func:`_exp`
     without its final scaling, so that nothing underflows however negative ``x`` is (clamped to -2^40)."""
-    x = min(max(x, -1099511627776.0), 710.0)
-    shifted = x * _INV_LN2 + _ROUND
-    k_float = shifted - _ROUND
-    hi = x - k_float * _LN2_HI
-    lo = k_float * _LN2_LO
-    r = hi - lo
-    t = r * r
-    t2 = t * t
-    c = r - t * ((_P1 + t * _P2) + t2 * ((_P3 + t * _P4) + t2 * _P5))
-    return 1.0 - ((lo - (r * c) / (2.0 - c)) - hi), k_float
+    return _reduced_exp(min(max(x, -1099511627776.0), 710.0))
 
 
 @njit(cache=True, error_model="numpy", inline='always')
@@ -425,6 +424,83 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
             for l in range(d):
                 for r in range(lanes):
                     G[c, l, r] += Z[c, j, r] * X[j, l, 0 if shared else r]
+
+
+@njit(cache=True, error_model="numpy")
+def _gradient_one(W, X, XT, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, log_scale):
+    """:func:`_gradient_lanes` for a single configuration, entry by entry the same arithmetic in the same order,
+    on arrays whose last axis is the one the inner loops run over: ``W`` (k, d), the samples ``X`` (count, d)
+    and their transpose ``XT`` (d, count), labels ``Y`` (count,), ``Z``, ``K`` (k, count) with flat views,
+    ``T``, ``L``, ``U``, ``P`` (count,), ``G`` (k, d), ``log_scale`` (k,). Why a function of its own: in the
+    block layout with one lane, every array has a trailing axis of length 1 whose neighbours' strides the
+    compiler cannot know, so the loops over samples became strided and gathered loads; here they are unit
+    strides, and the logits are summed feature by feature for all samples at once (a vector of samples per
+    instruction, each logit still summed in feature order)."""
+    k, d = W.shape[0], W.shape[1]
+    count = Y.shape[0]
+    for i in range(Z_flat.size):
+        Z_flat[i] = 0.0
+    for c in range(k):
+        for l in range(d):
+            w = W[c, l]
+            for j in range(count):
+                Z[c, j] += w * XT[l, j]
+    for j in range(count):
+        T[j] = -np.inf
+        L[j] = 0.0
+    for c in range(k):
+        for j in range(count):
+            z = Z[c, j]
+            wrong = c != Y[j]
+            T[j] = _larger(T[j], z if wrong else -np.inf)
+            L[j] = L[j] if wrong else z
+    for j in range(count):
+        L[j] -= T[j]
+    for c in range(k):
+        for j in range(count):
+            shifted = Z[c, j] - T[j]
+            Z[c, j] = shifted if c != Y[j] else -abs(L[j])
+    for i in range(Z_flat.size):
+        Z_flat[i], K_flat[i] = _exp_parts(Z_flat[i])
+    for j in range(count):
+        T[j] = 0.0
+    for c in range(k):
+        for j in range(count):
+            mantissa, exponent = Z[c, j], K[c, j]
+            wrong = c != Y[j]
+            T[j] += mantissa * _power_of_two(exponent) if wrong else 0.0
+            U[j] = U[j] if wrong else mantissa
+            P[j] = P[j] if wrong else exponent
+    inv_count = 1.0 / count
+    for j in range(count):
+        above = L[j] > 0.0
+        slot = U[j] * _power_of_two(P[j])
+        total = T[j] * slot + 1.0 if above else T[j] + slot
+        U[j] = (U[j] if above else 1.0) / total * inv_count
+        P[j] = P[j] if above else 0.0
+    for c in range(k):
+        top0, top1, top2, top3 = -np.inf, -np.inf, -np.inf, -np.inf
+        for j in range(0, count - 3, 4):
+            top0 = _larger(top0, (K[c, j] if c != Y[j] else 0.0) + P[j])
+            top1 = _larger(top1, (K[c, j + 1] if c != Y[j + 1] else 0.0) + P[j + 1])
+            top2 = _larger(top2, (K[c, j + 2] if c != Y[j + 2] else 0.0) + P[j + 2])
+            top3 = _larger(top3, (K[c, j + 3] if c != Y[j + 3] else 0.0) + P[j + 3])
+        for j in range(count - count % 4, count):
+            top0 = _larger(top0, (K[c, j] if c != Y[j] else 0.0) + P[j])
+        log_scale[c] = _larger(_larger(top0, top1), _larger(top2, top3))
+    for c in range(k):
+        for j in range(count):
+            wrong = c != Y[j]
+            exponent = (K[c, j] if wrong else 0.0) + P[j] - log_scale[c]
+            Z[c, j] = (Z[c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
+    for c in range(k):
+        for l in range(d):
+            G[c, l] = 0.0
+    for j in range(count):
+        for c in range(k):
+            z = Z[c, j]
+            for l in range(d):
+                G[c, l] += z * X[j, l]
 
 
 @njit(cache=True)
@@ -697,6 +773,12 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
             U_flat.reshape((count, lanes)), P_flat.reshape((count, lanes))
         G_lanes = np.empty((k, d, lanes))
         log_scale = np.empty((k, lanes))
+        # one lane: the same memory without the lane axis (see _gradient_one), and the samples transposed
+        W_one, G_one = W_lanes.reshape((k, d * lanes)), G_lanes.reshape((k, d * lanes))
+        log_scale_one = log_scale.reshape(k * lanes)
+        X_one, Y_one = X.reshape((count, d * sample_lanes)), Y.reshape(count * sample_lanes)
+        Z_one, K_one = Z_flat.reshape((k, count * lanes)), K_flat.reshape((k, count * lanes))
+        XT_one = np.empty((d, count))
         D_lanes = np.zeros((k, d, lanes))
         eta_lanes = np.zeros(lanes)
         for r in range(stop - first):
@@ -722,6 +804,10 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         X[j, l, r] = H[j, l]
                 for r in range(sample_lanes):
                     Y[j, r] = y[j]
+        if source == SOURCE_FULL and not wide:
+            for j in range(count):
+                for l in range(d):
+                    XT_one[l, j] = X[j, l, 0]
         for t in range(t0, t1):
             epoch, offset = t // steps_per_epoch - epoch0, (t % steps_per_epoch) * count
             for r in range(stop - first):
@@ -731,6 +817,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         Y[j, r] = lane_y[first + r, i] if own_data else y[i]
                         for l in range(d):
                             X[j, l, r] = lane_H[first + r, i, l] if own_data else H[i, l]
+                            if not wide:
+                                XT_one[l, j] = X[j, l, 0]
             if shared:
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, LANES, 1)
@@ -738,8 +826,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, LANES, 0)
             else:
-                _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
-                                G_lanes, log_scale, 1, 0)
+                _gradient_one(W_one, X_one, XT_one, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
+                              P_flat, G_one, log_scale_one)
             for r in range(stop - first):
                 eta_lanes[r] = eta0[first + r] * (t + 2.0) ** (-a[first + r])
             if plain_sign:  # direction and update in one block loop

@@ -190,8 +190,9 @@ def experiments(quick: bool, fig1_loss: str = "exp") -> list[Experiment]:
     # 1e-2 / late 0.1 diverged in 1. Coordinate descent separates 2/5 seeds from the
     # initialisation (see _FIG1_EXP_LR), so its run starts as GD and switches to CD once L < l(0), as FLAVORS sec.
     # 4.1's switched runs do (the theorem asks L < l(0) at some t0 only). Spectral descent uses the teacher-student
-    # net (degree 2; the theorem holds for any norm): on the frozen-output digits net of Fig. 3 the window
-    # residual rose from 0.06 to 0.10 as log(1/L) went from 3 to 20 (init scale 1, 3000 steps, measured).
+    # net (degree 2; the theorem holds for any norm and net): on the frozen-output digits net of Fig. 3 (degree 1)
+    # the window residual did not fall, 0.054-0.088 at log(1/L) ~ 1-3 and 0.060-0.114 at ~ 15-21 (logistic loss,
+    # init scale 1, late rate 10, 3000 steps, measured), and that net was set aside for this row after that run.
     kkt = dict(data="teacher-student", width=32, loss="exp", n_train=32, dim=8, init_scale=0.1,
                lr_schedule="loss-scaled")
     full += [
@@ -436,8 +437,9 @@ def _kkt_row(table: ClaimsTable, label: str, h: History) -> None:
     criterion = (f"mean slope + 95% half-width < 0 and every judged seed's slope < 0 (>= {KKT_MIN_SEEDS} seeds whose "
                  f"late window spans x{KKT_MIN_SPAN:g} in log(1/L)); ruled out: a residual that stays at its level")
     if n < KKT_MIN_SEEDS:
-        verdict, reason = NO_VERDICT, (f"only {n} seed(s) reached L < l(0) with log(1/L) spanning x{KKT_MIN_SPAN:g}: "
-                                       f"{KKT_MIN_SEEDS} such seeds decide")
+        verdict, reason = NO_VERDICT, (f"{int(ok.sum())} seed(s) reached L < l(0), but log(1/L) spans "
+                                       f"x{KKT_MIN_SPAN:g} over the late checkpoints in only {n} (it reached "
+                                       f"{hi:.3g} at most): {KKT_MIN_SEEDS} such seeds decide")
     elif mean + half < 0 and np.all(trend["slopes"][judged] < 0):
         verdict, reason = REPRODUCED, ""
     else:
@@ -646,7 +648,16 @@ def _limit_rows(table: ClaimsTable, runs: list[tuple[str, History]]) -> None:
         if part[0] == NOT_REPRODUCED:  # Cor. A.8 is a limit t -> infinity: a finite run's growing gap refutes nothing
             part = (NO_VERDICT, f"{label}: {part[1]}; Cor. A.8 speaks of the limit, longer runs decide")
         elif part[0] == NO_VERDICT:
-            part = (NO_VERDICT, f"{label}: {part[1]}")
+            # the gap is log(N_eff) / ||theta||^L (N_eff = sum_i e^{-(q_i - q_min)} in [1, m], Lemma A.7): it falls
+            # once the norm outgrows the rise of N_eff (more margins near the smallest), so both are reported
+            growth = norm[:, -1] / norm[:, i]
+            neff = (gap_end * norm[:, -1] ** h.degree) / (gap_then * norm[:, i] ** h.degree)
+            part = (NO_VERDICT, f"{label}: {part[1].split(';')[0]}; where the gap did not shrink, ||theta|| grew "
+                                f"x{spread(growth[~shrinks], 3).text} over the last decade (x"
+                                f"{spread(growth[shrinks], 3).text} where it did) while log N_eff = gap "
+                                f"||theta||^L rose x{spread(neff[~shrinks], 3).text} (more margins near the "
+                                "smallest; it is at most log m): a run long enough for the norm to outgrow it "
+                                "decides")
         soft_parts.append(part)
     table.add(Claim("L -> 0 and ||theta|| -> infinity", "FLAVORS Lemma A.6 [given]", "; ".join(grow_measured) or "-",
                     "log L falls and the own norm of theta grows over the last decade in every valid seed",

@@ -18,17 +18,20 @@ Claims checked (rows of ``claims.*``; each names its source and gives mean +- sd
    ``L * max_t rho_t``, see :mod:`rates.numeric.homogeneous.train`).
 2. Fig. 1 / section 4.1 (i), exponential loss: SD ends with the largest gamma_1, GD gamma_2, CD gamma_inf.
 3. Section 4.1 (ii): a smaller init scale alpha in {0.1, 0.01, 0.001} gives a larger final margin.
-4. Thm 3.4: late iterates approach KKT points of (MM): the alignment residual of eq. 62 falls and ends small.
+4. Thm 3.4: late iterates approach KKT points of (MM): the alignment residual of eq. 62 (gradient averaged over
+   the last steps) falls against log(1/L), judged by the slope of log residual against log log(1/L) over seeds,
+   on runs taken far past L < l(0) with a loss-scaled rate (:mod:`rates.numeric.homogeneous.train`).
 5. Section 4.2: Adam (eps = 1e-8) raises gamma_1 after separation like SD; its second phase (gamma_1 falls,
-   gamma_2 rises once L < 1e-7, measured from the step where L first falls below 1e-7) at eps = 1e-8 and 1e-6;
-   a larger eps raises gamma_1 further.
+   gamma_2 rises once L < 1e-7, measured from the step where L first falls below 1e-7, and refuted by a gamma_1
+   that rises at every checkpoint over a decade of steps from there) at eps = 1e-8 and 1e-6; a larger eps raises
+   gamma_1 further.
 6. Section 4.3: with a frozen output layer eq. 1 spectral descent, and Shampoo with and without accumulation,
    end with a larger spectral margin than GD and Adam.
 7. (A2): the nets are homogeneous of the stated degree.
 8. App. C identities: Adam with beta1 = beta2 = eps = 0 is sign descent; Shampoo without accumulation is the
    polar factor (each against an independent computation: torch.sign, an SVD).
-9. Lemma A.6 (L -> 0, ||theta|| -> infinity), Cor. A.8 (soft margin -> geometric margin from below) and
-   Rem. 3.2 (another norm's margin may fall) on the own-norm runs.
+9. Lemma A.6 (L -> 0, ||theta|| -> infinity) and Cor. A.8 (soft margin -> geometric margin from below) on the
+   late-phase runs of item 4, Rem. 3.2 (another norm's margin may fall) on the Fig. 1 runs.
 
 Verdicts (:mod:`rates.output.claims`): "reproduced" when a claim holds for the seed means *and* in every seed whose
 runs all separated; "no verdict" when only the means agree or no seed can be judged (with what would decide
@@ -54,7 +57,7 @@ from rates.numeric.homogeneous.data import load_dataset
 from rates.numeric.homogeneous.measures import homogeneity_error, measured_degree
 from rates.numeric.homogeneous.models import relu_network
 from rates.numeric.homogeneous.steepest import SHAMPOO_ALGORITHMS
-from rates.numeric.homogeneous.train import History, TrainConfig, pick_device, train
+from rates.numeric.homogeneous.train import KKT_WINDOW, History, TrainConfig, pick_device, train
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable, combine, decide
 from rates.studies import StudyOptions
 from rates.studies.figures import DPI, QUICK_DPI
@@ -90,6 +93,9 @@ class Experiment:
     n_train: int | None = None
     dim: int = 8
     teacher_width: int = 16
+    lr_schedule: str = "constant"
+    late_lr: float | None = None
+    warmup_algorithm: str | None = None
 
 
 # Learning rates [ours]: FLAVORS App. D uses one eta = 6e-3 for 1e5 epochs of m = 250 points; at CPU size we
@@ -139,6 +145,7 @@ INIT_SCALES = (0.1, 0.01, 0.001)  # FLAVORS App. D, teacher-student: "we vary th
 ORDERING_SCALE = 0.1  # the Fig. 1 (i) orderings are read at this init scale
 ADAM_EPS_VALUES = (1e-8, 1e-6)  # FLAVORS sec. 4.2: default eps and a larger one ("larger values of eps ...")
 PHASE_TWO_LEVEL = math.log(1e-7)  # FLAVORS sec. 4.2: "the loss value needs to be smaller than 1e-7"
+PHASE_TWO_WATCH = 10.0  # a phase watched from t_k to >= 10 t_k: the decade over which the study calls values settled
 
 
 def fig1_key(algorithm: str, init_scale: float) -> str:
@@ -174,8 +181,27 @@ def experiments(quick: bool, fig1_loss: str = "exp") -> list[Experiment]:
         Experiment("fig2-adam", "adam", lr=lr("adam", "digits"), steps=2000, **dg),
     ]
     # FLAVORS sec. 4.2 / Fig. 2, 6: Adam's second phase needs L < 1e-7, far past 100% accuracy
-    full += [Experiment(f"fig2-adam-long-eps{eps:g}", "adam", lr=lr("adam", "digits"), steps=20000, eps=eps, **dg)
+    full += [Experiment(f"fig2-adam-long-eps{eps:g}", "adam", lr=lr("adam", "digits"), steps=40000, eps=eps, **dg)
              for eps in ADAM_EPS_VALUES]
+    # FLAVORS Thm 3.4 (and the limits of Lemma A.6 / Cor. A.8): the own-norm runs taken far into the late phase with
+    # the loss-scaled rate of rates.numeric.homogeneous.train (the flow's path, reparametrised in time), exponential
+    # loss as the theorem states. Late rates [ours, measured on 5 seeds]: none diverged at these; x3 diverged in 4/5
+    # seeds (GD at 0.3 after 0.1, SD at 3e-3), CD at 1.0 diverged in 1 and fell back to L > 1 in 2, spectral descent
+    # at lr 1e-2 / late 0.1 diverged in 1. Coordinate descent separates 2/5 seeds from the initialisation (see
+    # _FIG1_EXP_LR), so its run starts as GD and switches to CD once L < l(0), as FLAVORS sec. 4.1's switched runs do
+    # (the theorem asks L < l(0) at some t0 only). Spectral descent uses the teacher-student net (degree 2; the
+    # theorem holds for any norm and net): on the frozen-output digits net of Fig. 3 (degree 1) the window residual
+    # did not fall, 0.054-0.088 at log(1/L) ~ 1-3 and 0.060-0.114 at ~ 15-21 (logistic loss, init scale 1, late rate
+    # 10, 3000 steps, measured), and that net was set aside for this row after that run.
+    kkt = dict(data="teacher-student", width=32, loss="exp", n_train=32, dim=8, init_scale=0.1,
+               lr_schedule="loss-scaled")
+    full += [
+        Experiment("thm34-gd", "gd", lr=1e-2, late_lr=1e-1, steps=6000, **kkt),
+        Experiment("thm34-sd", "sd", lr=3e-4, late_lr=1e-3, steps=6000, **kkt),
+        Experiment("thm34-cd", "cd", lr=1e-2, late_lr=5e-2, steps=5000, subgradient="two-point",
+                   warmup_algorithm="gd", **kkt),
+        Experiment("thm34-spectral", "spectral", lr=3e-3, late_lr=3e-2, steps=4000, **kkt),
+    ]
     full += [
         Experiment("fig3-gd", "gd", lr=lr("gd", "digits", True), steps=2000, **fz),
         # FLAVORS section 4.3 compares the algorithms "all without momentum"
@@ -203,7 +229,9 @@ def run_experiment(exp: Experiment, seeds: list[int], device, checkpoints: int =
     net = relu_network(data.input_dim, [exp.width], seeds, exp.init_scale, init=exp.init,
                        freeze_output=exp.freeze_output, device=device)
     config = TrainConfig(exp.algorithm, exp.lr, exp.steps, loss=exp.loss, eps=exp.eps, beta1=exp.beta1,
-                         beta2=exp.beta2, subgradient=exp.subgradient, checkpoints=checkpoints)
+                         beta2=exp.beta2, subgradient=exp.subgradient, checkpoints=checkpoints,
+                         lr_schedule=exp.lr_schedule, late_lr=exp.late_lr,
+                         warmup_algorithm=exp.warmup_algorithm)
     from rates.numeric.engine import single_thread_on_cpu
 
     # one thread: on the shared 2-core machine two torch threads on these tiny tensors took 58.7 s for a run that
@@ -339,32 +367,91 @@ def _init_scale_row(table: ClaimsTable, h: dict[str, History]) -> None:
                     *combine(parts)))
 
 
+def kkt_trend(log_loss: np.ndarray, residual: np.ndarray, valid: np.ndarray) -> dict:
+    """Per seed, the least-squares slope of log(residual) against log log(1/L) over the late checkpoints (log(1/L)
+    >= e, residual > 0), and the 95% t-interval of the mean slope over the seeds whose window spans at least a
+    factor KKT_MIN_SPAN in log(1/L) (seeds are independent; checkpoints of one run are not, so the spread is
+    taken across seeds). Returns slopes, judged mask, mean, half-width, and the log(1/L) range."""
+    from scipy import stats
+
+    slopes, spans = np.full(residual.shape[0], np.nan), np.zeros(residual.shape[0])
+    lo, hi = np.inf, 0.0
+    for r in np.nonzero(valid)[0]:
+        with np.errstate(all="ignore"):
+            x = np.log(-log_loss[r])
+            keep = np.isfinite(x) & (x >= 1.0) & np.isfinite(residual[r]) & (residual[r] > 0)
+        if keep.sum() < 3:
+            continue
+        x, y = x[keep], np.log(residual[r][keep])
+        spans[r] = x.max() - x.min()
+        slopes[r] = np.polyfit(x, y, 1)[0]
+        lo, hi = min(lo, float(np.exp(x.min()))), max(hi, float(np.exp(x.max())))
+    judged = valid & np.isfinite(slopes) & (spans >= math.log(KKT_MIN_SPAN))
+    n = int(judged.sum())
+    mean = float(np.mean(slopes[judged])) if n else float("nan")
+    half = float(stats.t.ppf(0.975, n - 1) * np.std(slopes[judged], ddof=1) / math.sqrt(n)) if n >= 2 else math.inf
+    return {"slopes": slopes, "judged": judged, "n": n, "mean": mean, "half": half, "range": (lo, hi)}
+
+
+def _seeds_for_interval(slopes: np.ndarray, limit: int = 1000) -> str:
+    """The smallest n whose 95% t-interval, at the mean and spread of ``slopes``, lies below 0."""
+    from scipy import stats
+
+    mean, sd = float(np.mean(slopes)), float(np.std(slopes, ddof=1))
+    for n in range(2, limit):
+        if mean + stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) < 0:
+            return str(n)
+    return f"more than {limit}"
+
+
+# A seed is judged when its late checkpoints span at least this factor in log(1/L); at least KKT_MIN_SEEDS seeds.
+KKT_MIN_SPAN = 10.0
+KKT_MIN_SEEDS = 3
+
+
 def _kkt_row(table: ClaimsTable, label: str, h: History) -> None:
-    """FLAVORS Thm 3.4: late iterates approach KKT points; measured by the alignment residual of eq. 62."""
-    res = h.metrics["kkt_residual"]
+    """FLAVORS Thm 3.4: limit points of theta_t / ||theta_t|| are KKT directions of (MM); the proof (Thm A.16)
+    shows the alignment of theta_t with the (Clarke) steepest direction of -grad L tends to 1 (eq. 58-62).
+
+    Measured by ``kkt_residual_window`` (the alignment residual of the gradient averaged over the last steps, an
+    element of the Goldstein subdifferential; rates.numeric.homogeneous.train), judged by its trend against log(1/L):
+    reproduced when the mean slope of log(residual) against log log(1/L) has a 95% interval below 0 and every
+    judged seed's slope is negative (ruled out: a residual that stays at its level, slope 0). A limit statement:
+    a flat or rising residual in a finite run is no verdict, never a refutation."""
+    claim = f"{label}: late iterates approach a KKT direction of (MM) in the own norm"
+    source = "FLAVORS Thm 3.4 (App. A, Thm A.16, eq. 46, 58-62) [given]"
+    res, logL = h.metrics["kkt_residual_window"], h.metrics["log_loss"]
     ok = ~h.diverged & (h.t_below_level >= 0)
     if not ok.any():
-        table.add(Claim(f"{label}: late iterates approach a KKT direction of (MM)",
-                        "FLAVORS Thm 3.4, eq. 46/62",
-                        "no run reached L < l(0)", "-", NO_VERDICT, "no run reached the late phase; run longer"))
+        table.add(Claim(claim, source, "no run reached L < l(0)", "-", NO_VERDICT,
+                        "no run reached the late phase; run longer"))
         return
-    start = np.array([res[r, np.searchsorted(h.t, h.t_below_level[r])] for r in range(res.shape[0])])
-    end = res[:, -1]
-    falls = end[ok] < start[ok]
-    small = end[ok] < KKT_RESIDUAL_LIMIT
-    verdict, reason = _verdict(bool(np.mean(end[ok]) < np.mean(start[ok]) and np.mean(end[ok]) < KKT_RESIDUAL_LIMIT),
-                               int(np.sum(falls & small)), int(ok.sum()))
-    if verdict == NOT_REPRODUCED:  # Thm 3.4 is a limit statement: a finite run that has not got there refutes nothing
-        verdict, reason = NO_VERDICT, (f"{reason}; Thm 3.4 speaks of the limit t -> infinity and the residual at "
-                                       f"t = {h.t[-1]} is {spread(end[ok], 3).text}: longer runs decide")
-    table.add(Claim(f"{label}: late iterates approach a KKT direction of (MM) in the own norm",
-                    "FLAVORS Thm 3.4 (App. A, eq. 46, 62) [given]",
-                    f"1 - <theta, -g>/(||theta|| ||g||_*) at L < l(0): {spread(start[ok], 3).text}; at the end: "
-                    f"{spread(end[ok], 3).text}",
-                    f"falls after L < l(0) and ends below {KKT_RESIDUAL_LIMIT:g}", verdict, reason))
-
-
-KKT_RESIDUAL_LIMIT = 0.05
+    trend = kkt_trend(logL, res, ok)
+    judged, n, mean, half = trend["judged"], trend["n"], trend["mean"], trend["half"]
+    lo, hi = trend["range"]
+    radius = h.metrics["kkt_window_radius"][ok, -1]
+    measured = (f"window residual at the end {spread(res[ok, -1], 3).text}; slope of log residual against "
+                f"log log(1/L) over log(1/L) in [{lo:.3g}, {hi:.3g}]: {spread(trend['slopes'][judged], 3).text}, "
+                f"mean {mean:.3g} +- {half:.2g} (95%, {n} seeds); window radius at the end (sum of relative "
+                f"steps) {spread(radius, 2).text}; {int(ok.sum())}/{ok.size} runs reached L < l(0)")
+    criterion = (f"mean slope + 95% half-width < 0 and every judged seed's slope < 0 (>= {KKT_MIN_SEEDS} seeds whose "
+                 f"late window spans x{KKT_MIN_SPAN:g} in log(1/L)); ruled out: a residual that stays at its level")
+    if n < KKT_MIN_SEEDS:
+        verdict, reason = NO_VERDICT, (f"{int(ok.sum())} seed(s) reached L < l(0), but log(1/L) spans "
+                                       f"x{KKT_MIN_SPAN:g} over the late checkpoints in only {n} (it reached "
+                                       f"{hi:.3g} at most): {KKT_MIN_SEEDS} such seeds decide")
+    elif mean + half < 0 and np.all(trend["slopes"][judged] < 0):
+        verdict, reason = REPRODUCED, ""
+    else:
+        falling = int(np.sum(trend["slopes"][judged] < 0))
+        need = (f"at this mean and spread {_seeds_for_interval(trend['slopes'][judged])} seeds would give an interval "
+                f"below 0, and every seed's slope must be negative" if mean < 0
+                else "a run in which the residual falls decides")
+        verdict, reason = NO_VERDICT, (
+            f"Thm 3.4 is a limit statement and this run does not show the residual falling: mean slope {mean:.3g} "
+            f"+- {half:.2g} (95%), falling in {falling}/{n} seeds over log(1/L) in [{lo:.3g}, {hi:.3g}]; {need}")
+    table.add(Claim(claim, source, measured, criterion, verdict, reason,
+                    values={"slopes": trend["slopes"][judged].tolist(), "mean_slope": mean, "half_width": half}))
 
 
 # Measured [ours]: seed 0 at eps = 1e-8 continued to 2e5 steps (x10 the study's run, 205 s CPU at load ~3): gamma_1
@@ -374,9 +461,12 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
     """FLAVORS sec. 4.2: once L < 1e-7, Adam's gamma_1 falls while gamma_2 rises.
 
     Judged from the step t_k where L first falls below 1e-7, per seed: *holds* when gamma_1 ends >0.1% below its
-    value at t_k and gamma_2 ends above its own; *open* when gamma_1 is still rising at the end (above its value
-    at half the run): the fall has not begun within the run; *fails* otherwise. (gamma_1's peak over the whole
-    run is no evidence: it is reached in the first hundred steps, before the loss is anywhere near 1e-7.)"""
+    value at t_k and gamma_2 ends above its own; *refuted* when the phase was watched for at least a decade of
+    steps (t_end >= 10 t_k, the study's settling horizon) and gamma_1 stayed above its value at t_k at every
+    checkpoint, ending >0.1% above it (it rose through the whole phase the claim describes); *open* when gamma_1
+    is still rising at the end (above its value at half the run) over a shorter watch: the fall may not have
+    begun; *fails* otherwise. (gamma_1's peak over the whole run is no evidence: it is reached in the first
+    hundred steps, before the loss is anywhere near 1e-7.)"""
     g1, g2, logL = h.metrics["gamma_1"], h.metrics["gamma_2"], h.metrics["log_loss"]
     claim = f"Adam (eps={eps:g}) second phase: gamma_1 falls, gamma_2 rises once L < 1e-7"
     reached = np.array([np.any(logL[r] < PHASE_TWO_LEVEL) for r in range(logL.shape[0])]) & ~h.diverged
@@ -395,17 +485,23 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
         ends.append(float(g1[r, -1]))
         g1_change.append(float(g1[r, -1] / g1[r, k] - 1))
         g2_change.append(float(g2[r, -1] - g2[r, k]))
+        watched = h.t[-1] >= PHASE_TWO_WATCH * h.t[k]
         if g1[r, -1] < g1[r, k] * (1 - 1e-3) and g2[r, -1] > g2[r, k]:
             states.append("holds")
+        elif watched and np.all(g1[r, k:] >= g1[r, k]) and g1[r, -1] > g1[r, k] * (1 + 1e-3):
+            states.append("rises")
         elif k >= half or g1[r, -1] > g1[r, half]:
             states.append("open")
         else:
             states.append("fails")
-    n, holding, failing, still_open = len(states), states.count("holds"), states.count("fails"), states.count("open")
+    n, holding, still_open = len(states), states.count("holds"), states.count("open")
+    rising, failing = states.count("rises"), states.count("fails") + states.count("rises")
     measured = (f"{int(reached.sum())}/{reached.size} runs reached L < 1e-7 (first at t = {min(at_level):g}); relative "
                 f"change of gamma_1 from there to t = {h.t[-1]:g}: {spread(np.array(g1_change), 3).text}; gamma_2 "
-                f"change {spread(np.array(g2_change), 3).text}; gamma_1 falls in {holding}, is open in {still_open}, "
-                f"neither in {failing} of {n} seeds; before L < 1e-7, gamma_1 peaked at t = "
+                f"change {spread(np.array(g2_change), 3).text}; gamma_1 falls in {holding}, rises at every "
+                f"checkpoint over a decade of steps in {rising}, is open in {still_open}, neither in "
+                f"{failing - rising} of {n} seeds; "
+                f"log L at the end {spread(logL[reached, -1], 3).text}; before L < 1e-7, gamma_1 peaked at t = "
                 f"{spread(np.array(peak_t), 3).text}")
     if still_open:
         verdict, reason = NO_VERDICT, (
@@ -417,6 +513,12 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
     else:
         mean_holds = bool(np.mean(g1_change) < -1e-3 and np.mean(g2_change) > 0)
         verdict, reason = _verdict(mean_holds, holding, n)
+        if verdict == NOT_REPRODUCED and rising:
+            reason = (f"{reason}: in {rising}/{n} seeds gamma_1 rose at every checkpoint from L < 1e-7 (t = "
+                      f"{min(at_level):g}) to t = {h.t[-1]:g}, a decade of steps and down to L = "
+                      f"{math.exp(float(np.max(logL[reached, -1]))):.2g} or below, by "
+                      f"{spread(np.array(g1_change), 2).text} (it had fallen from its first-phase peak while L was "
+                      f"above 1e-7)")
     table.add(Claim(claim, "FLAVORS section 4.2, Fig. 2, 6 [given]", measured,
                     "from the step where L < 1e-7, gamma_1 ends >0.1% lower and gamma_2 higher, in every seed; a seed "
                     "whose gamma_1 still rises at the end (or reached L < 1e-7 only in the second half) is open",
@@ -546,7 +648,16 @@ def _limit_rows(table: ClaimsTable, runs: list[tuple[str, History]]) -> None:
         if part[0] == NOT_REPRODUCED:  # Cor. A.8 is a limit t -> infinity: a finite run's growing gap refutes nothing
             part = (NO_VERDICT, f"{label}: {part[1]}; Cor. A.8 speaks of the limit, longer runs decide")
         elif part[0] == NO_VERDICT:
-            part = (NO_VERDICT, f"{label}: {part[1]}")
+            # the gap is log(N_eff) / ||theta||^L (N_eff = sum_i e^{-(q_i - q_min)} in [1, m], Lemma A.7): it falls
+            # once the norm outgrows the rise of N_eff (more margins near the smallest), so both are reported
+            growth = norm[:, -1] / norm[:, i]
+            neff = (gap_end * norm[:, -1] ** h.degree) / (gap_then * norm[:, i] ** h.degree)
+            part = (NO_VERDICT, f"{label}: {part[1].split(';')[0]}; where the gap did not shrink, ||theta|| grew "
+                                f"x{spread(growth[~shrinks], 3).text} over the last decade (x"
+                                f"{spread(growth[shrinks], 3).text} where it did) while log N_eff = gap "
+                                f"||theta||^L rose x{spread(neff[~shrinks], 3).text} (more margins near the "
+                                "smallest; it is at most log m): a run long enough for the norm to outgrow it "
+                                "decides")
         soft_parts.append(part)
     table.add(Claim("L -> 0 and ||theta|| -> infinity", "FLAVORS Lemma A.6 [given]", "; ".join(grow_measured) or "-",
                     "log L falls and the own norm of theta grows over the last decade in every valid seed",
@@ -617,7 +728,9 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
     _ordering_row(table, "gamma_2", "gd", fig1, "GD ends with the largest gamma_2", source)
     _ordering_row(table, "gamma_inf", "cd", fig1, "CD ends with the largest gamma_inf", source)
     _init_scale_row(table, h)
-    for key, label in own_norm_runs:
+    late_runs = (("thm34-gd", "GD (l2)"), ("thm34-sd", "SD (l_inf)"), ("thm34-cd", "CD (l1, after GD to L < l(0))"),
+                 ("thm34-spectral", "spectral (max of layer spectral norms)"))
+    for key, label in late_runs:
         _kkt_row(table, label, h[key])
     _adam_row(table, h["fig2-adam"], h["fig2-sd"], h["fig2-gd"])
     for eps in ADAM_EPS_VALUES:
@@ -636,11 +749,14 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
                   "than GD and Adam", "FLAVORS section 4.3, App. C.2 [given]")
     _homogeneity_row(table, seeds, device)
     _identity_rows(table)
-    _limit_rows(table, [(label, h[key]) for key, label in own_norm_runs])
+    _limit_rows(table, [(label, h[key]) for key, label in late_runs])
     _other_margins_row(table, fig1)
     configs = "; ".join(f"{k}: {e['algorithm']} eta={e['lr']:g}, {e['steps']} steps, width {e['width']}, "
                         f"alpha={e['init_scale']:g}, {e['loss']} loss"
                         + (f", subgradient {e['subgradient']}" if e["subgradient"] != "gradient" else "")
+                        + (f", loss-scaled rate after L < l(0) with eta_late={e['late_lr']:g}"
+                           if e.get("lr_schedule") == "loss-scaled" else "")
+                        + (f", {e['warmup_algorithm']} until L < l(0)" if e.get("warmup_algorithm") else "")
                         + (f", eps={e['eps']:g}, betas=({e['beta1']:g}, {e['beta2']:g})"
                            if e["algorithm"] == "adam" else "")
                         for k, e in ((k, v.info["experiment"]) for k, v in h.items()))
@@ -655,8 +771,13 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
         "L * max_t rho_t, rho_t = "
         "||theta_{t+1} - theta_t|| / ||theta_t|| in the algorithm's own norm (rho is proportional to eta).",
         "KKT rows: FLAVORS' approximate-KKT residual eps(t) (eq. 46) vanishes when theta_t aligns with the steepest "
-        "direction of -grad L (eq. 62); the table shows 1 - <theta, -g>/(||theta|| ||g||_*) in the own norm. Adam "
-        "is not covered by Thm 3.4 (no KKT row).",
+        "direction of -grad L (eq. 62); the table shows 1 - <theta, -g>/(||theta|| ||g||_*) in the own norm with g "
+        f"the gradient of log L averaged over the last {KKT_WINDOW} iterates (an element of the Goldstein "
+        "subdifferential: one step's gradient swings by O(1) as the iterates chatter across ReLU kinks and between "
+        "the smallest margins, the average does not). These runs and the Lemma A.6 / Cor. A.8 rows use the "
+        "loss-scaled rate eta_late l(0) / (L max(1, log(l(0)/L))) once L < l(0) (the same path as the flow, "
+        "reparametrised in time; log(1/L) grows linearly in t instead of like log t), the exponential loss of "
+        "Thm 3.4 and the teacher-student net. Adam is not covered by Thm 3.4 (no KKT row).",
         "Shampoo: Gupta et al. (2018) preconditioner L^{-1/4} G R^{-1/4} per weight matrix, with accumulation (sum of "
         "G G^T, G^T G) or without (the polar factor), eigenvalues floored at 1e-12 x the largest.",
         "Orderings use seeds where every compared run separated and did not diverge; 'no verdict' when the seed "
@@ -664,11 +785,9 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
         f"Configurations: {configs}.",
         "Not rows: the GD -> CD / SD switching runs and the test-accuracy observations of Fig. 1 right (sec. 4.1 "
         "(iii)) are qualitative statements about 20 runs at the paper's size (no criterion the paper states); "
-        "switching needs a training mode that changes algorithm at perfect train accuracy, which "
-        "rates.numeric.homogeneous does not have. Adam without momentum is the Fig. 3 Adam (beta1 = beta2 = 0) and, at "
-        "eps = 0, the sign-descent identity row. The paper averages 20 seeds: `--seeds 20` runs that many; KKT "
-        "residual trends against log(1/L) need runs far past L < l(0), beyond this CPU budget (the KKT rows say "
-        "when they cannot decide).",
+        "the switch itself (TrainConfig.warmup_algorithm: GD until L < l(0), then CD) is used by the CD KKT run. "
+        "Adam without momentum is the Fig. 3 Adam (beta1 = beta2 = 0) and, at "
+        "eps = 0, the sign-descent identity row. The paper averages 20 seeds: `--seeds 20` runs that many.",
     ]
     return table
 
@@ -681,7 +800,8 @@ _LABELS = {"gamma_1": r"$\gamma_1$ (eq. 13)", "gamma_2": r"$\gamma_2$ (eq. 13)",
            "gamma_inf": r"$\gamma_\infty$ (eq. 13)",
            "gamma_spectral": r"$\gamma_\sigma$ (eq. 15)", "log_loss": r"$\log \mathcal{L}$",
            "train_acc": "train accuracy", "test_acc": "test accuracy",
-           "kkt_residual": r"$1 - \langle\theta, -g\rangle / (\|\theta\| \|g\|_*)$"}
+           "kkt_residual": r"$1 - \langle\theta, -g\rangle / (\|\theta\| \|g\|_*)$",
+           "kkt_residual_window": r"same with $g$ averaged over the last steps"}
 
 
 def _plot_curves(ax, runs: dict[str, History], metric: str, log_y: bool, colors: dict | None = None) -> None:
@@ -776,8 +896,10 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
     figs.append((_curve_figure(fig3, [("log_loss", False), ("gamma_spectral", True), ("gamma_1", True)],
                                f"FLAVORS Fig. 3 at CPU size: digits 3 vs 6, frozen output layer, {n_seeds} seeds")[0],
                  "fig3_digits_spectral"))
-    kkt = {**fig1, "spectral": h["fig3-spectral"]}
-    figs.append((_curve_figure(kkt, [("kkt_residual", True)], "FLAVORS Thm 3.4: KKT alignment residual")[0],
+    kkt = {algo: h[f"thm34-{algo}"] for algo in ("gd", "sd", "cd", "spectral")}
+    figs.append((_curve_figure(kkt, [("kkt_residual", True), ("kkt_residual_window", True), ("log_loss", False)],
+                               "FLAVORS Thm 3.4: KKT alignment residual, one step and averaged over "
+                               f"{KKT_WINDOW} steps (loss-scaled rate, exponential loss)")[0],
                  "thm34_kkt_residual"))
     written = []
     for fig, name in figs:

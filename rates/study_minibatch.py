@@ -22,9 +22,9 @@ Algorithm
     b = n, Thm 4.3 / Cor. 4.5 with momentum at a (b, beta) where gamma_eff(beta, b) > 0, Thm 4.6 / Cor. 4.7
     with VR, without and with momentum, each at a in {3/10, 1/2, 3/4, 1}) are judged by
     :func:`rates.report.fit_group` on the gap the theorem bounds, ``gamma_eff - gamma(W_t)`` where it states
-    gamma_eff (:func:`gap_to_target`); a margin above gamma_eff over the whole last decade meets the bound
-    outright, a 'violated' gap that has not started to decay in a run ending before t0 is a plateau
-    (no verdict), and finding (i) "bound holds" decides the row (its claim is the O(.) bound) where whether the
+    gamma_eff (the theorem template's value, :func:`fitted_target`); a margin above gamma_eff over the whole last
+    decade meets the bound outright, a 'violated' gap that has not started to decay in a run ending before t0 is a
+    plateau (no verdict), and finding (i) "bound holds" decides the row (its claim is the O(.) bound) where whether the
     stated rate is attained is still open; qualitative claims of Fig. 1 and Fig. 2 by explicit
     criteria on the final relative errors and cosines (mean over seeds), printed next to each verdict. A
     Fig. 1 claim about where a run ends up is decided only by runs whose error has settled: "converges" is
@@ -181,43 +181,52 @@ def rate_setting(family: str, size: Size, n: int) -> tuple[int, float, bool]:
             "Thm 4.6 + momentum": (size.rate_batch, VR_MOMENTUM, True)}[family]
 
 
-def target_margin(run) -> tuple[float, str]:
-    """The margin the run's theorem bounds the gap to, with its name: ``gamma_eff(b)`` (Thm 4.1, b < n),
-    ``gamma_eff(beta, b)`` (Thm 4.3) or ``gamma`` (b = n, VR)."""
-    from rates import report
-    from rates.theorems.minibatch import gamma_eff_minibatch
-    from rates.theorems.momentum import gamma_eff_momentum
-
-    facts = report.facts_of(run)
-    gamma, beta = float(run.gamma["value"]), float(run.config.get("momentum") or 0.0)
-    b, n = facts.batch, facts.samples
-    if run.config.get("vr") or b is None or n is None or b >= n:
-        return gamma, "gamma"
-    if beta > 0:
-        return float(gamma_eff_momentum(gamma, facts.B, n, b, beta)), f"gamma_eff(beta = {beta:g}, b = {b})"
-    return float(gamma_eff_minibatch(gamma, facts.B, n, b)), f"gamma_eff(b = {b})"
+def name_of_target(config: dict, n: int) -> str:
+    """How a row names the margin its theorem bounds the gap to: ``gamma_eff(beta = .., b = ..)`` (Thm 4.3),
+    ``gamma_eff(b = ..)`` (Thm 4.1 at b < n) or ``gamma`` (b = n, where gamma_eff(n) = gamma, and VR). A name only:
+    the value is the theorem template's (:func:`fitted_target`)."""
+    b, beta = int(config.get("batch") or n), float(config.get("momentum") or 0.0)
+    if config.get("vr") or (b >= n and beta == 0):
+        return "gamma"
+    return f"gamma_eff(beta = {beta:g}, b = {b})" if beta > 0 else f"gamma_eff(b = {b})"
 
 
-def gap_to_target(run):
-    """``run`` with its gap measured to :func:`target_margin` (``target - gamma(W_t)``) instead of gamma."""
-    from rates.compare import retarget
+def fitted_target(record) -> list[float]:
+    """The margin each run's gap was fitted to, one value per independent run: the theorem template's
+    ``gap_to`` evaluated on the run's data constants (:func:`rates.report.gap_target`, the value ``rates predict``
+    prints), or the recorded max margin where the theorem bounds ``gamma - gamma(W_t)``."""
+    target = record.verdict.context.get("gap_target") or {}
+    values = target.get("values")
+    if target.get("name", "gamma") == "gamma" or values is None:
+        return [float(run.gamma["value"]) for run in record.runs]
+    return [float(v) for v in values]
 
-    target, name = target_margin(run)
-    return run if name == "gamma" else retarget(run, target, name)
+
+def gaps_to_target(record) -> list[np.ndarray]:
+    """Each run's ``target - gamma(W_t)``, the quantity its theorem bounds (:func:`fitted_target`)."""
+    return [target - np.asarray(run.margin, float) for run, target in zip(record.runs, fitted_target(record))]
 
 
-def margin_above_target_from(runs) -> float | None:
-    """First checkpoint from which every run's margin stays at or above its target (None: not by the end).
+def margin_above_target_from(times, gaps) -> float | None:
+    """First checkpoint from which every run's margin stays at or above its target (None: not by the end);
+    ``gaps`` are the runs' ``target - gamma(W_t)`` at the checkpoints ``times`` (one array per run).
 
     Past it the theorem's left side ``target - gamma(W_t)`` is <= 0, below any positive bound."""
     starts = []
-    for run in runs:
-        below = np.flatnonzero(np.asarray(run.gap, float) > 0)  # ``run`` measured to its target
-        t = np.asarray(run.t, float)
+    for t, gap in zip(times, gaps):
+        below = np.flatnonzero(np.asarray(gap, float) > 0)
+        t = np.asarray(t, float)
         if below.size and below[-1] == t.size - 1:
             return None
         starts.append(float(t[below[-1] + 1]) if below.size else float(t[0]))
     return max(starts) if starts else None
+
+
+def judge_rate_runs(runs) -> tuple[Any, float | None]:
+    """One rate configuration's fit record (:func:`rates.study_run.fit_runs`, which fits the gap to the
+    template's target margin) and the checkpoint from which every margin stays above that target."""
+    record = fit_runs(runs)
+    return record, margin_above_target_from([run.t for run in record.runs], gaps_to_target(record))
 
 
 def rate_part(record, crossed: float | None) -> tuple[str, str]:
@@ -254,12 +263,14 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
 
 def thm41_impossibility(gamma: float, B: float, n: int) -> str:
     """Why no b < n meets Thm 4.1's gamma_eff(b) > 0 on any data, with this data's numbers."""
+    from rates.theorems.minibatch import gamma_eff_minibatch  # the minibatch template's definition of gamma_eff(b)
+
     half = n // 2
     return (f"no b < n has gamma_eff(b) = gamma - 4 B c(n, b) > 0 on any data: c(n, b) = max(n/b - 1, 1) >= 1 for "
             f"b < n and gamma <= 2B (|(e_y - e_c)^T W h| <= 2 ||W|| ||h||), so gamma_eff(b) <= -2B; here "
             f"gamma = {gamma:.4g}, B = {B:.4g}, largest b < n dividing n is {half}: gamma_eff({half}) = "
-            f"{gamma - 4 * B:.4g}; a larger margin relative to the per-sample spread cannot help because gamma/B "
-            "is at most 2. Tested at b = n, where gamma_eff = gamma")
+            f"{float(gamma_eff_minibatch(gamma, B, n, half)):.4g}; a larger margin relative to the per-sample spread "
+            "cannot help because gamma/B is at most 2. Tested at b = n, where gamma_eff = gamma")
 
 
 def rate_tasks(size: Size, seed: int, n: int) -> list[StudyTask]:
@@ -615,7 +626,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                 rec, crossed = records[(family, algo, a)]
                 v = rec.verdict
                 rate_text = rec.prediction.rate.text if rec.prediction is not None else rate_text
-                target, target_name = target_margin(rec.runs[0])
+                target, target_name = fitted_target(rec)[0], name_of_target(rec.runs[0].config, n)
                 fit = f"{v.fit.slope:+.3f} ± {v.fit.stderr:.3f}" if v.fit else "no fit"
                 local = f"{v.predicted_local_slope:+.3f}" if v.predicted_local_slope is not None else "-"
                 above = (f", gamma(W_t) >= {target_name} from t = {crossed:.3g}" if crossed is not None else "")
@@ -625,7 +636,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                 verdict, reason = rate_part(rec, crossed)
                 parts.append((verdict, f"{DISPLAY[algo]} {reason}" if reason else ""))
             why = (thm41_impossibility(float(records[(family, ALGORITHMS[0], a)][0].runs[0].gamma["value"]),
-                                       float(report_facts_B(records[(family, ALGORITHMS[0], a)][0].runs[0])), n)
+                                       float(data_B(records[(family, ALGORITHMS[0], a)][0].runs[0])), n)
                    if family == "Thm 4.1" else "")
             table.add(Claim(f"Margin gap {target_name.split('(')[0]} - gamma(W_t) = O({rate_text}) at a = {a} "
                             f"({setting})", f"{SEED} {_RATE_SOURCE[family]}",
@@ -634,12 +645,12 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                             "for every algorithm (one-sided, docs/theory.md sec. 4), or that margin exceeded over "
                             "the whole last decade", *combine(parts),
                             values={algo: {**records[(family, algo, a)][0].verdict.to_json(),
-                                           "target": target_margin(records[(family, algo, a)][0].runs[0])[0],
+                                           "target": fitted_target(records[(family, algo, a)][0])[0],
                                            "margin_above_target_from": records[(family, algo, a)][1]}
                                     for algo in ALGORITHMS}))
 
 
-def report_facts_B(run) -> float:
+def data_B(run) -> float:
     """The data's B = max_i ||h_i||_1 as the gate records it."""
     from rates import report
 
@@ -797,7 +808,7 @@ def persample_figure(out_dir: Path, ps: dict[tuple, dict], name: str, seeds: lis
     return sf.save(fig, out_dir, f"fig2_persample_{name}", dpi)
 
 
-def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, dpi: int = 300) -> list[Path]:
+def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, n: int, dpi: int = 300) -> list[Path]:
     from rates import study_figures as sf
 
     fig, axes = sf.new_figure(1, len(ALGORITHMS))
@@ -805,10 +816,10 @@ def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, dpi: int
         for a in RATE_AS:
             rec = records[(family, algo, a)][0]
             t = np.asarray(rec.runs[0].t, float)
-            gaps = [np.asarray(r.gap, float) for r in rec.runs]
+            gaps = gaps_to_target(rec)
             slope = f"{rec.verdict.fit.slope:+.2f}" if rec.verdict.fit else "n/a"
             sf.curve(axes[0, col], t, gaps, f"a={a}: slope {slope}, {rec.verdict.label}")
-        target = target_margin(records[(family, algo, RATE_AS[0])][0].runs[0])[1]
+        target = name_of_target(records[(family, algo, RATE_AS[0])][0].runs[0].config, n)
         gap_label = (r"margin gap $\gamma_{\mathrm{eff}} - \gamma(W_t)$" if target.startswith("gamma_eff")
                      else sf.GAP_LABEL)
         sf.finish(axes[0, col], sf.T_LABEL, gap_label, f"{DISPLAY[algo]}: {family}")
@@ -836,8 +847,7 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         for algo in ALGORITHMS:
             runs = rate_runs(results, family, algo, seeds)
             for a in RATE_AS:
-                shifted = [gap_to_target(r) for r in runs if r.config["a"] == a]
-                records[(family, algo, a)] = (fit_runs(shifted), margin_above_target_from(shifted))
+                records[(family, algo, a)] = judge_rate_runs([r for r in runs if r.config["a"] == a])
     ps = persample_measures(results, seeds)
 
     table = ClaimsTable(f"MINIBATCH claims (Fig. 1: {len(fig1_seeds)} seed(s), rates and per-sample: {len(seeds)}; "
@@ -885,7 +895,7 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         for name in persample_datasets(seeds[0]):
             written += persample_figure(out_dir, ps, name, seeds, dpi)
         for family in RATE_FAMILIES:
-            written += rates_figure(out_dir, records, family, dpi)
+            written += rates_figure(out_dir, records, family, n, dpi)
     meta = {"study": "minibatch", "quick": bool(options.quick), "seeds": seeds, "fig1_seeds": fig1_seeds,
             "simulation_wall_s": simulated}
     for key, res in results.items():

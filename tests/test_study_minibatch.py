@@ -54,22 +54,28 @@ def test_quick_minibatch_study_lists_every_claim_and_decides_none(tmp_path):
 
 def test_gamma_eff_of_the_momentum_rows_is_the_rebuilt_closed_form():
     """gamma_eff(beta, b) = gamma - 4 B (n/b - 1) [(1 - beta^(m-1)) + (1 - beta^m)], m = n/b, computed here by
-    hand from the data's gamma and B, against what the study fits to."""
+    hand from the data's gamma and B, against the value the study fits to (the theorem template's, the one
+    ``rates predict`` prints)."""
     from rates.data import parse_data
     from rates.engine import simulate
-    from rates.study_minibatch import _spec, target_margin
+    from rates.study_minibatch import _spec, fitted_target, gaps_to_target, judge_rate_runs, name_of_target
 
     data = parse_data("minibatch", seed=0)
     B = float(np.abs(data.H).sum(axis=1).max())
     run = simulate([_spec("signsgd", "1/2", 0, 32, 0.999, False)], data, steps=50, checkpoints=4).runs[0]
     gamma, m = float(run.gamma["value"]), 64 // 32
     expected = gamma - 4 * B * (64 / 32 - 1) * ((1 - 0.999 ** (m - 1)) + (1 - 0.999 ** m))
-    target, name = target_margin(run)
-    assert target == pytest.approx(expected, rel=1e-12) and target > 0
-    assert name == "gamma_eff(beta = 0.999, b = 32)"
-    # at b = n and with VR the theorems bound the gap to gamma itself
-    full = simulate([_spec("signsgd", "1/2", 0, 64, 0.0, False)], data, steps=50, checkpoints=4).runs[0]
-    assert target_margin(full) == (pytest.approx(float(full.gamma["value"])), "gamma")
+    record, _ = judge_rate_runs([run])
+    assert fitted_target(record) == [pytest.approx(expected, rel=1e-12)] and expected > 0
+    assert name_of_target(run.config, 64) == "gamma_eff(beta = 0.999, b = 32)"
+    # the gap the row reports is the bounded one, gamma_eff - gamma(W_t), not the recorded gamma - gamma(W_t)
+    np.testing.assert_allclose(gaps_to_target(record)[0], expected - np.asarray(run.margin), rtol=0, atol=1e-12)
+    # at b = n the template's gamma_eff(n) is gamma itself, and with VR the theorem bounds the gap to gamma
+    for b, vr in ((64, False), (16, True)):
+        other = simulate([_spec("signsgd", "1/2", 0, b, 0.0, vr)], data, steps=50, checkpoints=4).runs[0]
+        record, _ = judge_rate_runs([other])
+        assert fitted_target(record) == [pytest.approx(float(other.gamma["value"]), rel=1e-12)]
+        assert name_of_target(other.config, 64) == "gamma"
     # Thm 4.1: gamma_eff(b) <= gamma - 4B < 0 at every b < n, the row's reason says so with numbers
     text = thm41_impossibility(gamma, B, 64)
     assert f"gamma_eff(32) = {gamma - 4 * B:.4g}" in text and gamma - 4 * B < 0
@@ -129,34 +135,31 @@ def test_signum_thm43_at_a_3_10_bends_past_1e6_steps_so_its_row_is_open_not_refu
     1e7 (the study's horizon for this row) the slope bends (about -0.15, then +0.06 on the two halves) with the
     theorem's t0 ~ 3e17, so the row must not say 'not reproduced'. ~1.1e7 steps (~90 s CPU, fused engine)."""
     from rates.engine import simulate
-    from rates.study_minibatch import _spec, gap_to_target, margin_above_target_from, rate_setting, rate_steps
-    from rates.study_run import dataset, fit_runs
+    from rates.study_minibatch import _spec, judge_rate_runs, rate_setting, rate_steps
+    from rates.study_run import dataset
 
     data = dataset(FULL.data, 0)
     b, beta, vr = rate_setting("Thm 4.3", FULL, data.n)
     assert (b, beta, vr) == (32, 0.999, False)
     steps = rate_steps(FULL, "Thm 4.3", "signsgd", "3/10")
     assert steps >= 10_000_000
-    short = [gap_to_target(r) for r in simulate([_spec("signsgd", "3/10", 0, b, beta, vr)], data, 1_000_000).runs]
-    assert fit_runs(short).verdict.label == "violated"
-    runs = [gap_to_target(r) for r in simulate([_spec("signsgd", "3/10", 0, b, beta, vr)], data, steps).runs]
-    record = fit_runs(runs)
+    short = simulate([_spec("signsgd", "3/10", 0, b, beta, vr)], data, 1_000_000).runs
+    assert judge_rate_runs(short)[0].verdict.label == "violated"
+    record, crossed = judge_rate_runs(simulate([_spec("signsgd", "3/10", 0, b, beta, vr)], data, steps).runs)
     early, late = record.verdict.settling.data
     assert early < -0.1 and late > early + 0.1, (early, late)
-    verdict, reason = rate_part(record, margin_above_target_from(runs))
+    verdict, reason = rate_part(record, crossed)
     assert verdict == NO_VERDICT and "t0" in reason, reason
 
 
 def test_margin_above_target_from_needs_every_run_to_stay_above():
-    from types import SimpleNamespace
-
     t = np.array([1.0, 10, 100, 1000])
-    above_late = SimpleNamespace(t=t, gap=np.array([1.0, 0.5, -0.1, -0.2]))
-    dips_back = SimpleNamespace(t=t, gap=np.array([1.0, -0.5, -0.1, 0.2]))
-    never = SimpleNamespace(t=t, gap=np.array([1.0, 0.5, -0.1, -0.2]) * 0 + 1)
-    assert margin_above_target_from([above_late]) == 100
-    assert margin_above_target_from([dips_back]) is None
-    assert margin_above_target_from([above_late, never]) is None
+    above_late = np.array([1.0, 0.5, -0.1, -0.2])
+    dips_back = np.array([1.0, -0.5, -0.1, 0.2])
+    never = np.ones(4)
+    assert margin_above_target_from([t], [above_late]) == 100
+    assert margin_above_target_from([t], [dips_back]) is None
+    assert margin_above_target_from([t, t], [above_late, never]) is None
 
 
 @pytest.mark.slow

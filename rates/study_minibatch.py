@@ -19,7 +19,8 @@ Setting (MINIBATCH)
 
 Algorithm
     All simulation goes through :func:`rates.study_run.run_tasks`. Rate claims (Thm 4.1 / Cor. 4.2 at
-    b = n, Thm 4.3 / Cor. 4.5 with momentum at a (b, beta) where gamma_eff(beta, b) > 0, Thm 4.6 / Cor. 4.7
+    b = n, Thm 4.3 / Cor. 4.5 with momentum at a (b, beta) where gamma_eff(beta, b) > 0 and an eta_0 at which
+    the momentum buffer follows the gradient (:func:`momentum_follow_time`), Thm 4.6 / Cor. 4.7
     with VR, without and with momentum, each at a in {3/10, 1/2, 3/4, 1}) are judged by
     :func:`rates.report.fit_group` on the gap the theorem bounds, ``gamma_eff - gamma(W_t)`` where it states
     gamma_eff (the theorem template's value, :func:`fitted_target`); a margin above gamma_eff over the whole last

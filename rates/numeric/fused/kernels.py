@@ -286,8 +286,8 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
     every lane sees the same samples in the same order (full batch), ``X`` is (count, d, 1) and ``Y``
     (count, 1), and the loops read that one copy (a scalar broadcast across the lanes) instead of 64
     copies, which kept ~150 KB of identical samples in the cache; the arithmetic is the same. Loops run class, then
-    sample, then lane: the lane loop is innermost (64 long: vectorised across configurations); with one
-    lane it vanishes and the sample loop is innermost. No loop body mixes two lanes, and the sums over
+    sample, then lane: the lane loop is innermost (64 long: vectorised across configurations; a single
+    configuration runs :func:`_gradient_one` instead). No loop body mixes two lanes, and the sums over
     classes and over samples keep the scalar order.
 
     The formula, per lane. Sample j has logits ``z``, top wrong logit ``t_j``, ``lead_j = z_y - t_j`` and
@@ -383,28 +383,14 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
             U[j, r] = (U[j, r] if above else 1.0) / total * inv_count
             P[j, r] = P[j, r] if above else 0.0
     # row exponents N_c: the largest exponent of row c's coefficients
-    if lanes == 1:
-        # one lane: a maximum over samples, in four independent running maxima held in registers (a maximum
-        # is exact in any order; one running maximum in memory was a chain of dependent loads and stores)
-        for c in range(k):
-            top0, top1, top2, top3 = -np.inf, -np.inf, -np.inf, -np.inf
-            for j in range(0, count - 3, 4):
-                top0 = _larger(top0, (K[c, j, 0] if c != Y[j, 0] else 0.0) + P[j, 0])
-                top1 = _larger(top1, (K[c, j + 1, 0] if c != Y[j + 1, 0] else 0.0) + P[j + 1, 0])
-                top2 = _larger(top2, (K[c, j + 2, 0] if c != Y[j + 2, 0] else 0.0) + P[j + 2, 0])
-                top3 = _larger(top3, (K[c, j + 3, 0] if c != Y[j + 3, 0] else 0.0) + P[j + 3, 0])
-            for j in range(count - count % 4, count):
-                top0 = _larger(top0, (K[c, j, 0] if c != Y[j, 0] else 0.0) + P[j, 0])
-            log_scale[c, 0] = _larger(_larger(top0, top1), _larger(top2, top3))
-    else:
-        for c in range(k):
+    for c in range(k):
+        for r in range(lanes):
+            log_scale[c, r] = -np.inf
+        for j in range(count):
+            label_of_all = Y[j, 0]
             for r in range(lanes):
-                log_scale[c, r] = -np.inf
-            for j in range(count):
-                label_of_all = Y[j, 0]
-                for r in range(lanes):
-                    wrong = c != (label_of_all if shared else Y[j, r])
-                    log_scale[c, r] = _larger(log_scale[c, r], (K[c, j, r] if wrong else 0.0) + P[j, r])
+                wrong = c != (label_of_all if shared else Y[j, r])
+                log_scale[c, r] = _larger(log_scale[c, r], (K[c, j, r] if wrong else 0.0) + P[j, r])
     # the coefficients, in place in Z: mu 2^{E - N_c}, the label's minus V_j times its sample's factor
     for c in range(k):
         for j in range(count):

@@ -64,7 +64,7 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     from rates.numeric.data import (
         parse_data,  # here, not at the top: torch costs seconds that `rates --help` must not pay
     )
-    from rates.numeric.engine import prepare_draw, prepare_draws, resolve_spec, simulate_draws
+    from rates.numeric.engine import prepare_draw, prepare_draws, resolve_spec, simulate_draws, solve_margins
     from rates.numeric.trajectory import Trajectory, require_finite
 
     started = time.perf_counter()
@@ -84,7 +84,7 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     # every draw's max margins are solved before the runs: by this process, or shared with a second one when
     # the second draw (the first pays the imports) says that the rest would take long
     norms = [resolve_spec(spec, dataset.n).algorithm.norm for spec in specs]
-    datasets = [prepare_draw(data, seed, norms) for seed in data_seeds[:1]]
+    datasets = [solve_margins(dataset, norms)]  # the first draw, already loaded above
     second = time.perf_counter()
     datasets += [prepare_draw(data, seed, norms) for seed in data_seeds[1:2]]
     rest = data_seeds[2:]

@@ -444,7 +444,7 @@ def predict_on(data, algorithm: str) -> DataPrediction:
     ok, structure = orthogonal_structure(data)
     if not ok:
         raise InputError("data", f"Thm 4.9 needs orthogonal scale-skewed data: {structure}")
-    counts = np.bincount(np.asarray(data.y), minlength=int(data.k))
+    counts = data.class_counts()
     limit = limit_direction(counts, algorithm)
     rows = tuple(MarginRow(name, margin_of(limit.direction, data, name), ref.gamma,
                            float(cosine(limit.direction, ref.matrix)), ref.unique)

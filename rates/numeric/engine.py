@@ -54,7 +54,7 @@ from rates.numeric.margins import max_margin
 from rates.numeric.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.numeric.optim.alias import for_run
 from rates.numeric.recipe import Recipe
-from rates.numeric.run_parameters import ENGINES, POLAR_METHODS, check  # noqa: F401 (ENGINES, POLAR_METHODS: re-exported)
+from rates.numeric.run_parameters import check
 from rates.numeric.trajectory import Run, Trajectory
 from rates.progress import progress_bar
 
@@ -436,8 +436,12 @@ def prepare_draw(data: str, seed: int, norms: Sequence[str]) -> Any:
     The solutions stay in this process's caches, where :func:`simulate_draws` finds them."""
     from rates.numeric.data import parse_data
 
-    dataset = parse_data(data, seed=seed)
-    for norm in norms:
+    return solve_margins(parse_data(data, seed=seed), norms)
+
+
+def solve_margins(dataset: Any, norms: Sequence[str]) -> Any:
+    """Solve every max margin a run on ``dataset`` needs (into this process's caches); returns ``dataset``."""
+    for norm in dict.fromkeys(norms):
         max_margin(dataset, norm)
     max_margin_references(dataset, required=norms)
     return dataset

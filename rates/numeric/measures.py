@@ -221,7 +221,7 @@ def bias_reference(data, norm: str):
     from rates.numeric.margins import margin_of
 
     algorithm = ALGORITHM_OF_NORM[norm]
-    counts = np.bincount(np.asarray(data.y), minlength=int(data.k))
+    counts = data.class_counts()
     M = bias_matrix(counts, algorithm)
     margins = {name: margin_of(M, data, name) for name in MEASURED_NORMS}
     return ReferenceDirection(BIAS_KEY, M / algorithm_norm(M, algorithm), solver="closed form", unique=True,

@@ -45,8 +45,7 @@ import torch
 from rates.errors import InputError
 from rates.norms import Norm, parse_norm
 from rates.numeric.optim.base import GradientTransformation as Transform  # update(grads, state): no step index
-from rates.numeric.optim.base import Signal, chain
-from rates.numeric.optim.transforms import steepest_direction as unit_steepest_direction
+from rates.numeric.optim.base import chain
 
 Params = list[torch.Tensor]
 
@@ -57,10 +56,9 @@ def _flatten(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
 
 
 def _unit_direction(norm: Norm, Z: torch.Tensor) -> torch.Tensor:
-    """``argmax_{||D|| <= 1} <Z, D>`` through the linear engine's transform (a signal of unknown scale)."""
-    transform = unit_steepest_direction(norm)
-    direction, _ = transform.update(Signal(Z, None), transform.init(Z), 0)
-    return direction.value
+    """``argmax_{||D|| <= 1} <Z, D>``: the norm's steepest direction, the one the linear engine's
+    ``steepest_direction`` transform applies (for a signal of unknown scale it is exactly this call)."""
+    return norm.steepest(Z, polar="exact")
 
 
 def _unflatten(row: torch.Tensor, like: Sequence[torch.Tensor]) -> Params:

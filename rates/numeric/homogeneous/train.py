@@ -241,18 +241,18 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
             advance(1)
         with torch.no_grad():
             grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in raw_grads]
-            loss_value = torch.exp(logL)[:, None, None]
+            loss_value = torch.exp(logL)
             if config.lr_schedule == "loss-scaled":
                 # eq. 1 steps are 1-homogeneous in g: scaling g by eta_t / eta runs eq. 1 at eta_t
                 late = (config.late_lr or config.lr) / config.lr * math.exp(level) / torch.clamp_min(level - logL, 1.0)
-                loss_value = torch.where(logL < level, late, torch.exp(logL))[:, None, None]
-            grads = [loss_value * g for g in grads]
+                loss_value = torch.where(logL < level, late, loss_value)
+            grads = [loss_value[:, None, None] * g for g in grads]
             overflow = ~torch.stack([torch.isfinite(g).flatten(1).all(dim=1) for g in grads]).all(dim=0)
             diverged |= overflow & ~frozen
             frozen |= overflow
             grads = [torch.where(frozen[:, None, None], torch.zeros_like(g), g) for g in grads]
             updates, state = optimizer.update(grads, state)
-            if warmup is not None:
+            if warmup is not None and bool((t_below < 0).any()):  # no run switches back: skip once all have
                 warm_updates, warmup_state = warmup.update(grads, warmup_state)
                 before = (t_below < 0)[:, None, None]
                 updates = [torch.where(before, w, u) for w, u in zip(warm_updates, updates)]

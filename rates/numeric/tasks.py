@@ -188,27 +188,65 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     return results
 
 
-def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> None:
-    """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
-    before the first step. The data's size is read from one draw per data spec."""
+def estimate_tasks(tasks: Sequence[EngineTask], workers: Optional[int] = None, measured: bool = True):
+    """Peak memory and wall time of ``tasks`` on ``workers`` processes (:class:`rates.budget.Estimate`).
+
+    Memory and the rough time come from :mod:`rates.budget`'s constants, per task, on one draw per data spec.
+    Those constants were timed on the torch engine, which the fused kernels outrun by one to three orders
+    of magnitude, so with ``measured`` the time is rescaled by a timed probe of the costliest task (its
+    recipe on its data, :func:`rates.budget.measured_seconds`, a few tenths of a second): the whole list's
+    rough time times that task's measured-over-rough ratio. A probe that cannot run in this process (a device
+    that only the workers of a remote scheduler have) leaves the rough time.
+    """
     from rates import budget
     from rates.numeric.data import parse_data
 
     shapes: dict[str, tuple[int, int, int]] = {}
-    seconds, peak, runs = 0.0, 0, 0
+    rough: list[float] = []
+    peak, runs = 0, 0
     for task in tasks:
         if task.data not in shapes:
             data = parse_data(task.data, seed=task.data_seed)
             shapes[task.data] = (data.n, data.k, data.d)
         one = budget.estimate_linear_runs(len(task.specs), task.steps, task.checkpoints, *shapes[task.data])
-        seconds += one.seconds
+        rough.append(one.seconds)
         peak = max(peak, one.bytes)
         runs += len(task.specs)
+    seconds = sum(rough)
+    if measured:
+        costliest = max(range(len(tasks)), key=rough.__getitem__)
+        try:
+            seconds *= _probe_seconds(tasks[costliest]) / rough[costliest]
+        except RatesError:  # it cannot run here (a GPU only a remote cluster has): the constants' figure stays
+            pass
     parallel = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
+    return budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks))
+
+
+def _probe_seconds(task: EngineTask) -> float:
+    """The measured wall time of ``task``'s stepping (:func:`rates.budget.measured_seconds`)."""
+    from rates import budget
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import simulate
+
+    data = parse_data(task.data, seed=task.data_seed)
+    specs = list(task.specs)
+    return budget.measured_seconds(
+        lambda steps: simulate(specs, data, steps, checkpoints=min(task.checkpoints, steps), device=task.device),
+        task.steps)
+
+
+def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> None:
+    """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
+    before the first step. Only a request the constants put over the hour pays the probe of
+    :func:`estimate_tasks`, and the announcement gives the probed time."""
+    from rates import budget
+
     draws = {task.data_seed for task in tasks}
     option = "data_seeds" if len(draws) > 1 else "seeds"
-    budget.check(budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks)), option=option,
-                 advice="ask for fewer seeds, data draws or steps")
+    budget.check(estimate_tasks(tasks, workers, measured=False), option=option,
+                 advice="ask for fewer seeds, data draws or steps",
+                 measure=lambda: estimate_tasks(tasks, workers).seconds)
 
 
 class _dask_client:

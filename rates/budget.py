@@ -8,8 +8,9 @@ Trajectory is saved. The estimate doubles that (fragmentation, JSON built in one
 engine's tensors (~40 float64 copies of the logits and of W per run). Time: the same runs took 0.47 ms per
 step plus 7.2 us per run and step (scaled by n k d / 450); other algorithms cost up to ~5x more per step.
 Those time constants are the torch engine's; the fused kernels are one to three orders of magnitude faster,
-so a request the constants put over the hour is timed by a short probe (:func:`measured_seconds`) before
-the announcement, which then gives the probe's figure.
+so a request the constants put over the hour is timed by a short probe (:func:`measured_seconds`; a task
+list: one probe per recipe, :mod:`rates.numeric.duration`) before the announcement, which then gives the
+probe's figure.
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     if wanted == 0:
         return results
     if estimate:  # a caller that estimated already (rates sweep, before writing anything) says so
-        check_budget(tasks[:wanted], workers if executor == "local" else 1)
+        check_budget(tasks[:wanted], workers, executor)
 
     def deliver(index: int, outcome: Any, advance: Callable[[], None]) -> None:
         try:
@@ -188,65 +188,67 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     return results
 
 
-def estimate_tasks(tasks: Sequence[EngineTask], workers: Optional[int] = None, measured: bool = True):
-    """Peak memory and wall time of ``tasks`` on ``workers`` processes (:class:`rates.budget.Estimate`).
+def worker_processes(executor: Any, workers: Optional[int], n_tasks: int) -> int:
+    """How many tasks :func:`run_tasks` runs at once: one for ``serial`` (in this process); for ``local``
+    ``workers`` processes, default one per core, at most one per task; a remote scheduler's workers are not
+    known before connecting, so one is assumed (the estimates then give a serial upper bound)."""
+    if isinstance(executor, str) and executor == "local":
+        return max(1, min(int(workers or os.cpu_count() or 1), n_tasks))
+    return 1
 
-    Memory and the rough time come from :mod:`rates.budget`'s constants, per task, on one draw per data spec.
-    Those constants were timed on the torch engine, which the fused kernels outrun by one to three orders
-    of magnitude, so with ``measured`` the time is rescaled by a timed probe of the costliest task (its
-    recipe on its data, :func:`rates.budget.measured_seconds`, a few tenths of a second): the whole list's
-    rough time times that task's measured-over-rough ratio. A probe that cannot run in this process (a device
-    that only the workers of a remote scheduler have) leaves the rough time.
+
+def estimate_tasks(tasks: Sequence[EngineTask], workers: Optional[int] = None, measured: bool = True,
+                   executor: Any = "local"):
+    """Peak memory and wall time of ``tasks`` run by :func:`run_tasks` with ``executor`` and ``workers``
+    (:class:`rates.budget.Estimate`).
+
+    Memory, and without ``measured`` the time, come from :mod:`rates.budget`'s constants, per task, on one
+    draw per data spec. Those constants were timed on the torch engine, which the fused kernels outrun by one
+    to three orders of magnitude, and recipes differ among themselves by more than 10x per step, so with
+    ``measured`` the time is :func:`rates.numeric.duration.estimate`'s: each distinct recipe (algorithm,
+    batch size, polar method, data shape) probed once on this machine, its tasks timed by their own recipe's
+    cost, scheduled in the given order on the processes :func:`run_tasks` will use (:func:`worker_processes`);
+    the probes take about a second or two in all, whatever the list. A probe that cannot run in this process (a
+    device that only the workers of a remote scheduler have) leaves the constants' time.
     """
     from rates import budget
     from rates.numeric.data import parse_data
 
     shapes: dict[str, tuple[int, int, int]] = {}
-    rough: list[float] = []
-    peak, runs = 0, 0
+    rough, peak, runs = 0.0, 0, 0
     for task in tasks:
         if task.data not in shapes:
             data = parse_data(task.data, seed=task.data_seed)
             shapes[task.data] = (data.n, data.k, data.d)
         one = budget.estimate_linear_runs(len(task.specs), task.steps, task.checkpoints, *shapes[task.data])
-        rough.append(one.seconds)
+        rough += one.seconds
         peak = max(peak, one.bytes)
         runs += len(task.specs)
-    seconds = sum(rough)
+    parallel = worker_processes(executor, workers, len(tasks))
+    seconds = rough / parallel
     if measured:
-        costliest = max(range(len(tasks)), key=rough.__getitem__)
+        from rates.numeric import duration
+
+        in_process = isinstance(executor, str) and executor == "serial"
         try:
-            seconds *= _probe_seconds(tasks[costliest]) / rough[costliest]
+            seconds = duration.estimate(tasks, parallel=not in_process, workers=parallel,
+                                        dearest_first=False).seconds
         except RatesError:  # it cannot run here (a GPU only a remote cluster has): the constants' figure stays
             pass
-    parallel = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
-    return budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks))
+    return budget.Estimate(peak, seconds, runs, max(task.steps for task in tasks))
 
 
-def _probe_seconds(task: EngineTask) -> float:
-    """The measured wall time of ``task``'s stepping (:func:`rates.budget.measured_seconds`)."""
-    from rates import budget
-    from rates.numeric.data import parse_data
-    from rates.numeric.engine import simulate
-
-    data = parse_data(task.data, seed=task.data_seed)
-    specs = list(task.specs)
-    return budget.measured_seconds(
-        lambda steps: simulate(specs, data, steps, checkpoints=min(task.checkpoints, steps), device=task.device),
-        task.steps)
-
-
-def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> None:
+def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None, executor: Any = "local") -> None:
     """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
-    before the first step. Only a request the constants put over the hour pays the probe of
+    before the first step. Only a request the constants put over the hour pays the probes of
     :func:`estimate_tasks`, and the announcement gives the probed time."""
     from rates import budget
 
     draws = {task.data_seed for task in tasks}
     option = "data_seeds" if len(draws) > 1 else "seeds"
-    budget.check(estimate_tasks(tasks, workers, measured=False), option=option,
+    budget.check(estimate_tasks(tasks, workers, measured=False, executor=executor), option=option,
                  advice="ask for fewer seeds, data draws or steps",
-                 measure=lambda: estimate_tasks(tasks, workers).seconds)
+                 measure=lambda: estimate_tasks(tasks, workers, executor=executor).seconds)
 
 
 class _dask_client:
@@ -264,8 +266,7 @@ class _dask_client:
         if not isinstance(self.executor, str):  # a caller's own Client: used, not closed
             return self.executor
         if self.executor == "local":
-            count = self.workers if self.workers is not None else (os.cpu_count() or 1)
-            count = max(1, min(int(count), self.n_tasks))
+            count = worker_processes("local", self.workers, self.n_tasks)
             # processes, one thread each: the step loop holds the GIL; the scheduler's HTTP server (it starts
             # even without bokeh) on a random port, so that several sweeps on one machine never compete for 8787
             with _workers_ignore_sigint():

@@ -7,14 +7,18 @@ The per-run figures are measured, not derived: ``rates run --algo signgd --steps
 Trajectory is saved. The estimate doubles that (fragmentation, JSON built in one string) and adds the
 engine's tensors (~40 float64 copies of the logits and of W per run). Time: the same runs took 0.47 ms per
 step plus 7.2 us per run and step (scaled by n k d / 450); other algorithms cost up to ~5x more per step.
+Those time constants are the torch engine's; the fused kernels are one to three orders of magnitude faster,
+so a request the constants put over the hour is timed by a short probe (:func:`measured_seconds`; a task
+list: one probe per recipe, :mod:`rates.numeric.duration`) before the announcement, which then gives the
+probe's figure.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, replace
+from typing import Callable, Optional
 
 from rates.errors import InputError
 
@@ -73,12 +77,19 @@ def estimate_linear_runs(runs: int, steps: int, checkpoints: int, n: int, k: int
 
 
 def check(estimate: Estimate, option: str = "seeds", available: Optional[int] = None,
-          advice: str = "ask for fewer runs, steps or checkpoints") -> None:
-    """Refuse (exit 2, naming ``option``) a request that would not fit in memory; announce one over an hour."""
+          advice: str = "ask for fewer runs, steps or checkpoints",
+          measure: Optional[Callable[[], float]] = None) -> None:
+    """Refuse (exit 2, naming ``option``) a request that would not fit in memory; announce one over an hour.
+
+    ``measure()``, when given, returns the request's seconds from a timed probe (:func:`measured_seconds`); it
+    replaces the constants' figure before the announcement, and runs only when that figure is over the hour
+    (so a refusal, and a short request, cost no probe)."""
     free = available_memory() if available is None else available
     if free is not None and estimate.bytes > MEMORY_SHARE * free:
         raise InputError(option, f"{estimate.text()}, more than {MEMORY_SHARE:.0%} of the {free / 2**30:.1f} GiB "
                                  f"available; {advice}")
+    if estimate.seconds > ANNOUNCE_SECONDS and measure is not None:
+        estimate = replace(estimate, seconds=measure())
     if estimate.seconds > ANNOUNCE_SECONDS:
         print(f"rates: note: this request is estimated at {estimate.text()} (rough; Ctrl-C stops it)",
               file=sys.stderr)

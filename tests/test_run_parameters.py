@@ -16,7 +16,7 @@ from cli_invoke import invoke
 
 from cli.app import app
 from rates.errors import InputError
-from rates.numeric.run_parameters import GRID_KEYS, PARAMETERS, check
+from rates.numeric.run_parameters import CASELESS_GRID_KEYS, GRID_KEYS, PARAMETERS, check
 
 # parameter -> (bad value as typed on the command line, what every caller must say about it, the other options
 # that make the value matter: the algorithm that uses it). The expected texts are typed from the ranges the
@@ -128,7 +128,7 @@ def test_the_flag_parameter_is_a_flag_of_run():
     ("batch", [None, 1, 64], [0, -3]),
     ("adam_beta1", [0, 0.9], [1, -0.1, math.inf]),
     ("adam_eps", [0, 1e-8], [-1e-300, math.inf, math.nan]),
-    ("polar", ["exact", "newton-schulz"], ["Exact", "svd"]),  # rates run has always read --polar as typed
+    ("polar", ["exact", "newton-schulz"], ["svd", "newton_schulz"]),
 ])
 def test_each_check_accepts_its_range_and_refuses_the_values_around_it(name, accepted, refused):
     for value in accepted:
@@ -138,6 +138,58 @@ def test_each_check_accepts_its_range_and_refuses_the_values_around_it(name, acc
             check(name, value)
         assert info.value.option == "--" + name.replace("_", "-")
         assert info.value.message.startswith(f"must be {PARAMETERS[name].allowed}, got ")
+
+
+# a value in another case than the parameter's own spelling, the options that make it matter, and that spelling
+# (None: refused); every caseless grid key needs a row, and polar a refused one
+CASES = [
+    ("polar", "Exact", {"algo": "spectral-gd"}, "exact"),
+    ("polar", " Newton-Schulz ", {"algo": "spectral-gd"}, "newton-schulz"),
+    ("polar", "Newton_Schulz", {"algo": "spectral-gd"}, None),
+    ("algo", "SignGD", {}, "signgd"),
+    ("norm", "MAX", {"algo": "nsd"}, "max"),
+    ("device", "CPU", {}, "cpu"),
+]
+
+
+def test_every_caseless_grid_key_has_a_case_here():
+    assert {name.replace("_", "-") for name, *_ in CASES} == set(CASELESS_GRID_KEYS)
+    assert CASELESS_GRID_KEYS == tuple(k for k in GRID_KEYS if PARAMETERS[k.replace("-", "_")].caseless)
+
+
+@pytest.mark.parametrize("name, value, needs, spelled", CASES)
+def test_run_and_a_sweep_grid_accept_and_refuse_the_same_spellings(tmp_path, name, value, needs, spelled):
+    """A named choice in any case is one value to rates run and to a sweep grid alike, and each records the
+    parameter's own spelling and runs exactly as that spelling does; a value neither knows both refuse."""
+    from rates.numeric.trajectory import load
+
+    options = {**BASE, **needs}
+    flag = "--" + name.replace("_", "-")
+
+    def run(text: str, out):
+        args = [arg for key, given in {**options, name: text}.items() for arg in ("--" + key, given)]
+        return invoke(["run", *args, "--out", str(out), "--no-progress"])
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text("[grid]\n" + "".join(f"{key} = {_grid_cell(text)}\n"
+                                          for key, text in {**options, name: value}.items()))
+    sweep_code, _, sweep_err = invoke(["sweep", str(grid), "--out", str(tmp_path / "sweep"), "--scheduler",
+                                       "serial", "--no-figures", "--no-progress"])
+    run_code, _, run_err = run(value, tmp_path / "run.json")
+    if spelled is None:
+        assert run_code == 2 and sweep_code == 2, (run_err, sweep_err)
+        assert _reason(run_err, flag) == _reason(sweep_err, flag).removesuffix(
+            f" [grid.toml: {name} = {_grid_cell(value)}]")
+        assert not (tmp_path / "run.json").exists() and not (tmp_path / "sweep").exists()
+        return
+    assert run_code == 0 and sweep_code in (0, 1), (run_err, sweep_err)  # 1: a verdict, not an error
+    assert run(spelled, tmp_path / "own.json")[0] == 0
+    own = load(tmp_path / "own.json").runs[0]
+    swept = [load(path).runs[0] for path in (tmp_path / "sweep" / "trajectories").glob("task-*.json")]
+    assert len(swept) == 1
+    for given in (load(tmp_path / "run.json").runs[0], swept[0]):
+        assert given.config[name] == own.config[name] == spelled
+        assert list(given.margin) == list(own.margin)
 
 
 def test_device_and_engine_are_read_as_the_engine_reads_them():

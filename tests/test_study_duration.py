@@ -6,9 +6,9 @@ import io
 
 import pytest
 
+from rates.numeric.duration import DRAW_SETUP_S, _contention, estimate, schedule_seconds
 from rates.numeric.engine import RunSpec
-from rates.studies.duration import TASK_SETUP_S, _contention, estimate, print_plan, schedule_seconds
-from rates.studies.runner import StudyTask
+from rates.studies.runner import StudyTask, print_plan
 
 DATA = "gaussian:k=3,d=4,per_class=4,sigma=0.3"
 
@@ -29,18 +29,21 @@ def test_contention_is_the_ratio_of_cpu_shares():
 
 def test_a_task_costs_its_runs_times_its_steps_times_the_probed_recipe():
     """Within one estimate the per-recipe cost is probed once: 4 runs of one recipe cost 4 runs' worth, and
-    twice the steps twice as much (fused engine: the kernels' cost per run does not depend on the group)."""
+    twice the steps twice as much (fused engine: the kernels' cost per run does not depend on the group); the
+    data draw's set-up (max margins, cached for later tasks) is counted for its first task only."""
     one = StudyTask("one", DATA, 0, (RunSpec("signgd", "1/2"),), 2000)
     four = StudyTask("four", DATA, 0, tuple(RunSpec("signgd", a) for a in ("1/2", "3/4", "1", "3/10")), 2000)
     longer = StudyTask("longer", DATA, 0, (RunSpec("signgd", "1/2"),), 4000)
-    plan = estimate([one, four, longer], "cpu", parallel=False)
-    per_run = plan.task_seconds["one"] - TASK_SETUP_S
+    other_draw = StudyTask("other draw", DATA, 1, (RunSpec("signgd", "1/2"),), 2000)
+    plan = estimate([one, four, longer, other_draw], "cpu", parallel=False)
+    per_run = plan.task_seconds[0] - DRAW_SETUP_S
     assert per_run > 0
-    assert plan.task_seconds["four"] - TASK_SETUP_S == pytest.approx(4 * per_run, rel=1e-12)
-    assert plan.task_seconds["longer"] - TASK_SETUP_S == pytest.approx(2 * per_run, rel=1e-12)
-    assert plan.workers == 1 and plan.runs == 6 and plan.config_steps == 2000 + 4 * 2000 + 4000
+    assert plan.task_seconds[1] == pytest.approx(4 * per_run, rel=1e-12)
+    assert plan.task_seconds[2] == pytest.approx(2 * per_run, rel=1e-12)
+    assert plan.task_seconds[3] == pytest.approx(per_run + DRAW_SETUP_S, rel=1e-12)
+    assert plan.workers == 1 and plan.runs == 7 and plan.config_steps == 2000 + 4 * 2000 + 4000 + 2000
     # one process and no worker start: the tasks one after another (times the load correction, >= 1)
-    assert plan.seconds >= sum(plan.task_seconds.values()) - 1e-12
+    assert plan.seconds >= sum(plan.task_seconds) - 1e-12
 
 
 def test_the_plan_line_names_the_engine_and_the_expected_time():

@@ -69,7 +69,7 @@ def test_gamma_eff_of_the_momentum_rows_is_the_rebuilt_closed_form():
     expected = gamma - 4 * B * (64 / 32 - 1) * ((1 - 0.999 ** (m - 1)) + (1 - 0.999 ** m))
     record, _ = judge_rate_runs([run])
     assert fitted_target(record) == [pytest.approx(expected, rel=1e-12)] and expected > 0
-    assert name_of_target(run.config, 64) == "gamma_eff(beta = 0.999, b = 32)"
+    assert name_of_target(record) == "gamma_eff(beta = 0.999, b = 32)"
     # the gap the row reports is the bounded one, gamma_eff - gamma(W_t), not the recorded gamma - gamma(W_t)
     np.testing.assert_allclose(gaps_to_target(record)[0], expected - np.asarray(run.margin), rtol=0, atol=1e-12)
     # at b = n the template's gamma_eff(n) is gamma itself, and with VR the theorem bounds the gap to gamma
@@ -77,10 +77,38 @@ def test_gamma_eff_of_the_momentum_rows_is_the_rebuilt_closed_form():
         other = simulate([_spec("signsgd", "1/2", 0, b, 0.0, vr)], data, steps=50, checkpoints=4).runs[0]
         record, _ = judge_rate_runs([other])
         assert fitted_target(record) == [pytest.approx(float(other.gamma["value"]), rel=1e-12)]
-        assert name_of_target(other.config, 64) == "gamma"
+        assert name_of_target(record) == "gamma"
     # Thm 4.1: gamma_eff(b) <= gamma - 4B < 0 at every b < n, the row's reason says so with numbers
     text = thm41_impossibility(gamma, B, 64)
     assert f"gamma_eff(32) = {gamma - 4 * B:.4g}" in text and gamma - 4 * B < 0
+
+
+def test_a_rate_row_names_the_target_its_fit_record_fitted():
+    """The label is read off the fit record's gap_target, not guessed from b and beta: the same b = 32,
+    beta = 0.999 run fitted without the data's B (gamma_eff cannot be evaluated, so gamma - gamma(W_t) is
+    fitted in its place) is labelled gamma, beside gamma's value; a b < n run without momentum, which no rate
+    theorem covers (nothing fitted to gamma_eff), is labelled gamma too."""
+    import copy
+
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import simulate
+    from rates.studies.minibatch import _spec, fitted_target, judge_rate_runs, name_of_target
+
+    data = parse_data("minibatch", seed=0)
+    run = simulate([_spec("signsgd", "1/2", 0, 32, 0.999, False)], data, steps=50, checkpoints=4).runs[0]
+    gamma = float(run.gamma["value"])
+    record, _ = judge_rate_runs([run])
+    assert name_of_target(record) == "gamma_eff(beta = 0.999, b = 32)" and fitted_target(record)[0] < gamma
+    unevaluated = copy.deepcopy(run)
+    del unevaluated.config["data_facts"]["B"]
+    record, _ = judge_rate_runs([unevaluated])
+    assert record.verdict.context["gap_target"]["name"] == "gamma_eff"  # the theorem's target, not evaluated
+    assert record.verdict.context["gap_target"]["values"] is None
+    assert fitted_target(record) == [gamma] and name_of_target(record) == "gamma"
+    uncovered = simulate([_spec("signsgd", "1/2", 0, 16, 0.0, False)], data, steps=50, checkpoints=4).runs[0]
+    record, _ = judge_rate_runs([uncovered])
+    assert "gap_target" not in record.verdict.context
+    assert fitted_target(record) == [float(uncovered.gamma["value"])] and name_of_target(record) == "gamma"
 
 
 def _fake_record(label, slope, t_end=1e6, t0=None, outcome="covered", bound=None):

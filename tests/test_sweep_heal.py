@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,17 @@ def test_a_grid_of_a_trillion_steps_is_announced_before_any_work(tmp_path):
     assert code == 0, err
     assert "note: this request is estimated at" in err and " h" in err.split("note:")[1]
     assert "1 to run" in stdout and not list((tmp_path / "sweep").glob("trajectories/*"))
+    # at this machine's speed (a probe), not the torch engine's constants: 10^5 steps of the run timed here
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import RunSpec, simulate
+
+    spec, dataset = RunSpec(algo="signgd", a="1"), parse_data("default", seed=0)
+    simulate([spec], dataset, 100)  # kernels loaded, max margin solved, outside the timing
+    start = time.perf_counter()
+    simulate([spec], dataset, 10**5)
+    expected = (time.perf_counter() - start) * 10**7 / 3600
+    hours = float(err.split(" and ")[1].split(" h")[0])
+    assert expected / 3 <= hours <= 3 * expected, (hours, expected)
 
 
 # ------------------------------------------------------------------------------------------ Hypothesis

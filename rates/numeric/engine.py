@@ -168,7 +168,7 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
     a = parse_exponent_fraction(spec.a)
     check("eta0", spec.eta0)
-    check("polar", spec.polar)
+    spec = dataclasses.replace(spec, polar=check("polar", spec.polar))  # the canonical spelling, recorded as run
     algorithm = resolve_algorithm(spec.algo, spec.norm, n=n, batch=spec.batch, momentum=spec.momentum, vr=spec.vr)
     named = ALGORITHMS[algorithm.name]
     batch = algorithm.batch

@@ -15,8 +15,8 @@ sweep grid may vary (:data:`GRID_KEYS`) and which a run requires (:data:`REQUIRE
 
 No torch, numpy or sympy here: ``rates --help`` and the CLI's first checks import this module.
 
->>> check("steps", 10), check("device", "CUDA:1"), check("momentum", None)
-(10, 'cuda:1', None)
+>>> check("steps", 10), check("device", "CUDA:1"), check("polar", "Exact"), check("momentum", None)
+(10, 'cuda:1', 'exact', None)
 >>> check("adam_beta1", 1.5)
 Traceback (most recent call last):
     ...
@@ -60,16 +60,12 @@ def _real(value: Any) -> bool:
 
 
 def _device(value: Any) -> Optional[str]:
-    key = str(value).strip().lower()
+    key = str(value)
     return key if key in DEVICES or re.fullmatch(r"cuda:\d+", key) else None
 
 
-def _choice(choices: tuple[str, ...], caseless: bool) -> Callable[[Any], Optional[str]]:
-    def normalise(value: Any) -> Optional[str]:
-        key = str(value).strip().lower() if caseless else value
-        return key if key in choices else None
-
-    return normalise
+def _choice(choices: tuple[str, ...]) -> Callable[[Any], Optional[str]]:
+    return lambda value: value if value in choices else None
 
 
 @dataclass(frozen=True)
@@ -79,8 +75,10 @@ class RunParameter:
     ``name`` is the library's (a :class:`~rates.numeric.engine.RunSpec` field or a ``simulate`` argument;
     ``adam_beta1``), its flag follows from it (``--adam-beta1``) and its grid key too (``adam-beta1``).
     ``allowed`` says what a value must be, as the message says it after "must be"; ``accepts`` returns the
-    value to use (normalised: ``CPU`` -> ``cpu``) or ``None`` to refuse it. ``optional``: ``None`` means "not
-    given" and is accepted. A parameter with ``accepts=None`` is checked by ``checked_by`` instead.
+    value to use or ``None`` to refuse it. ``optional``: ``None`` means "not given" and is accepted. A parameter
+    with ``accepts=None`` is checked by ``checked_by`` instead. ``caseless``: its values are names whose case
+    cannot matter (``CPU``, ``Exact``): every caller reads them as :meth:`spelled` writes them, lower case,
+    ``rates run``'s options and a sweep grid's cells alike.
     """
 
     name: str
@@ -90,16 +88,22 @@ class RunParameter:
     checked_by: str = ""
     in_grid: bool = True  # a sweep grid may vary it (the others are refused or fixed by the sweep)
     required: bool = False  # rates run needs it (no default)
+    caseless: bool = False
 
     @property
     def grid_key(self) -> str:
         return self.name.replace("_", "-")
 
+    def spelled(self, value: Any) -> Any:
+        """The one spelling of ``value`` (``" Exact "`` -> ``"exact"`` for a caseless parameter)."""
+        return value.strip().lower() if self.caseless and isinstance(value, str) else value
+
     def check(self, value: Any, option: Optional[str] = None) -> Any:
+        spelled = self.spelled(value)
         if self.accepts is None or (self.optional and value is None):
-            return value
-        accepted = self.accepts(value)
-        if accepted is None:
+            return spelled
+        accepted = self.accepts(spelled)
+        if accepted is None:  # the message quotes the value as given
             shown = repr(value) if isinstance(value, str) else value
             raise InputError(option or self.name, f"must be {self.allowed}, got {shown}")
         return accepted
@@ -112,11 +116,11 @@ def _keep_if(test: Callable[[Any], bool]) -> Callable[[Any], Any]:
 _REGISTRY_CHECKED = "rates.numeric.algorithms.resolve_algorithm (the algorithm registry)"
 
 PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
-    RunParameter("algo", checked_by=_REGISTRY_CHECKED, required=True),
+    RunParameter("algo", checked_by=_REGISTRY_CHECKED, required=True, caseless=True),
     RunParameter("a", "in (0, 1]", checked_by="rates.exponents.parse_exponent_fraction", required=True),
     RunParameter("eta0", "a positive number", _keep_if(lambda v: _real(v) and v > 0)),
     RunParameter("seed", "a non-negative integer", _keep_if(lambda v: _integer(v) and v >= 0)),
-    RunParameter("norm", checked_by=f"rates.norms.parse_norm, then {_REGISTRY_CHECKED}"),
+    RunParameter("norm", checked_by=f"rates.norms.parse_norm, then {_REGISTRY_CHECKED}", caseless=True),
     RunParameter("batch", "a positive integer", _keep_if(lambda v: _integer(v) and v >= 1), optional=True,
                  checked_by=f"dividing n: {_REGISTRY_CHECKED}"),
     RunParameter("momentum", "in [0, 1)", _keep_if(lambda v: _real(v) and 0 <= v < 1), optional=True),
@@ -124,19 +128,21 @@ PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
     RunParameter("adam_beta1", "in [0, 1)", _keep_if(lambda v: _real(v) and 0 <= v < 1)),
     RunParameter("adam_beta2", "in [0, 1)", _keep_if(lambda v: _real(v) and 0 <= v < 1)),
     RunParameter("adam_eps", ">= 0", _keep_if(lambda v: _real(v) and v >= 0)),
-    RunParameter("polar", english_or(POLAR_METHODS), _choice(POLAR_METHODS, caseless=False)),
+    RunParameter("polar", english_or(POLAR_METHODS), _choice(POLAR_METHODS), caseless=True),
     RunParameter("data", checked_by="rates.numeric.data.parse_data"),
     RunParameter("steps", "a positive integer", _keep_if(lambda v: _integer(v) and v >= 1), required=True),
     RunParameter("checkpoints", "an integer >= 2", _keep_if(lambda v: _integer(v) and v >= 2)),
-    RunParameter("device", "auto, cpu, cuda or cuda:I", _device),
+    RunParameter("device", "auto, cpu, cuda or cuda:I", _device, caseless=True),
     RunParameter("seeds", checked_by="parse_seeds (below)", in_grid=False),
     RunParameter("data_seeds", checked_by="parse_seeds (below)", in_grid=False),
-    RunParameter("engine", english_or(ENGINES), _choice(ENGINES, caseless=True), in_grid=False),
+    RunParameter("engine", english_or(ENGINES), _choice(ENGINES), in_grid=False, caseless=True),
 )}
 
 # the keys of a sweep's [grid] table (rates.sweep.grid): the RunSpec fields, then data, steps, checkpoints, device
 GRID_KEYS = tuple(p.grid_key for p in PARAMETERS.values() if p.in_grid)
 REQUIRED = tuple(p.grid_key for p in PARAMETERS.values() if p.required)
+# the grid keys whose cells are names read in any case (one configuration for "SignGD" and "signgd")
+CASELESS_GRID_KEYS = tuple(p.grid_key for p in PARAMETERS.values() if p.in_grid and p.caseless)
 
 
 def check(name: str, value: Any, option: Optional[str] = None) -> Any:

@@ -143,7 +143,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     if wanted == 0:
         return results
     if estimate:  # a caller that estimated already (rates sweep, before writing anything) says so
-        check_budget(tasks[:wanted], workers if executor == "local" else 1)
+        check_budget(tasks[:wanted], workers, executor)
 
     def deliver(index: int, outcome: Any, advance: Callable[[], None]) -> None:
         try:
@@ -188,27 +188,67 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
     return results
 
 
-def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None) -> None:
-    """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
-    before the first step. The data's size is read from one draw per data spec."""
+def worker_processes(executor: Any, workers: Optional[int], n_tasks: int) -> int:
+    """How many tasks :func:`run_tasks` runs at once: one for ``serial`` (in this process); for ``local``
+    ``workers`` processes, default one per core, at most one per task; a remote scheduler's workers are not
+    known before connecting, so one is assumed (the estimates then give a serial upper bound)."""
+    if isinstance(executor, str) and executor == "local":
+        return max(1, min(int(workers or os.cpu_count() or 1), n_tasks))
+    return 1
+
+
+def estimate_tasks(tasks: Sequence[EngineTask], workers: Optional[int] = None, measured: bool = True,
+                   executor: Any = "local"):
+    """Peak memory and wall time of ``tasks`` run by :func:`run_tasks` with ``executor`` and ``workers``
+    (:class:`rates.budget.Estimate`).
+
+    Memory, and without ``measured`` the time, come from :mod:`rates.budget`'s constants, per task, on one
+    draw per data spec. Those constants were timed on the torch engine, which the fused kernels outrun by one
+    to three orders of magnitude, and recipes differ among themselves by more than 10x per step, so with
+    ``measured`` the time is :func:`rates.numeric.duration.estimate`'s: each distinct recipe (algorithm,
+    batch size, polar method, data shape) probed once on this machine, its tasks timed by their own recipe's
+    cost, scheduled in the given order on the processes :func:`run_tasks` will use (:func:`worker_processes`);
+    the probes take about a second or two in all, whatever the list. A probe that cannot run in this process (a
+    device that only the workers of a remote scheduler have) leaves the constants' time.
+    """
     from rates import budget
     from rates.numeric.data import parse_data
 
     shapes: dict[str, tuple[int, int, int]] = {}
-    seconds, peak, runs = 0.0, 0, 0
+    rough, peak, runs = 0.0, 0, 0
     for task in tasks:
         if task.data not in shapes:
             data = parse_data(task.data, seed=task.data_seed)
             shapes[task.data] = (data.n, data.k, data.d)
         one = budget.estimate_linear_runs(len(task.specs), task.steps, task.checkpoints, *shapes[task.data])
-        seconds += one.seconds
+        rough += one.seconds
         peak = max(peak, one.bytes)
         runs += len(task.specs)
-    parallel = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
+    parallel = worker_processes(executor, workers, len(tasks))
+    seconds = rough / parallel
+    if measured:
+        from rates.numeric import duration
+
+        in_process = isinstance(executor, str) and executor == "serial"
+        try:
+            seconds = duration.estimate(tasks, parallel=not in_process, workers=parallel,
+                                        dearest_first=False).seconds
+        except RatesError:  # it cannot run here (a GPU only a remote cluster has): the constants' figure stays
+            pass
+    return budget.Estimate(peak, seconds, runs, max(task.steps for task in tasks))
+
+
+def check_budget(tasks: Sequence[EngineTask], workers: Optional[int] = None, executor: Any = "local") -> None:
+    """Refuse tasks that cannot fit in memory, announce those estimated over an hour (:mod:`rates.budget`),
+    before the first step. Only a request the constants put over the hour pays the probes of
+    :func:`estimate_tasks`, and the announcement gives the probed time."""
+    from rates import budget
+
     draws = {task.data_seed for task in tasks}
     option = "data_seeds" if len(draws) > 1 else "seeds"
-    budget.check(budget.Estimate(peak, seconds / parallel, runs, max(task.steps for task in tasks)), option=option,
-                 advice="ask for fewer seeds, data draws or steps")
+    budget.check(estimate_tasks(tasks, workers, measured=False, executor=executor), option=option,
+                 advice="ask for fewer seeds, data draws or steps",
+                 measure=lambda: estimate_tasks(tasks, workers, executor=executor).seconds)
 
 
 class _dask_client:
@@ -226,8 +266,7 @@ class _dask_client:
         if not isinstance(self.executor, str):  # a caller's own Client: used, not closed
             return self.executor
         if self.executor == "local":
-            count = self.workers if self.workers is not None else (os.cpu_count() or 1)
-            count = max(1, min(int(count), self.n_tasks))
+            count = worker_processes("local", self.workers, self.n_tasks)
             # processes, one thread each: the step loop holds the GIL; the scheduler's HTTP server (it starts
             # even without bokeh) on a random port, so that several sweeps on one machine never compete for 8787
             with _workers_ignore_sigint():

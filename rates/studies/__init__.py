@@ -2,8 +2,8 @@
 
 One module per paper (:mod:`~rates.studies.minibatch`, :mod:`~rates.studies.signadam`,
 :mod:`~rates.studies.flavors`), the default study and the shared fit-and-write path
-(:mod:`~rates.studies.report`), their runner (:mod:`~rates.studies.runner`), duration estimates
-(:mod:`~rates.studies.duration`) and figure style (:mod:`~rates.studies.figures`). May import every stage
+(:mod:`~rates.studies.report`), their runner (:mod:`~rates.studies.runner`, which announces the duration
+:mod:`rates.numeric.duration` estimates) and figure style (:mod:`~rates.studies.figures`). May import every stage
 before it (symbolic, numeric, judge, output); never :mod:`rates.sweep`.
 
 A study runs its configurations, fits them and writes its artefacts (trajectories, verdict tables in

@@ -232,14 +232,19 @@ def rate_setting(family: str, size: Size, n: int) -> tuple[int, float, bool]:
             "Thm 4.6 + momentum": (size.rate_batch, VR_MOMENTUM, True)}[family]
 
 
-def name_of_target(config: dict, n: int) -> str:
-    """How a row names the margin its theorem bounds the gap to: ``gamma_eff(beta = .., b = ..)`` (Thm 4.3),
-    ``gamma_eff(b = ..)`` (Thm 4.1 at b < n) or ``gamma`` (b = n, where gamma_eff(n) = gamma, and VR). A name only:
-    the value is the theorem template's (:func:`fitted_target`)."""
-    b, beta = int(config.get("batch") or n), float(config.get("momentum") or 0.0)
-    if config.get("vr") or (b >= n and beta == 0):
+def name_of_target(record) -> str:
+    """How a row names the margin the record's gap was fitted to, read off the fit record's ``gap_target`` as
+    :func:`fitted_target` reads its value: ``gamma`` where the max margin was fitted (the theorem bounds
+    ``gamma - gamma(W_t)``, as with VR; no target recorded; its value not evaluated) or where the target is the
+    max margin itself (b = n: gamma_eff(n) = gamma); else the template's name with the run's setting,
+    ``gamma_eff(beta = .., b = ..)`` (Thm 4.3) or ``gamma_eff(b = ..)``."""
+    target = record.verdict.context.get("gap_target") or {}
+    name = target.get("name", "gamma")
+    if name == "gamma" or fitted_target(record) == [float(run.gamma["value"]) for run in record.runs]:
         return "gamma"
-    return f"gamma_eff(beta = {beta:g}, b = {b})" if beta > 0 else f"gamma_eff(b = {b})"
+    batch, beta = record.config.get("batch"), float(record.config.get("momentum") or 0.0)
+    setting = ([f"beta = {beta:g}"] if beta > 0 else []) + ([f"b = {int(batch)}"] if batch else [])
+    return f"{name}({', '.join(setting)})" if setting else name
 
 
 def fitted_target(record) -> list[float]:
@@ -689,7 +694,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                 rec, crossed = records[(family, algo, a)]
                 v = rec.verdict
                 rate_text = rec.prediction.rate.text if rec.prediction is not None else rate_text
-                target, target_name = fitted_target(rec)[0], name_of_target(rec.runs[0].config, n)
+                target, target_name = fitted_target(rec)[0], name_of_target(rec)
                 fit = f"{v.fit.slope:+.3f} ± {v.fit.stderr:.3f}" if v.fit else "no fit"
                 local = f"{v.predicted_local_slope:+.3f}" if v.predicted_local_slope is not None else "-"
                 above = (f", gamma(W_t) >= {target_name} from t = {crossed:.3g}" if crossed is not None else "")
@@ -876,7 +881,7 @@ def persample_figure(out_dir: Path, ps: dict[tuple, dict], name: str, seeds: lis
     return sf.save(fig, out_dir, f"fig2_persample_{name}", dpi)
 
 
-def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, n: int, dpi: int = 300) -> list[Path]:
+def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, dpi: int = 300) -> list[Path]:
     from rates.studies import figures as sf
 
     fig, axes = sf.new_figure(1, len(ALGORITHMS))
@@ -887,7 +892,7 @@ def rates_figure(out_dir: Path, records: dict[tuple, Any], family: str, n: int, 
             gaps = gaps_to_target(rec)
             slope = f"{rec.verdict.fit.slope:+.2f}" if rec.verdict.fit else "n/a"
             sf.curve(axes[0, col], t, gaps, f"a={a}: slope {slope}, {rec.verdict.label}")
-        target = name_of_target(records[(family, algo, RATE_AS[0])][0].runs[0].config, n)
+        target = name_of_target(records[(family, algo, RATE_AS[0])][0])
         gap_label = (r"margin gap $\gamma_{\mathrm{eff}} - \gamma(W_t)$" if target.startswith("gamma_eff")
                      else sf.GAP_LABEL)
         sf.finish(axes[0, col], sf.T_LABEL, gap_label, f"{DISPLAY[algo]}: {family}")
@@ -969,7 +974,7 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         for name in persample_datasets(seeds[0]):
             written += persample_figure(out_dir, ps, name, seeds, dpi)
         for family in RATE_FAMILIES:
-            written += rates_figure(out_dir, records, family, n, dpi)
+            written += rates_figure(out_dir, records, family, dpi)
     meta = {"study": "minibatch", "quick": bool(options.quick), "seeds": seeds, "fig1_seeds": fig1_seeds,
             "simulation_wall_s": simulated}
     for key, res in results.items():

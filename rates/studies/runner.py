@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -132,10 +132,10 @@ def study_seeds(options, default: int) -> list[int]:
 
 
 def simulate_study(name: str, tasks: Sequence[StudyTask], options):
-    """Announce the plan (with ``--progress``: the probed duration of :mod:`rates.studies.duration`), run every
+    """Announce the plan (with ``--progress``: the probed duration of :mod:`rates.numeric.duration`), run every
     task, dearest first, and return ``(results, seconds taken)``."""
     if options.progress:
-        from rates.studies.duration import by_estimated_cost, estimate, print_plan
+        from rates.numeric.duration import estimate
 
         plan = estimate(tasks, options.device, parallel=not options.quick, load_data=load_data)
         print_plan(name, tasks, plan)
@@ -144,3 +144,24 @@ def simulate_study(name: str, tasks: Sequence[StudyTask], options):
     results = run_tasks(tasks, device=options.device, progress=options.progress, parallel=not options.quick,
                         scheduler=getattr(options, "scheduler", None))
     return results, time.perf_counter() - started
+
+
+def by_estimated_cost(tasks: Sequence[StudyTask], plan) -> list[StudyTask]:
+    """The tasks with their probed seconds (``plan``, :func:`rates.numeric.duration.estimate` of the same
+    tasks) as ``cost``, so the dearest start first."""
+    return [replace(task, cost=seconds) for task, seconds in zip(tasks, plan.task_seconds)]
+
+
+def print_plan(name: str, tasks: Sequence[StudyTask], plan, stream=None) -> None:
+    """The study's size and expected simulation time (``plan``, :func:`rates.numeric.duration.estimate`),
+    before it starts."""
+    stream = stream or sys.stderr
+    longest = max(plan.task_seconds, default=0.0)
+    print(f"rates report {name}: {len(tasks)} tasks, {plan.runs} runs, {plan.config_steps:.3g} config-steps on "
+          f"{plan.workers} process(es), {plan.stepper} engine; simulation expected ~{_minutes(plan.seconds)} "
+          f"(longest task {_minutes(longest)}; probed in {plan.probe_s:.1f} s at load {plan.load:.1f})",
+          file=stream, flush=True)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"

@@ -154,6 +154,9 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
                 else _convert(key, cell, converters, where)
             if key == "a":
                 value = str(_checked(lambda value=value: parse_exponent(value, "a"), key, cell, where))
+            if key in run_parameters.CASELESS_GRID_KEYS and value is not None:  # read, and spelled, as rates run does
+                value = _checked(lambda value=value, name=key.replace("-", "_"): run_parameters.check(name, value),
+                                 key, cell, where)
             value = _canonical_value(key, value)
             if value in converted:
                 raise InputError(GRID_OPTION, f"{where}: key {key!r} repeats the value {json.dumps(cell)}")
@@ -167,18 +170,12 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
     return {key: columns[key] for key in GRID_KEYS}
 
 
-# options that rates run reads case-insensitively: one spelling per configuration, so that "SignGD" and
-# "signgd" are one configuration of one grid
-_CASELESS_KEYS = ("algo", "device", "polar", "norm")
-
-
 def _canonical_value(key: str, value: Any) -> Any:
-    """One spelling per value: lower case where rates run ignores case, and a data file as its absolute path
-    (``data.csv`` and ``/home/me/data.csv`` are the same data, wherever the sweep is started from)."""
+    """One spelling per value (the names of :data:`rates.numeric.run_parameters.CASELESS_GRID_KEYS` are already
+    in lower case): a data file as its absolute path (``data.csv`` and ``/home/me/data.csv`` are the same data,
+    wherever the sweep is started from)."""
     if not isinstance(value, str):
         return value
-    if key in _CASELESS_KEYS:
-        return value.strip().lower()
     if key == "data":
         path = Path(value).expanduser()
         if path.suffix.lower() in (".npz", ".csv") and path.is_file():

@@ -81,7 +81,7 @@ def run_sweep(grid_path: str | os.PathLike, out_dir: str | os.PathLike, converte
     started = time.perf_counter()
     columns, configurations = prepare(grid_path, converters, defaults,
                                       check_device=executor in ("serial", "local"))
-    check_budget(configurations, workers)
+    check_budget(configurations, workers, runs_per_task, executor)
     SweepStore.check_target(out_dir)
     created = _new_files(Path(out_dir))
     try:
@@ -170,9 +170,12 @@ def _split_diverged(trajectory, keys: list[str]) -> tuple[list[str], dict[str, s
     return good, bad
 
 
-def check_budget(configurations, workers: Optional[int]) -> None:
-    """Refuse a grid that cannot fit in memory and announce one estimated over an hour (rates.budget)."""
+def check_budget(configurations, workers: Optional[int], runs_per_task: int = 32, executor: str = "local") -> None:
+    """Refuse a grid that cannot fit in memory and announce one estimated over an hour (rates.budget); the
+    announced time probes each of the grid's recipes on this machine (:func:`rates.numeric.tasks.estimate_tasks`)
+    and counts the processes ``executor`` runs at once."""
     from rates import budget
+    from rates.numeric.tasks import estimate_tasks, worker_processes
 
     if not configurations:
         return
@@ -182,10 +185,11 @@ def check_budget(configurations, workers: Optional[int]) -> None:
         one = budget.estimate_linear_runs(1, c.steps, c.checkpoints, n, k, d)
         total += one.seconds
         max_bytes = max(max_bytes, one.bytes)
-    parallel = max(1, min(int(workers or os.cpu_count() or 1), len(configurations)))
+    parallel = worker_processes(executor, workers, len(configurations))
     largest = max(configurations, key=lambda c: c.steps)
     estimate = budget.Estimate(int(max_bytes), total / parallel, len(configurations), largest.steps)
-    budget.check(estimate, option="GRID")
+    budget.check(estimate, option="GRID", measure=lambda: estimate_tasks(
+        [task for task, _ in plan_tasks(configurations, runs_per_task)], workers, executor=executor).seconds)
 
 
 def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: float, order: Mapping[str, int],

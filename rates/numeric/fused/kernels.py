@@ -44,7 +44,8 @@ configuration has its own function, :func:`_gradient_one`: the same arithmetic o
 axis, whose sample loops are innermost with unit strides and so vectorise where no sum over samples is
 involved (the block layout with one lane left the compiler runtime strides: strided and gathered loads, 1.56x
 slower on both benchmark shapes, measured interleaved in one process). Runs left over after the full blocks
-go through it one at a time when they are fewer than ``MIN_FILLED_LANES``, or when a block's scratch would
+go through it one at a time when they are fewer than ``MIN_FILLED_LANES`` (``MIN_FILLED_OWN_LANES`` where each
+lane reads its own samples), or when a block's scratch would
 pass ``BLOCK_BYTES``.
 
 The exponential and logarithm: llvmlite here has no vector math library (no SVML), so ``math.exp`` is a
@@ -94,14 +95,28 @@ SOURCE_FULL, SOURCE_MINIBATCH, SOURCE_VR = 0, 1, 2
 LANES = 64
 # Doubles per vector instruction of :func:`_add_scaled_quad` (AVX2's 256 bits; on AVX-512 still correct)
 QUAD = 4
-# Below this many configurations left, a 64-lane block (padded) costs more than running them one by one
-# (measured, one thread, Gaussian k = 4, d = 6, n = 48: one configuration at a time 0.57M configuration-steps
-# per CPU second, a full block 1.18M with shared samples and 0.88M with its own per lane, so a block of N
-# costs as much as N single runs at N ~ 31 and ~ 41; default preset N ~ 29).
-MIN_FILLED_LANES = 30
+# Below this many configurations left, a 64-lane block (padded) costs more than running them one by one.
+# Measured (one thread, configuration-steps per CPU second, SignGD): a single configuration 0.93M on the
+# Gaussian k = 4, d = 6, n = 48 set and 1.5-1.6M on the default preset; a full block 1.66M and 3.5M when the
+# lanes share their samples, 1.09M and 2.34M when each lane reads its own (data draws, mini-batches). A
+# block of N then costs as much as N single runs at N ~ 36 and 29 (shared samples) and N ~ 55 and 41 (own).
+MIN_FILLED_LANES = 33
+MIN_FILLED_OWN_LANES = 48
 # A block's scratch ((d + k + 4) x count x 64 doubles: samples, exponentials, four per-sample rows) above
 # this many bytes runs one configuration at a time instead.
 BLOCK_BYTES = 1 << 25
+
+
+
+@njit(cache=True)
+def filled_lanes(own_samples, count, k, d):
+    """How many configurations :func:`advance` needs left to run them as one (padded) 64-lane block rather than
+    one at a time (the break-even of the two, in single runs), or more than any count when a block's scratch
+    would pass ``BLOCK_BYTES`` (every configuration then runs alone)."""
+    if (d + k + 4) * count * LANES * 8 > BLOCK_BYTES:
+        return 1 << 62
+    return MIN_FILLED_OWN_LANES if own_samples else MIN_FILLED_LANES
+
 
 _TINY = np.finfo(np.float64).tiny
 _LN2 = math.log(2.0)
@@ -744,7 +759,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     does not use may be empty-shaped placeholders of the right rank.
 
     Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
-    of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
+    of fewer than :func:`filled_lanes` (and every configuration when a block's scratch would pass
     ``BLOCK_BYTES``) goes one configuration at a time. Lanes of a block past its last configuration are
     padding (zero weights and step sizes; zero samples where lanes read their own) that no result reads. A
     block's iterates are copied into the block layout once, at ``t0``, and back once, at ``t1``.
@@ -758,7 +773,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     own_data = lane_H.shape[0] > 0
     count = n if source == SOURCE_FULL else batch
     steps_per_epoch = n // count
-    blocks = (d + k + 4) * count * LANES * 8 <= BLOCK_BYTES
+    filled = filled_lanes(own_data or source != SOURCE_FULL, count, k, d)
     G = np.empty((k, d))
     D = np.empty((k, d))
     snap_batch = np.empty((k, d))
@@ -766,7 +781,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     scale = np.empty(k)  # the log-scales of the signal's class rows
     first = 0
     while first < R:
-        wide = blocks and R - first >= MIN_FILLED_LANES
+        wide = R - first >= filled
         lanes = LANES if wide else 1
         stop = min(R, first + lanes)
         W_lanes = np.zeros((k, d, lanes))

@@ -56,7 +56,7 @@ def test_each_draw_in_a_batch_gives_the_bits_of_the_draw_alone(name):
 
 def test_per_run_data_in_the_kernel_group_is_independent_of_threads_and_segments(monkeypatch):
     """The group with per-run data on one thread in one call equals two threads in 37-step chunks."""
-    datasets = draws(kernels.LANES + kernels.MIN_FILLED_LANES)  # two 64-lane blocks, the second padded
+    datasets = draws(kernels.LANES + kernels.MIN_FILLED_OWN_LANES)  # two 64-lane blocks, the second padded
     runs = [resolve_spec(RunSpec("signgd", "1/4", eta0=1.5), datasets[0].n)] * len(datasets)
     H, y = np.stack([d.H for d in datasets]), np.stack([d.y for d in datasets])
     whole = group.FusedGroup(runs, H, y, SHAPE["k"], threads=1)

@@ -44,7 +44,8 @@ configuration has its own function, :func:`_gradient_one`: the same arithmetic o
 axis, whose sample loops are innermost with unit strides and so vectorise where no sum over samples is
 involved (the block layout with one lane left the compiler runtime strides: strided and gathered loads, 1.56x
 slower on both benchmark shapes, measured interleaved in one process). Runs left over after the full blocks
-go through it one at a time when they are fewer than ``MIN_FILLED_LANES``, or when a block's scratch would
+go through it one at a time when they are fewer than ``MIN_FILLED_LANES`` (``MIN_FILLED_OWN_LANES`` where each
+lane reads its own samples), or when a block's scratch would
 pass ``BLOCK_BYTES``.
 
 The exponential and logarithm: llvmlite here has no vector math library (no SVML), so ``math.exp`` is a
@@ -92,14 +93,30 @@ SOURCE_FULL, SOURCE_MINIBATCH, SOURCE_VR = 0, 1, 2
 
 # Configurations per vector block (see the module docstring for why 64 and not fewer).
 LANES = 64
-# Below this many configurations left, a 64-lane block (padded) costs more than running them one by one
-# (measured, one thread, Gaussian k = 4, d = 6, n = 48: one configuration at a time 0.57M configuration-steps
-# per CPU second, a full block 1.18M with shared samples and 0.88M with its own per lane, so a block of N
-# costs as much as N single runs at N ~ 31 and ~ 41; default preset N ~ 29).
-MIN_FILLED_LANES = 30
+# Doubles per vector instruction of :func:`_add_scaled_quad` (AVX2's 256 bits; on AVX-512 still correct)
+QUAD = 4
+# Below this many configurations left, a 64-lane block (padded) costs more than running them one by one.
+# Measured (one thread, configuration-steps per CPU second, SignGD): a single configuration 0.93M on the
+# Gaussian k = 4, d = 6, n = 48 set and 1.5-1.6M on the default preset; a full block 1.66M and 3.5M when the
+# lanes share their samples, 1.09M and 2.34M when each lane reads its own (data draws, mini-batches). A
+# block of N then costs as much as N single runs at N ~ 36 and 29 (shared samples) and N ~ 55 and 41 (own).
+MIN_FILLED_LANES = 33
+MIN_FILLED_OWN_LANES = 48
 # A block's scratch ((d + k + 4) x count x 64 doubles: samples, exponentials, four per-sample rows) above
 # this many bytes runs one configuration at a time instead.
 BLOCK_BYTES = 1 << 25
+
+
+
+@njit(cache=True)
+def filled_lanes(own_samples, count, k, d):
+    """How many configurations :func:`advance` needs left to run them as one (padded) 64-lane block rather than
+    one at a time (the break-even of the two, in single runs), or more than any count when a block's scratch
+    would pass ``BLOCK_BYTES`` (every configuration then runs alone)."""
+    if (d + k + 4) * count * LANES * 8 > BLOCK_BYTES:
+        return 1 << 62
+    return MIN_FILLED_OWN_LANES if own_samples else MIN_FILLED_LANES
+
 
 _TINY = np.finfo(np.float64).tiny
 _LN2 = math.log(2.0)
@@ -412,16 +429,44 @@ def _gradient_lanes(W, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_fl
                     G[c, l, r] += Z[c, j, r] * X[j, l, 0 if shared else r]
 
 
+@intrinsic
+def _add_scaled_quad(typingctx, target, target_at, source, source_at, factor):
+    """``target[target_at + i] += factor * source[source_at + i]`` for i = 0..3 (flat float64 arrays), as one
+    vector multiply and one vector add: each entry is rounded as the scalar statement would be (no fused
+    multiply-add: LLVM contracts only under fast-math flags, which this does not set). Why by hand: numba
+    turns LLVM's SLP vectoriser off (numba issue #8705), and the loop vectoriser picks vectors of 8 with 4
+    interleaved, so a loop over a class row's d = 5 or 6 entries never reached its vector body."""
+    def codegen(context, builder, signature, args):
+        quad = ir.VectorType(ir.DoubleType(), QUAD)
+        target_array = context.make_array(signature.args[0])(context, builder, args[0])
+        source_array = context.make_array(signature.args[2])(context, builder, args[2])
+        target_ptr = builder.bitcast(builder.gep(target_array.data, [args[1]]), quad.as_pointer())
+        source_ptr = builder.bitcast(builder.gep(source_array.data, [args[3]]), quad.as_pointer())
+        one = builder.insert_element(ir.Constant(quad, ir.Undefined), args[4], ir.Constant(ir.IntType(32), 0))
+        splat = builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(ir.IntType(32), QUAD), [0] * QUAD))
+        total = builder.fadd(builder.load(target_ptr, align=8, typ=quad),
+                             builder.fmul(builder.load(source_ptr, align=8, typ=quad), splat))
+        builder.store(total, target_ptr, align=8)
+        return context.get_dummy_value()
+    return types.void(target, target_at, source, source_at, factor), codegen
+
+
 @njit(cache=True, error_model="numpy")
-def _gradient_one(W, X, XT, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, log_scale):
+def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quads, width, log_scale):
     """:func:`_gradient_lanes` for a single configuration, entry by entry the same arithmetic in the same order,
-    on arrays whose last axis is the one the inner loops run over: ``W`` (k, d), the samples ``X`` (count, d)
-    and their transpose ``XT`` (d, count), labels ``Y`` (count,), ``Z``, ``K`` (k, count) with flat views,
-    ``T``, ``L``, ``U``, ``P`` (count,), ``G`` (k, d), ``log_scale`` (k,). Why a function of its own: in the
-    block layout with one lane, every array has a trailing axis of length 1 whose neighbours' strides the
-    compiler cannot know, so the loops over samples became strided and gathered loads; here they are unit
-    strides, and the logits are summed feature by feature for all samples at once (a vector of samples per
-    instruction, each logit still summed in feature order)."""
+    on arrays whose last axis is the one the inner loops run over: ``W`` (k, d), the samples transposed ``XT``
+    (d, count) and, for the gradient's sums, flat (count x width) with each sample's features padded by zeros
+    to ``width`` (a multiple of ``QUAD``) in ``X_quads``; labels ``Y`` (count,), ``Z``, ``K`` (k, count) with flat
+    views, ``T``, ``L``, ``U``, ``P`` (count,), ``G`` (k, d) with a flat (k x width) scratch ``G_quads``,
+    ``log_scale`` (k,). Why a function of its own: in the block layout with one lane, every array has a
+    trailing axis of length 1 whose neighbours' strides the compiler cannot know, so the loops over samples
+    became strided and gathered loads; here they are unit strides, and the logits are summed feature by
+    feature for all samples at once (a vector of samples per instruction, each logit still summed in
+    feature order). The label's slot is gathered rather than selected (a select with a store there kept the
+    loop scalar); the row exponents' maximum is taken over the bits of ``E + 1.5 * 2^52`` (exact integers
+    below 2^51 in a double: their bits are ordered as they are), an integer maximum that LLVM vectorises
+    where a floating-point one needs fast-math flags; each gradient row is summed over the samples in
+    order, four features per vector instruction (:func:`_add_scaled_quad`), one row quad at a time."""
     k, d = W.shape[0], W.shape[1]
     count = Y.shape[0]
     for i in range(Z_flat.size):
@@ -449,14 +494,13 @@ def _gradient_one(W, X, XT, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, log_scale):
     for i in range(Z_flat.size):
         Z_flat[i], K_flat[i] = _exp_parts(Z_flat[i])
     for j in range(count):
+        U[j] = Z[Y[j], j]
+        P[j] = K[Y[j], j]
         T[j] = 0.0
     for c in range(k):
         for j in range(count):
-            mantissa, exponent = Z[c, j], K[c, j]
-            wrong = c != Y[j]
-            T[j] += mantissa * _power_of_two(exponent) if wrong else 0.0
-            U[j] = U[j] if wrong else mantissa
-            P[j] = P[j] if wrong else exponent
+            term = Z[c, j] * _power_of_two(K[c, j])
+            T[j] += term if c != Y[j] else 0.0
     inv_count = 1.0 / count
     for j in range(count):
         above = L[j] > 0.0
@@ -465,28 +509,25 @@ def _gradient_one(W, X, XT, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, log_scale):
         U[j] = (U[j] if above else 1.0) / total * inv_count
         P[j] = P[j] if above else 0.0
     for c in range(k):
-        top0, top1, top2, top3 = -np.inf, -np.inf, -np.inf, -np.inf
-        for j in range(0, count - 3, 4):
-            top0 = _larger(top0, (K[c, j] if c != Y[j] else 0.0) + P[j])
-            top1 = _larger(top1, (K[c, j + 1] if c != Y[j + 1] else 0.0) + P[j + 1])
-            top2 = _larger(top2, (K[c, j + 2] if c != Y[j + 2] else 0.0) + P[j + 2])
-            top3 = _larger(top3, (K[c, j + 3] if c != Y[j + 3] else 0.0) + P[j + 3])
-        for j in range(count - count % 4, count):
-            top0 = _larger(top0, (K[c, j] if c != Y[j] else 0.0) + P[j])
-        log_scale[c] = _larger(_larger(top0, top1), _larger(top2, top3))
+        top = np.int64(0)  # below the bits of every E + 1.5 * 2^52 (positive doubles; |E| < 2^51)
+        for j in range(count):
+            top = max(top, _bits_of((K[c, j] if c != Y[j] else 0.0) + P[j] + _ROUND))
+        log_scale[c] = _float_of(top) - _ROUND
     for c in range(k):
         for j in range(count):
             wrong = c != Y[j]
             exponent = (K[c, j] if wrong else 0.0) + P[j] - log_scale[c]
             Z[c, j] = (Z[c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
+    for i in range(G_quads.size):
+        G_quads[i] = 0.0
+    for c in range(k):
+        for q in range(0, width // QUAD):
+            at = c * width + q * QUAD
+            for j in range(count):
+                _add_scaled_quad(G_quads, at, X_quads, j * width + q * QUAD, Z[c, j])
     for c in range(k):
         for l in range(d):
-            G[c, l] = 0.0
-    for j in range(count):
-        for c in range(k):
-            z = Z[c, j]
-            for l in range(d):
-                G[c, l] += z * X[j, l]
+            G[c, l] = G_quads[c * width + l]
 
 
 @njit(cache=True)
@@ -718,7 +759,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     does not use may be empty-shaped placeholders of the right rank.
 
     Configurations go through in blocks of ``LANES``, each block from t0 to t1 before the next; a remainder
-    of fewer than ``MIN_FILLED_LANES`` (and every configuration when a block's scratch would pass
+    of fewer than :func:`filled_lanes` (and every configuration when a block's scratch would pass
     ``BLOCK_BYTES``) goes one configuration at a time. Lanes of a block past its last configuration are
     padding (zero weights and step sizes; zero samples where lanes read their own) that no result reads. A
     block's iterates are copied into the block layout once, at ``t0``, and back once, at ``t1``.
@@ -732,7 +773,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     own_data = lane_H.shape[0] > 0
     count = n if source == SOURCE_FULL else batch
     steps_per_epoch = n // count
-    blocks = (d + k + 4) * count * LANES * 8 <= BLOCK_BYTES
+    filled = filled_lanes(own_data or source != SOURCE_FULL, count, k, d)
     G = np.empty((k, d))
     D = np.empty((k, d))
     snap_batch = np.empty((k, d))
@@ -740,7 +781,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     scale = np.empty(k)  # the log-scales of the signal's class rows
     first = 0
     while first < R:
-        wide = blocks and R - first >= MIN_FILLED_LANES
+        wide = R - first >= filled
         lanes = LANES if wide else 1
         stop = min(R, first + lanes)
         W_lanes = np.zeros((k, d, lanes))
@@ -762,9 +803,12 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         # one lane: the same memory without the lane axis (see _gradient_one), and the samples transposed
         W_one, G_one = W_lanes.reshape((k, d * lanes)), G_lanes.reshape((k, d * lanes))
         log_scale_one = log_scale.reshape(k * lanes)
-        X_one, Y_one = X.reshape((count, d * sample_lanes)), Y.reshape(count * sample_lanes)
+        Y_one = Y.reshape(count * sample_lanes)
         Z_one, K_one = Z_flat.reshape((k, count * lanes)), K_flat.reshape((k, count * lanes))
         XT_one = np.empty((d, count))
+        width = -(-d // QUAD) * QUAD
+        X_quads = np.zeros(count * width)  # each sample's features, padded by zeros to a whole number of quads
+        G_quads = np.empty(k * width)
         D_lanes = np.zeros((k, d, lanes))
         eta_lanes = np.zeros(lanes)
         for r in range(stop - first):
@@ -794,6 +838,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
             for j in range(count):
                 for l in range(d):
                     XT_one[l, j] = X[j, l, 0]
+                    X_quads[j * width + l] = X[j, l, 0]
         for t in range(t0, t1):
             epoch, offset = t // steps_per_epoch - epoch0, (t % steps_per_epoch) * count
             for r in range(stop - first):
@@ -805,6 +850,7 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                             X[j, l, r] = lane_H[first + r, i, l] if own_data else H[i, l]
                             if not wide:
                                 XT_one[l, j] = X[j, l, 0]
+                                X_quads[j * width + l] = X[j, l, 0]
             if shared:
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, LANES, 1)
@@ -812,8 +858,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 _gradient_lanes(W_lanes, X, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                                 G_lanes, log_scale, LANES, 0)
             else:
-                _gradient_one(W_one, X_one, XT_one, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
-                              P_flat, G_one, log_scale_one)
+                _gradient_one(W_one, XT_one, X_quads, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
+                              P_flat, G_one, G_quads, width, log_scale_one)
             for r in range(stop - first):
                 eta_lanes[r] = eta0[first + r] * (t + 2.0) ** (-a[first + r])
             if plain_sign:  # direction and update in one block loop

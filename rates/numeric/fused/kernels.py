@@ -200,8 +200,9 @@ def _smaller(typingctx, a, b):
 def _pick(typingctx, condition, if_true, if_false):
     """``if_true if condition else if_false`` for float64 as one LLVM ``select``. Written as Python, a conditional
     that stores a value back into the array it was read from (``U[j] = U[j] if wrong else m``) becomes a
-    branch around a store, which the loop vectoriser turns into masked stores (slow on AMD Zen: a tenth of
-    the gradient, see :func:`_larger`); a select keeps the store unconditional."""
+    branch around a store, which the loop vectoriser turns into masked stores (slow on AMD Zen, see
+    :func:`_larger`); a select keeps the store unconditional (measured: 76 -> 45 masked stores in
+    :func:`advance`'s code, 2.5-4.5% more configuration-steps per CPU second in 64-lane blocks)."""
     def codegen(context, builder, signature, args):
         flag = context.cast(builder, args[0], signature.args[0], types.boolean)
         return builder.select(flag, args[1], args[2])
@@ -317,7 +318,8 @@ def _make_lane_dots(broadcast):
     ``B[b_at + t b_stride + i]`` (each lane its own). The same arithmetic, in the same order, as the
     scalar ``out = 0.0; for t: out += A * B`` of each lane; written as LLVM IR because the 32 running
     sums then stay in eight vector registers for the whole sum, where numba's loops stored and reloaded
-    them at every t (a loop over t of unknown length around a 64-lane loop)."""
+    them at every t (a loop over t of unknown length around a 64-lane loop). ``length`` must be at least 1
+    (the loop body runs before its test; the kernels sum over d >= 1 features and count >= 1 samples)."""
     def typer(typingctx, out, out_at, A, a_at, a_stride, B, b_at, b_stride, length):
         def codegen(context, builder, signature, args):
             out_v, out_at_v, A_v, a_at_v, a_stride_v, B_v, b_at_v, b_stride_v, length_v = args

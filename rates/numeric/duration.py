@@ -38,9 +38,10 @@ Algorithm
 
 Guarantee
     An estimate, not a bound: measured against the full studies on the shared 2-core machine (docs/studies.md,
-    "The paper studies"). The minibatch study's 36 tasks (9.6 min wall on the idle machine, 1083 s CPU) are
+    "The paper studies"). The minibatch study's 36 tasks (9.6 min wall on the idle machine, 1083 s CPU) were
     estimated at 7.3-7.6 min for an idle machine (440-455 s: 845-885 s of tasks on two workers) and
-    10.5-10.9 min at load 1.1-1.5.
+    10.5-10.9 min at load 1.1-1.5; with the faster kernels of 25 Nov 2026 the full study announced a
+    simulation of ~9.5 min (probed in 1.5 s at load 0.9) and simulated for 462 s (8.4 min wall in all).
 """
 
 from __future__ import annotations

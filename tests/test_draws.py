@@ -33,11 +33,14 @@ RECIPES = {
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))
-def test_each_draw_in_a_batch_gives_the_bits_of_the_draw_alone(name):
-    """LANES + 3 draws in one group (a 64-lane block whose lanes read their own samples, then three single-lane
-    runs; two threads): every run's final W and every checkpoint record equal those of the draw advanced alone
-    on its own data, bit for bit; and the draws really differ (no lane read another's data)."""
-    datasets = draws(kernels.LANES + 3)
+def test_each_draw_in_a_batch_gives_the_bits_of_the_draw_alone(name, monkeypatch):
+    """2 LANES + 3 draws in one group on two threads (each thread a 64-lane block whose lanes read their own
+    samples, then one or two single-lane runs; fewer draws would be split into single runs, which cost less
+    than half-empty blocks): every run's final W and every checkpoint record equal those of the draw advanced
+    alone on its own data, bit for bit; and the draws really differ (no lane read another's data)."""
+    monkeypatch.setattr(group, "available_cores", lambda: 2)
+    assert [s.stop - s.start for s in group._split(2 * kernels.LANES + 3, 2, kernels.MIN_FILLED_OWN_LANES)] == [66, 65]
+    datasets = draws(2 * kernels.LANES + 3)
     spec = RunSpec(**RECIPES[name])
     runs = [resolve_spec(spec, datasets[0].n)] * len(datasets)
     steps, times = 300, checkpoint_times(300, 6)
@@ -45,7 +48,7 @@ def test_each_draw_in_a_batch_gives_the_bits_of_the_draw_alone(name):
     y = np.stack([data.y for data in datasets])
     W, records = run_group(runs, H, y, SHAPE["k"], steps, times)
     assert W.shape == (len(datasets), SHAPE["k"], SHAPE["d"])
-    for r in (0, 1, 30, kernels.LANES - 1, kernels.LANES, kernels.LANES + 2):
+    for r in (0, 1, 30, kernels.LANES - 1, kernels.LANES, kernels.LANES + 2, 2 * kernels.LANES + 2):
         alone_W, alone_records = run_group(runs[:1], datasets[r].H, datasets[r].y, SHAPE["k"], steps, times)
         np.testing.assert_array_equal(W[r], alone_W[0])
         for row, alone_row in zip(records, alone_records):
@@ -195,3 +198,30 @@ def test_a_draw_that_fails_with_a_second_process_fails_as_it_does_here(monkeypat
     with pytest.raises(NotSeparableError) as shared:
         prepare_draws(spec, [0, 1, 2], ["max"], workers=2, serial_seconds=1e9)
     assert str(shared.value) == str(alone.value) and "seed=0" in str(alone.value)
+
+
+@pytest.mark.parametrize("name", ["signgd", "ngd"])
+def test_draws_whose_labels_come_in_different_orders_give_the_bits_of_each_draw_alone(name, monkeypatch):
+    """Full-batch draws of a preset list their classes in the same order, and the kernel then reads one label
+    per sample for all lanes; here every other draw has its samples shuffled, so the lanes' labels differ and
+    each lane must read its own. Each run still equals the draw alone, bit for bit, as do the unshuffled
+    draws (the shared-labels path). One thread, so that the first 64 draws are one 64-lane block."""
+    monkeypatch.setattr(group, "available_cores", lambda: 1)
+    rng = np.random.default_rng(7)
+    datasets = draws(kernels.LANES + 3)
+    H = np.stack([data.H for data in datasets])
+    y = np.stack([data.y for data in datasets])
+    assert (y == y[0]).all()  # the preset's draws share their label order
+    shuffled_H, shuffled_y = H.copy(), y.copy()
+    for r in range(0, len(datasets), 2):
+        order = rng.permutation(y.shape[1])
+        shuffled_H[r], shuffled_y[r] = H[r][order], y[r][order]
+    assert not (shuffled_y == shuffled_y[0]).all()
+    spec = RunSpec(**RECIPES[name])
+    runs = [resolve_spec(spec, datasets[0].n)] * len(datasets)
+    steps, times = 300, checkpoint_times(300, 3)
+    for data_H, data_y in ((shuffled_H, shuffled_y), (H, y)):
+        W, _ = run_group(runs, data_H, data_y, SHAPE["k"], steps, times)
+        for r in (0, 1, 2, 31, kernels.LANES - 1):
+            alone_W, _ = run_group(runs[:1], data_H[r], data_y[r], SHAPE["k"], steps, times)
+            np.testing.assert_array_equal(W[r], alone_W[0])

@@ -380,7 +380,7 @@ _lane_dots_own = _make_lane_dots(False)
 
 @njit(cache=True, error_model="numpy")
 def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, G,
-                    G_flat, log_scale, lanes, shared):
+                    G_flat, log_scale, lanes, shared, shared_labels):
     """For each lane r and class row c: ``G[c, :, r]`` and ``s_c`` with ``e^{s_c} G[c, :, r]`` = row c of the
     mean gradient over that lane's samples.
 
@@ -390,7 +390,10 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
     ``lanes`` is a compile-time constant (see the module docstring), and so is ``shared``: when 1,
     every lane sees the same samples in the same order (full batch), ``X`` is (count, d, 1) and ``Y``
     (count, 1), and the loops read that one copy (a scalar broadcast across the lanes) instead of 64
-    copies, which kept ~150 KB of identical samples in the cache; the arithmetic is the same. Loops run class, then
+    copies, which kept ~150 KB of identical samples in the cache; the arithmetic is the same. ``shared_labels``
+    (compile-time too; 1 whenever ``shared`` is) says that every lane has the same labels in the same order
+    although each has its own samples -- data draws of a preset, whose classes come in order -- so the class
+    tests read ``Y[j, 0]`` once per sample instead of one label per lane. Loops run class, then
     sample, then lane: the lane loop is innermost (64 long: vectorised across configurations; a single
     configuration runs :func:`_gradient_one` instead); the logits' sums over features and the gradient's sums
     over samples run 32 lanes at a time in registers (:func:`_make_lane_dots`). No loop body mixes two lanes,
@@ -427,6 +430,7 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
     """
     literally(lanes)
     literally(shared)
+    literally(shared_labels)
     k, d = W.shape[0], W.shape[1]
     count = X.shape[0]
     # logits z = W x_j
@@ -451,7 +455,7 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
             # could alias the stores there and would be repeated per lane, as scalar code
             for r in range(lanes):
                 z = Z[c, j, r]
-                wrong = c != (label_of_all if shared else Y[j, r])
+                wrong = c != (label_of_all if shared_labels else Y[j, r])
                 target[j, r] = _larger(source[j, r], z if wrong else -np.inf)
                 L[j, r] = _pick(wrong, L[j, r], z)
     if k % 2 == 1:
@@ -465,7 +469,7 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
             label_of_all = Y[j, 0]
             for r in range(lanes):
                 shifted = Z[c, j, r] - T[j, r]
-                Z[c, j, r] = shifted if c != (label_of_all if shared else Y[j, r]) else -abs(L[j, r])
+                Z[c, j, r] = shifted if c != (label_of_all if shared_labels else Y[j, r]) else -abs(L[j, r])
     for i in range(Z_flat.size):
         Z_flat[i], K_flat[i] = _exp_parts(Z_flat[i])
     # V_j (summed in T; terms below 2^FLUSH_EXPONENT of the top wrong class's 1 are 0) and the label's slot:
@@ -477,7 +481,7 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
             label_of_all = Y[j, 0]
             for r in range(lanes):
                 mantissa, exponent = Z[c, j, r], K[c, j, r]  # loaded unconditionally: the selects vectorise
-                wrong = c != (label_of_all if shared else Y[j, r])
+                wrong = c != (label_of_all if shared_labels else Y[j, r])
                 T[j, r] += mantissa * _power_of_two(exponent) if wrong else 0.0
                 U[j, r] = _pick(wrong, U[j, r], mantissa)
                 P[j, r] = _pick(wrong, P[j, r], exponent)
@@ -497,14 +501,14 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
         for j in range(count):
             label_of_all = Y[j, 0]
             for r in range(lanes):
-                wrong = c != (label_of_all if shared else Y[j, r])
+                wrong = c != (label_of_all if shared_labels else Y[j, r])
                 log_scale[c, r] = _larger(log_scale[c, r], (K[c, j, r] if wrong else 0.0) + P[j, r])
     # the coefficients, in place in Z: mu 2^{E - N_c}, the label's minus V_j times its sample's factor
     for c in range(k):
         for j in range(count):
             label_of_all = Y[j, 0]
             for r in range(lanes):
-                wrong = c != (label_of_all if shared else Y[j, r])
+                wrong = c != (label_of_all if shared_labels else Y[j, r])
                 exponent = (K[c, j, r] if wrong else 0.0) + P[j, r] - log_scale[c, r]
                 Z[c, j, r] = (Z[c, j, r] if wrong else -T[j, r]) * U[j, r] * _power_of_two(exponent)
     # G = sum_j coefficients x_j, in sample order. A weight flushed to 0 adds +-0 terms, which change no
@@ -928,10 +932,13 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         # largest is 0 there), and per-row scales would only add the rounding of the log-scales (~|s| eps)
         # to the ratios of rows (which the polar factor's rank test sees).
         row_scales = direction == DIRECTION_SIGN or direction == DIRECTION_ADAM
+        same_labels = False  # own samples, one label sequence (draws of a preset list their classes in order)
         if source == SOURCE_FULL and own_data:  # every lane sees every sample of its own data, in order
+            same_labels = True
             for r in range(stop - first):
                 for j in range(count):
                     Y[j, r] = lane_y[first + r, j]
+                    same_labels = same_labels and Y[j, r] == Y[j, 0]
                     for l in range(d):
                         X[j, l, r] = lane_H[first + r, j, l]
         elif source == SOURCE_FULL:  # every lane sees every sample, in order
@@ -960,10 +967,13 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                                 X_quads[j * width + l] = X[j, l, 0]
             if shared:
                 _gradient_lanes(W_lanes, W_lanes_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U,
-                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 1)
+                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 1, 1)
+            elif wide and same_labels:
+                _gradient_lanes(W_lanes, W_lanes_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U,
+                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 0, 1)
             elif wide:
                 _gradient_lanes(W_lanes, W_lanes_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U,
-                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 0)
+                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 0, 0)
             else:
                 _gradient_one(W_one, XT_one, X_quads, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
                               P_flat, G_one, G_quads, width, log_scale_one)

@@ -44,14 +44,15 @@ Why 64: LLVM fully unrolls constant loops of up to ~32 iterations before its loo
 numba disables the SLP vectoriser that would re-vectorise the unrolled code (numba issue #8705), so a
 32-lane block ran as scalar code (measured: 0.85M against 1.5M configuration-steps per CPU second). The
 lane count is a compile-time constant (``numba.literally``): :func:`_gradient_lanes` is compiled for 64
-lanes (with samples shared by all lanes, full batch, or one set per lane, mini-batches). A single
+lanes, in three forms: samples and labels shared by all lanes (full batch), each lane its own samples and
+labels (mini-batches, data draws in different orders), and each lane its own samples with one label
+sequence (data draws of a preset). A single
 configuration has its own function, :func:`_gradient_one`: the same arithmetic on arrays without the lane
 axis, whose sample loops are innermost with unit strides and so vectorise where no sum over samples is
 involved (the block layout with one lane left the compiler runtime strides: strided and gathered loads, 1.56x
 slower on both benchmark shapes, measured interleaved in one process). Runs left over after the full blocks
 go through it one at a time when they are fewer than ``MIN_FILLED_LANES`` (``MIN_FILLED_OWN_LANES`` where each
-lane reads its own samples), or when a block's scratch would
-pass ``BLOCK_BYTES``.
+lane reads its own samples), or when a block's scratch would pass ``BLOCK_BYTES``.
 
 The exponential and logarithm: llvmlite here has no vector math library (no SVML), so ``math.exp`` is a
 scalar libm call, which stops vectorisation. :func:`_exp` and :func:`_log` are fdlibm's ``e_exp.c`` and

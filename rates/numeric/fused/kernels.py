@@ -380,12 +380,13 @@ _lane_dots_own = _make_lane_dots(False)
 
 
 @njit(cache=True, error_model="numpy")
-def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat, G,
+def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U, U_flat, P, P_flat,
                     G_flat, log_scale, lanes, shared, shared_labels):
     """For each lane r and class row c: ``G[c, :, r]`` and ``s_c`` with ``e^{s_c} G[c, :, r]`` = row c of the
-    mean gradient over that lane's samples.
+    mean gradient over that lane's samples, where ``G`` (k, d, lanes) is the memory of ``G_flat``.
 
-    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); the
+    ``W`` (k, d, lanes); the step's samples ``X`` (count, d, lanes) with labels ``Y`` (count, lanes); the sums of
+    products read ``W`` and ``X`` through their flat views ``W_flat``, ``X_flat`` (the same memory); the
     ``s_c / ln 2`` go to ``log_scale`` (k, lanes). Scratch: ``Z``, ``K`` (k, count, lanes), ``T``, ``L``, ``U``, ``P``
     (count, lanes), each with a flat view of the same memory (``*_flat``) for the loops that need no index.
     ``lanes`` is a compile-time constant (see the module docstring), and so is ``shared``: when 1,
@@ -968,13 +969,13 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                                 X_quads[j * width + l] = X[j, l, 0]
             if shared:
                 _gradient_lanes(W_lanes, W_lanes_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U,
-                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 1, 1)
+                                U_flat, P, P_flat, G_lanes_flat, log_scale, LANES, 1, 1)
             elif wide and same_labels:
                 _gradient_lanes(W_lanes, W_lanes_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U,
-                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 0, 1)
+                                U_flat, P, P_flat, G_lanes_flat, log_scale, LANES, 0, 1)
             elif wide:
                 _gradient_lanes(W_lanes, W_lanes_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L, L_flat, U,
-                                U_flat, P, P_flat, G_lanes, G_lanes_flat, log_scale, LANES, 0, 0)
+                                U_flat, P, P_flat, G_lanes_flat, log_scale, LANES, 0, 0)
             else:
                 _gradient_one(W_one, XT_one, X_quads, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
                               P_flat, G_one, G_quads, width, log_scale_one)

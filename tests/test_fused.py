@@ -280,6 +280,42 @@ def test_kernel_exp_and_log_are_within_one_ulp():
     assert out[0] == 0.0 and out[1] == math.log(2.0) and out[2] == -math.log(2.0)
 
 
+def test_gradient_exponential_parts_are_within_one_ulp_far_below_range():
+    """The gradient's exponential ``e^x = y 2^k`` (mantissa and integer exponent, so nothing underflows) against
+    40-digit mpmath for x in [-1e6, 0], far below where a double's exponential is 0: ``y`` within 1 ulp of
+    ``e^x / 2^k``, in [0.70, 1.42], and ``k`` the nearest integer to ``x / ln 2``."""
+    import rates.numeric.fused.kernels as kernels
+
+    rng = np.random.default_rng(12)
+    x = np.concatenate([-rng.uniform(0.0, 1e6, 1500), -rng.exponential(1.0, 1500), -rng.uniform(700.0, 1500.0, 500),
+                        [0.0, -1e-300]])
+    y, k = np.empty_like(x), np.empty_like(x)
+    kernels.exp_parts_array(x, y, k)
+    mp.mp.dps = 40
+    for xi, yi, ki in zip(x, y, k):
+        assert ki == round(float(mp.mpf(float(xi)) / mp.log(2))), xi
+        exact = mp.exp(mp.mpf(float(xi))) / mp.mpf(2) ** int(ki)
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(float(yi)))), xi
+    assert ((y > 0.70) & (y < 1.42)).all() and y[-2] == 1.0 and k[-2] == 0.0
+
+
+def test_fused_multiply_add_rounds_once():
+    """``_fma(a, b, c)`` is ``a b + c`` rounded once: equal to the exact rational value rounded to the nearest
+    double (Python's Fraction -> float), including cases where rounding ``a b`` first would give another result."""
+    from fractions import Fraction
+
+    import rates.numeric.fused.kernels as kernels
+
+    rng = np.random.default_rng(13)
+    a, b = rng.normal(size=400), rng.normal(size=400)
+    c = np.concatenate([-(a[:200] * b[:200]), rng.normal(size=200)])  # cancellation: the product's rounding shows
+    out = np.empty_like(a)
+    kernels.fma_array(a, b, c, out)
+    exact = np.array([float(Fraction(ai) * Fraction(bi) + Fraction(ci)) for ai, bi, ci in zip(a, b, c)])
+    np.testing.assert_array_equal(out, exact)
+    assert (out[:200] != a[:200] * b[:200] + c[:200]).sum() > 150  # separate rounding gives 0 there
+
+
 def test_engine_option_is_checked(tmp_path, capsys):
     from cli.app import main
     from rates.numeric.engine import resolve_engine

@@ -339,8 +339,11 @@ def _exp_parts(x):
 @njit(cache=True, error_model="numpy", inline='always')
 def _power_of_two(e):
     """``2^e`` for an integer ``e <= 0`` held in a double, and 0 below ``2^FLUSH_EXPONENT``: bit operations
-    only (the 1.5 * 2^52 shift turns the double into an integer, as in :func:`_exp`)."""
-    bits = _bits_of(max(e, -4096.0) + _ROUND) - _ROUND_BITS
+    only (the 1.5 * 2^52 shift turns the double into an integer, as in :func:`_exp`). No clamp of ``e`` first:
+    where ``e`` is so negative that the shifted bits are meaningless (|e| of 2^51 or more, or an exponent field
+    out of range), the select returns 0 anyway, and a clamp is one floating-point operation more in loops that
+    are bound by their count of them."""
+    bits = _bits_of(e + _ROUND) - _ROUND_BITS
     return _float_of((bits + 1023) << 52) if e >= FLUSH_EXPONENT else 0.0
 
 
@@ -529,7 +532,7 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
             total = T[j, r] * slot + 1.0 if above else T[j, r] + slot
             U[j, r] = (U[j, r] if above else 1.0) / total * inv_count
             P[j, r] = _pick(above, P[j, r], 0.0)
-    # row exponents N_c: the largest exponent of row c's coefficients
+    # row exponents N_c: the largest exponent E of row c's coefficients (E kept in K for the next loop)
     for c in range(k):
         for r in range(lanes):
             log_scale[c, r] = -np.inf
@@ -537,14 +540,15 @@ def _gradient_lanes(W, W_flat, X, X_flat, Y, Z, Z_flat, K, K_flat, T, T_flat, L,
             label_of_all = Y[j, 0]
             for r in range(lanes):
                 wrong = c != (label_of_all if shared_labels else Y[j, r])
-                log_scale[c, r] = _larger(log_scale[c, r], (K[c, j, r] if wrong else 0.0) + P[j, r])
+                K[c, j, r] = (K[c, j, r] if wrong else 0.0) + P[j, r]
+                log_scale[c, r] = _larger(log_scale[c, r], K[c, j, r])
     # the coefficients, in place in Z: mu 2^{E - N_c}, the label's minus V_j times its sample's factor
     for c in range(k):
         for j in range(count):
             label_of_all = Y[j, 0]
             for r in range(lanes):
                 wrong = c != (label_of_all if shared_labels else Y[j, r])
-                exponent = (K[c, j, r] if wrong else 0.0) + P[j, r] - log_scale[c, r]
+                exponent = K[c, j, r] - log_scale[c, r]
                 Z[c, j, r] = (Z[c, j, r] if wrong else -T[j, r]) * U[j, r] * _power_of_two(exponent)
     # G = sum_j coefficients x_j, in sample order. A weight flushed to 0 adds +-0 terms, which change no
     # entry (G starts at +0 and round-to-nearest never makes a sum -0 from a +0 start).
@@ -641,12 +645,13 @@ def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quad
     for c in range(k):
         top = np.int64(0)  # below the bits of every E + 1.5 * 2^52 (positive doubles; |E| < 2^51)
         for j in range(count):
-            top = max(top, _bits_of((K[c, j] if c != Y[j] else 0.0) + P[j] + _ROUND))
+            K[c, j] = (K[c, j] if c != Y[j] else 0.0) + P[j]  # E, kept for the next loop
+            top = max(top, _bits_of(K[c, j] + _ROUND))
         log_scale[c] = _float_of(top) - _ROUND
     for c in range(k):
         for j in range(count):
             wrong = c != Y[j]
-            exponent = (K[c, j] if wrong else 0.0) + P[j] - log_scale[c]
+            exponent = K[c, j] - log_scale[c]
             Z[c, j] = (Z[c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
     for i in range(G_quads.size):
         G_quads[i] = 0.0

@@ -183,10 +183,10 @@ class FusedGroup:
 
             self.streams = [epoch_permutations(r.spec.seed, n) for r in runs]
         self.current: Optional[np.ndarray] = None  # (R, n): the permutation of the epoch in progress
-        self.threads = max(1, min(R, threads if threads is not None else available_cores()))
+        threads = max(1, min(R, threads if threads is not None else available_cores()))
         own_samples = self.lane_H.shape[0] > 0 or self.source != kernels.SOURCE_FULL
-        self.filled = int(kernels.filled_lanes(own_samples, n if self.source == kernels.SOURCE_FULL else self.batch,
-                                               k, d))
+        filled = int(kernels.filled_lanes(own_samples, n if self.source == kernels.SOURCE_FULL else self.batch, k, d))
+        self.slices = _split(R, threads, filled)  # the runs of each thread, the same in every chunk
 
     def _permutations(self, t0: int, t1: int) -> tuple[np.ndarray, int]:
         """(R, E, n) permutations of the epochs that steps t0 .. t1-1 touch, and the first epoch's index."""
@@ -231,13 +231,12 @@ class FusedGroup:
         while self.t < t_end:
             t1 = min(t_end, self.t + chunk)
             perms, epoch0 = self._permutations(self.t, t1)
-            slices = _split(self.W.shape[0], self.threads, self.filled)
-            if len(slices) == 1:
-                self._kernel(slices[0], t1, perms, epoch0)
+            if len(self.slices) == 1:
+                self._kernel(self.slices[0], t1, perms, epoch0)
             else:
-                with ThreadPoolExecutor(len(slices)) as pool:
+                with ThreadPoolExecutor(len(self.slices)) as pool:
                     list(pool.map(lambda part, t1=t1, perms=perms, epoch0=epoch0: self._kernel(part, t1, perms, epoch0),
-                                  slices))
+                                  self.slices))
             if progress is not None:
                 progress(t1 - self.t)
             self.t = t1

@@ -326,6 +326,11 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
             f"{verdict.reason}"))
     phase = phase_of(independent[0], facts_of(independent[0]), prediction)
     verdict = _plateau_before_t1(verdict, phase)
+    if verdict.label == "violated":
+        start = descent_start_of(independent, prediction)
+        verdict = _violated_before_descent(verdict, start)
+        if verdict.label != "violated":
+            phase = {**phase, "descent_start": start.to_json()}
     notes = list(verdict.notes) + [f"gap fitted: {gap_target_text(target)}", f"phase: {phase['text']}"]
     if replicates.get("note"):
         notes.append(replicates["note"])
@@ -397,6 +402,49 @@ def _plateau_before_t1(verdict: Any, phase: dict[str, Any]) -> Any:
         f"pre-asymptotic plateau: the gap is not shown to decrease (slope {verdict.fit.slope:+.3f}, 95% interval "
         f"[{verdict.fit.ci_low:+.3f}, {verdict.fit.ci_high:+.3f}]) and {where}; the bound speaks from t1 on "
         f"(without this rule: {verdict.reason})"))
+
+
+def descent_start_of(runs: Sequence[Run], prediction: Any):
+    """The latest descent start ``t_d`` over the runs' data draws (None: no template or no exponent ``a``).
+
+    :mod:`rates.symbolic.theorems.descent_start`: the first ``t`` from which the descent lemma holds with the
+    curvature of the step actually taken, on each draw's own ``gamma`` and ``B``.
+    """
+    from rates.symbolic.theorems.descent_start import descent_start
+
+    template = getattr(prediction, "template", None)
+    if template is None:
+        return None
+    starts = []
+    for run in runs:
+        try:
+            a = Fraction(str(run.config.get("a")).strip())
+            eta0 = float(run.config.get("eta0"))
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+        starts.append(descent_start(template, facts_of(run).constants(), a, eta0))
+    known = [s for s in starts if s.log10 is not None]
+    if not known:
+        return starts[0] if starts else None
+    return max(known, key=lambda s: s.log10)
+
+
+def _violated_before_descent(verdict: Any, start: Any) -> Any:
+    """``violated`` needs a window that starts at or after the descent start ``t_d``.
+
+    Before ``t_d`` the descent inequality that every margin bound is built on is not established, even with
+    the curvature of the steps actually taken; a gap slower than the bound there says nothing against the
+    theorem (a set multiplied by 1e10 is the run with ``eta_0`` multiplied by 1e10: the same trajectory, far from
+    its asymptotic phase). Unknown ``t_d`` (constants not recorded, e.g. synthetic runs) leaves the verdict as it is.
+    """
+    if verdict.label != "violated" or start is None or start.log10 is None:
+        return verdict
+    window_start = verdict.window.t0
+    if start.t is not None and start.t <= window_start:
+        return verdict
+    return replace(verdict, label="inconclusive", reason=(
+        f"pre-asymptotic: the window starts at t = {window_start:.3g}, before the descent start "
+        f"({start.text()}); no margin bound speaks before it (without this rule: {verdict.reason})"))
 
 
 def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,

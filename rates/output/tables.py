@@ -225,6 +225,7 @@ class Table:
     # mapped to the column whose cell carries the letter (sources: long, and shared by many rows).
     footnoted: dict[str, str] = field(default_factory=dict)
     grouped: int = 0  # LaTeX only: the first `grouped` columns are left blank where they repeat the row above
+    small: bool = False  # LaTeX only: set in the smallest font (a provenance table, read less than the results)
     # LaTeX only: the tables a paper prints in place of this one (a compact results table and its provenance)
     latex_tables: Sequence["Table"] = ()
 
@@ -286,7 +287,7 @@ class Table:
                                   rf"\textsuperscript{{{marks[v]}}}{_tex(first[v])}" + (";" if k < len(values) - 1 else "")
                                   for k, v in enumerate(values))))
         return Table([self.columns[i] for i in keep], [[row[i] for i in keep] for row in rows], self.caption,
-                     self.label, notes + list(self.notes), self.caption_latex, grouped=self.grouped)
+                     self.label, notes + list(self.notes), self.caption_latex, grouped=self.grouped, small=self.small)
 
     def _longtable(self) -> str:
         size, _ = self._latex_layout()
@@ -354,14 +355,14 @@ class Table:
                                label=self.label if number == 1 else "",
                                notes=self.notes if number == len(groups) else [],
                                caption_latex=self.caption_latex + which if self.caption_latex else "",
-                               grouped=min(self.grouped, 1)))
+                               grouped=min(self.grouped, 1), small=self.small))
         return parts
 
     def _latex_layout(self) -> tuple[str, int]:
         """(font size, characters per line): the largest font in which every column's longest unbreakable
         word fits a portrait line (the smallest when none does: :meth:`_column_parts` splits such a table)."""
         need = self._latex_need()
-        for size, chars in LATEX_SIZES:
+        for size, chars in LATEX_SIZES[-1:] if self.small else LATEX_SIZES:
             if need <= chars:
                 return size, chars
         return LATEX_SIZES[-1]

@@ -664,7 +664,7 @@ def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
         notes.insert(0, f"Replicates: {replicates.pop()} independent in every row.")
     provenance = Table(key_names + ["provenance: " + ", ".join(shown)], rows,
                        caption=f"{table.caption}: provenance of each row", label=provenance_label,
-                       notes=notes, grouped=1)
+                       notes=notes, grouped=1, small=True)
     return [result, provenance]
 
 

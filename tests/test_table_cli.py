@@ -48,7 +48,8 @@ def test_markdown_json_and_latex_agree(renderings):
             assert family == row["family"] and marks.setdefault(row["source"], mark) == mark
         assert cells[2] == row["regime"] and cells[3] == row["rate"]["text"]
         assert cells[4] == row["r"] == row["rate"]["exponent"] and int(cells[5]) == row["k"] == row["rate"]["log_power"]
-        assert tex.split(" & ")[5] == latex_escape(str(row["k"])) and tex.split(" & ")[6] == f"${sp.latex(sp.Rational(row['best a']))}$"
+        assert tex.split(" & ")[5] == latex_escape(str(row["k"]))
+        assert tex.split(" & ")[6] == f"${sp.latex(sp.Rational(row['best a']))}$"
     assert len(set(marks.values())) == len(marks) == len({row["source"] for row in rows}) == 5
     for source, mark in marks.items():  # each source printed once, after its letter
         assert rf"\textsuperscript{{{mark}}}{latex_escape(source)}" in latex.replace(r"\hspace{0pt}", "")

@@ -227,7 +227,7 @@ class Table:
     grouped: int = 0  # LaTeX only: the first `grouped` columns are left blank where they repeat the row above
     small: bool = False  # LaTeX only: set in the smallest font (a provenance table, read less than the results)
     # LaTeX only: the tables a paper prints in place of this one (a compact results table and its provenance)
-    latex_tables: Sequence["Table"] = ()
+    latex_tables: Sequence[Table] = ()
 
     def add(self, *cells: CellLike) -> None:
         if len(cells) != len(self.columns):
@@ -284,7 +284,7 @@ class Table:
             first = {_cell(row[i]).text: row[i] for row in reversed(self.rows)}
             notes.append(Cell(f"{column}: " + "; ".join(f"({marks[v]}) {v}" for v in values),
                               latex_escape(f"{column}: ") + " ".join(
-                                  rf"\textsuperscript{{{marks[v]}}}{_tex(first[v])}" + (";" if k < len(values) - 1 else "")
+                                  rf"\textsuperscript{{{marks[v]}}}{_tex(first[v])}{';' if k < len(values) - 1 else ''}"
                                   for k, v in enumerate(values))))
         return Table([self.columns[i] for i in keep], [[row[i] for i in keep] for row in rows], self.caption,
                      self.label, notes + list(self.notes), self.caption_latex, grouped=self.grouped, small=self.small)

@@ -73,7 +73,8 @@ _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda"
 # S_3/2 is S_{3/2}: a fraction as a subscript, as the bound's terms are named
 _SCRIPTS = (r"(?:_\{[^{}\s$\\]*\}|_\d+/\d+(?!\w|/\d)|_[A-Za-z0-9]+|\^\{[^{}\s$\\]*\}|\^\([^()\s$\\]*\)"
             r"|\^-?[A-Za-z0-9/]+)+")
-_SYMBOL = rf"(?:(?:{'|'.join(_GREEK)})(?:{_SCRIPTS})?|[A-Za-z]{_SCRIPTS})"  # a Greek name alone is a symbol too
+# a Greek name alone is a symbol too; W*_max a starred one
+_SYMBOL = rf"(?:(?:{'|'.join(_GREEK)})(?:{_SCRIPTS})?|[A-Za-z]\*?{_SCRIPTS})"
 # A number a paper sets in math: signed (a minus sign, not a hyphen), in e-notation (1e3, 2.5e+05), or a
 # multiple (100x). Never a piece of a range (0..4), a version (2.13.0), a date or a file name.
 _NUMBER = r"(?:[-+]\d+(?:\.\d+)?(?:/\d+|e[-+]?\d+)?|\d+(?:\.\d+)?e[-+]?\d+)"
@@ -135,7 +136,9 @@ def _symbol_latex(symbol: str) -> str:
     base = re.match(r"[A-Za-z0-9]+", symbol).group()
     if base not in _GREEK and len(base) > 1:  # a letter and its scripts: S_2 read as S then _2
         base = base[0]
-    return ("\\" + base if base in _GREEK else base) + _SCRIPT.sub(_script_latex, symbol[len(base):])
+    rest = symbol[len(base):]
+    star = "^{*}" if rest.startswith("*") else ""
+    return ("\\" + base if base in _GREEK else base) + star + _SCRIPT.sub(_script_latex, rest.lstrip("*"))
 
 
 def _longest_word(cell: Cell) -> int:
@@ -371,19 +374,32 @@ class Table:
         return self._latex_layout()[1]
 
     def _latex_columns(self) -> str:
-        r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word,
-        the rest of the line goes to the columns with longer text (ragged-right ``p`` columns whose widths,
-        column gaps included, add up to the line)."""
+        r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word;
+        the rest of the line goes to the columns whose text wraps, in proportion to the square root of their
+        text's length (which minimises the table's total height when a row's height is its text over its width),
+        none wider than its longest cell (ragged-right ``p`` columns whose widths, gaps included, fill the line)."""
         texts = [[str(name)] + [_cell(row[i]).text for row in self.rows] for i, name in enumerate(self.columns)]
         words = [max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows])
                  for i, name in enumerate(self.columns)]
-        natural = [max(len(text) for text in col) for col in texts]
+        natural = [max(_width(text) for text in col) + 1.5 for col in texts]
         need = [max(w, 1) + 1.5 for w in words]
         budget = max(self._latex_line_chars(), sum(need))
-        extra = [min(n, MAX_COLUMN_CHARS) - w for n, w in zip(natural, need)]
-        spare = budget - sum(need)
-        total_extra = sum(e for e in extra if e > 0)
-        widths = [w + (spare * e / total_extra if e > 0 and total_extra else 0) for w, e in zip(need, extra)]
+        weight = [math.sqrt(sum(_width(text) for text in col)) if n > w else 0.0
+                  for col, n, w in zip(texts, natural, need)]
+        widths = list(need)
+        while True:  # share what is left among the columns still narrower than their longest cell
+            spare = budget - sum(widths)
+            open_columns = [i for i in range(len(widths)) if weight[i] and widths[i] < natural[i]]
+            if spare <= 1e-9 or not open_columns:
+                break
+            total = sum(weight[i] for i in open_columns)
+            for i in open_columns:
+                widths[i] = min(natural[i], widths[i] + spare * weight[i] / total)
+        if budget - sum(widths) > 1e-9:  # every column at its longest cell: the text columns take the rest
+            wide = [i for i in range(len(widths)) if weight[i]] or list(range(len(widths)))
+            spare = budget - sum(widths)
+            for i in wide:
+                widths[i] += spare / len(wide)
         scale = 0.998 / sum(widths)  # a hair under the line: rounding the fractions must never overfill it
         return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr {w * scale:.4f}\linewidth-2\tabcolsep\relax}}"
                        for w in widths)

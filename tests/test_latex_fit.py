@@ -187,6 +187,26 @@ def test_plain_notation_is_typeset_as_a_paper_would():
     assert latex_escape("signgd_a0.3_s1.json and data_seed") == r"signgd\_a0.3\_s1.json and data\_seed"
 
 
+def test_numbers_arrows_and_indexed_symbols_are_math_and_the_rest_is_left_alone():
+    """The finding cells and notes a fit table prints, as a paper sets them (a minus sign is not a hyphen)."""
+    cases = {
+        "holds: 95% CI [-0.689, -0.491] vs slowest term -0.294":
+            r"holds: 95\% CI [$-0.689$, $-0.491$] vs slowest term $-0.294$",
+        "C 1/S_1 ~ C S_2/S_1 (100% -> 71%)": r"C 1/$S_{1}$ $\sim$ C $S_{2}$/$S_{1}$ (100\% $\to$ 71\%)",
+        "C S_3/2/S_1 -0.252": r"C $S_{3/2}$/$S_{1}$ $-0.252$",
+        "C1/S1 + C2 S2/S1, C >= 0, t >= 1e3, 100x": r"$C_{1}$/$S_{1}$ + $C_{2}$ $S_{2}$/$S_{1}$, C $\ge$ 0, "
+                                                    r"t $\ge$ $10^{3}$, $100\times$",
+        "steps 2.5e+05, beta1 = 0.9, k +0.07": r"steps $2.5\cdot 10^{5}$, $\beta_{1}$ = 0.9, k $+0.07$",
+        "M = sum_c (n_c/n) D_c, 1 - cos(W_t, M), W*_max": r"M = $\sum_{c}$ ($n_{c}$/n) $D_{c}$, 1 $-$ cos($W_{t}$, M), "
+                                                        r"$W^{*}_{\mathrm{max}}$",
+        # ranges, versions, dates, file names and paths stay text
+        "--data-seeds 0..4, torch==2.13.0, 2026-11-26, ~/.cache, sections 3-4, a1-2.json":
+            r"\texttt{-{}-data-seeds} 0..4, torch==2.13.0, 2026-11-26, \textasciitilde{}/.cache, sections 3-4, a1-2.json",
+    }
+    for plain, latex in cases.items():
+        assert latex_escape(plain) == latex, plain
+
+
 def test_verdict_table_notes_compile_readable(tmp_path, compile_latex):
     """The report's table (``table.tex``): notes with S_{3/2}, eta^p and options come out as typeset text."""
     _needs_poppler()

@@ -201,7 +201,8 @@ def test_numbers_arrows_and_indexed_symbols_are_math_and_the_rest_is_left_alone(
                                                         r"$W^{*}_{\mathrm{max}}$",
         # ranges, versions, dates, file names and paths stay text
         "--data-seeds 0..4, torch==2.13.0, 2026-11-26, ~/.cache, sections 3-4, a1-2.json":
-            r"\texttt{-{}-data-seeds} 0..4, torch==2.13.0, 2026-11-26, \textasciitilde{}/.cache, sections 3-4, a1-2.json",
+            r"\texttt{-{}-data-seeds} 0..4, torch==2.13.0, 2026-11-26, \textasciitilde{}/.cache, "
+            r"sections 3-4, a1-2.json",
     }
     for plain, latex in cases.items():
         assert latex_escape(plain) == latex, plain

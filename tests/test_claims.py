@@ -75,8 +75,8 @@ def test_claims_table_renders_every_claim_in_three_formats(tmp_path, compile_lat
     assert rows[0]["measured"] == {"slope": -0.51}
     latex = table.table().to_latex()
     compile_latex(latex_document(latex), "claims")
-    # a paper's two tables: the claims with what was measured and the verdict, then criteria and reasons
+    # a paper's two tables: the claims with their verdicts, then what was measured, criteria and reasons
     assert latex.count(r"\begin{longtable}") == 2
     headers = re.findall(r"\\toprule\n(.*) \\\\\n\\midrule\n\\endfirsthead", latex)
-    assert headers == ["\\# & claim & source & measured & verdict", "\\# & criterion & reason / what would decide it"]
-    assert r"\ref{tab:claims-criteria}" in latex and r"\label{tab:claims-criteria}" in latex
+    assert headers == ["\\# & claim & source & verdict", "\\# & measured & criterion & reason / what would decide it"]
+    assert r"\ref{tab:claims-evidence}" in latex and r"\label{tab:claims-evidence}" in latex

@@ -133,26 +133,24 @@ class ClaimsTable:
         return table
 
     def _paper_tables(self, table: Table) -> list[Table]:
-        """What ``claims.tex`` prints: the claims with what was measured and the verdict, and (keyed by the
-        claim's number) each criterion with the reason or what would decide it; Markdown and JSON keep one
-        table."""
+        """What ``claims.tex`` prints: the claims with their sources and verdicts (one page for up to 20 claims
+        of usual length), then, keyed by the claim's number, the evidence: what was measured, the criterion
+        and the reason or what would decide it. Markdown and JSON keep one table."""
         columns = list(table.columns)
-        provenance_label = f"{self.label}-criteria" if self.label else ""
+        evidence_label = f"{self.label}-evidence" if self.label else ""
 
         def pick(names: list[str]) -> list[list]:
             return [[row[columns.index(name)] for name in names] for row in table.rows]
 
-        where = (rf"Table~\ref{{{provenance_label}}}" if provenance_label else "the next table")
-        shown = ["#", "claim", "source", "measured", "verdict"]
-        result = Table(shown, pick(shown),
-                       caption=table.caption, label=self.label,
-                       notes=[table.notes[0], Cell("Criteria and reasons: the criteria table below.",
-                                                   f"Criteria and reasons: {where}.")])
-        criteria = Table(["#", "criterion", "reason / what would decide it"],
-                         pick(["#", "criterion", "reason / what would decide it"]),
-                         caption=f"{table.caption}: criteria and reasons", label=provenance_label,
-                         notes=list(table.notes[1:]), small=True)
-        return [result, criteria]
+        where = rf"Table~\ref{{{evidence_label}}}" if evidence_label else "the next table"
+        shown = ["#", "claim", "source", "verdict"]
+        result = Table(shown, pick(shown), caption=table.caption, label=self.label,
+                       notes=[table.notes[0], Cell("What was measured, the criteria and the reasons: the evidence "
+                                                   "table below.",
+                                                   f"What was measured, the criteria and the reasons: {where}.")])
+        evidence = ["#", "measured", "criterion", "reason / what would decide it"]
+        return [result, Table(evidence, pick(evidence), caption=f"{table.caption}: evidence", label=evidence_label,
+                              notes=list(table.notes[1:]), small=True)]
 
     def write(self, out_dir: Path, stem: str = "claims") -> list[Path]:
         """``claims.md``, ``claims.tex`` (a table to ``\\input`` into a paper) and ``claims.json`` in ``out_dir``."""

@@ -158,6 +158,33 @@ def plain_phrase(note: str, last: bool) -> str:
     return runs[-1] if last else runs[0]
 
 
+def test_a_twenty_claim_table_is_one_page_and_its_evidence_follows(tmp_path, compile_latex):
+    """claims.tex of a study with twenty claims: the claims with sources and verdicts on one portrait page,
+    the long measurements, criteria and reasons in the evidence table after it."""
+    from rates.output.claims import NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable
+
+    _needs_poppler()
+    table = ClaimsTable("SIGNADAM claims (3 data draws; full mode)", "tab:claims")
+    measured = ("SignGD: slope -0.613 ± 0.054 over [1.06e+04, 2.5e+05], bound holds (95% CI [-0.689, -0.491] vs "
+                "-0.294), stated rate not attained; NGD: slope -0.740 ± 0.029, loose; Adam eps=0: max-norm 0.6945")
+    for i in range(20):
+        verdict = REPRODUCED if i % 4 else NOT_REPRODUCED
+        table.add(Claim(f"SignGD (and NGD, Rem. 5.5) margin gap O(t^(-3/10)) at a = {i + 1}/{i + 21}",
+                        "SIGNADAM Cor. 5.4, Rem. 5.5", measured, "comparator verdict tight or loose (one-sided bound)",
+                        verdict, "" if verdict == REPRODUCED else "decays faster than the stated rate: " + measured))
+    fragment = tmp_path / "claims.tex"
+    fragment.write_text(table.table().to_latex())
+    pdf = compile_latex(input_document(fragment), name="claims20")
+    words = words_on_pages(pdf)
+    assert set(page_rotations(pdf)) == {0}
+    texts = [w[1] for w in words]
+    first, second = (next(i for i in range(len(texts)) if texts[i:i + 2] == ["Table", f"{n}:"]) for n in (1, 2))
+    assert {w[0] for w in words[first:second]} == {1}  # Table 1, its rows and notes: page 1
+    assert texts[first:second].count("reproduced") == 20  # each verdict once ('not reproduced' ends with it)
+    assert "Table 1 (continued)" not in " ".join(texts)
+    assert_typeset_as_math(pdf)
+
+
 def test_a_long_table_breaks_across_pages_and_a_float_would_not(tmp_path, compile_latex):
     _needs_poppler()
     table = Table(["configuration", "slope", "verdict"], caption="Sixty fits", label="tab:long",

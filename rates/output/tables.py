@@ -181,6 +181,19 @@ def _width(text: str) -> float:
     return (len(text) + 0.5 * sum(ch in "mwMW+=" for ch in text) + 0.4 * sum(ch.isupper() for ch in text))
 
 
+def _wrapped_lines(text: str, width: float) -> int:
+    """Lines ``text`` takes wrapped at spaces into lines of ``width`` characters (a word longer than the line
+    takes one: the layout gives every column its longest word)."""
+    lines, used = 1, 0.0
+    for word in text.split():
+        size = _width(word)
+        if used and used + 1 + size > width:
+            lines, used = lines + 1, size
+        else:
+            used += (1 if used else 0) + size
+    return lines
+
+
 def _breakable(latex: str) -> str:
     """Allow line breaks inside file names, option and column names (after ``_``, ``/``, ``.``) and hashes of
     plain text, never inside a formula (``$...$`` pieces are left as they are)."""
@@ -197,7 +210,11 @@ def _breakable_text(latex: str) -> str:
 LATEX_PACKAGES = ("booktabs", "longtable", "array", "amsmath")
 # (font size, characters of it on an article's \linewidth of 345 pt, less column gaps), largest first
 LATEX_SIZES = (("footnotesize", 62), ("scriptsize", 80))  # \tiny gains little: cmr5 is a wide design
-MAX_COLUMN_CHARS = 40  # a column never asks for more than this share of the line
+# Estimated lines (:meth:`Table._estimated_lines`) of each size a table may take to fit one page of an article
+# with a few lines of the paper's text: a table estimated longer is set smaller when that fits it on the page.
+# The estimate wraps more than TeX does (about 4 lines for 3); calibrated on twenty claims of 62 characters,
+# estimated 84 lines in footnotesize (1.2 pages when typeset) and 63 in scriptsize (0.7 of a page).
+PAGE_LINES = {"footnotesize": 66, "scriptsize": 80}
 FOOTNOTE_MARKS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -362,30 +379,41 @@ class Table:
         return parts
 
     def _latex_layout(self) -> tuple[str, int]:
-        """(font size, characters per line): the largest font in which every column's longest unbreakable
-        word fits a portrait line (the smallest when none does: :meth:`_column_parts` splits such a table)."""
+        """(font size, characters per line): the largest font in which every column's longest unbreakable word
+        fits a portrait line and, where some font lets it, the whole table with its notes fits one page (the
+        smallest font when no font fits the words: :meth:`_column_parts` splits such a table)."""
         need = self._latex_need()
-        for size, chars in LATEX_SIZES[-1:] if self.small else LATEX_SIZES:
-            if need <= chars:
+        sizes = [(size, chars) for size, chars in (LATEX_SIZES[-1:] if self.small else LATEX_SIZES) if need <= chars]
+        if not sizes:
+            return LATEX_SIZES[-1]
+        for size, chars in sizes:
+            if self._estimated_lines(chars) <= PAGE_LINES[size]:
                 return size, chars
-        return LATEX_SIZES[-1]
+        return sizes[0]  # longer than a page in every font: it breaks across pages in the largest
 
     def _latex_line_chars(self) -> int:
         return self._latex_layout()[1]
 
-    def _latex_columns(self) -> str:
-        r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word;
-        the rest of the line goes to the columns whose text wraps, in proportion to the square root of their
-        text's length (which minimises the table's total height when a row's height is its text over its width),
-        none wider than its longest cell (ragged-right ``p`` columns whose widths, gaps included, fill the line)."""
+    def _estimated_lines(self, chars: int) -> int:
+        """Lines of text the table (header, rows, notes) takes with ``chars`` characters per line."""
+        widths = self._column_chars(chars)
+        rows = [self.columns] + [[_cell(c).text for c in row] for row in self.rows]
+        lines = sum(max(_wrapped_lines(str(text), width - 1.5) for text, width in zip(row, widths)) for row in rows)
+        return lines + sum(_wrapped_lines(_cell(note).text, chars) for note in self.notes)
+
+    def _column_chars(self, chars: int) -> list[float]:
+        """Column widths in characters, gaps included, that share a line of ``chars``: each column gets at least
+        its longest unbreakable word; the rest goes to the columns whose text wraps, in proportion to the square
+        root of the text beyond that width (which minimises the table's total height when a row's height is its
+        text over its width), none wider than its longest cell."""
         texts = [[str(name)] + [_cell(row[i]).text for row in self.rows] for i, name in enumerate(self.columns)]
         words = [max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows])
                  for i, name in enumerate(self.columns)]
         natural = [max(_width(text) for text in col) + 1.5 for col in texts]
         need = [max(w, 1) + 1.5 for w in words]
-        budget = max(self._latex_line_chars(), sum(need))
-        weight = [math.sqrt(sum(_width(text) for text in col)) if n > w else 0.0
-                  for col, n, w in zip(texts, natural, need)]
+        budget = max(chars, sum(need))
+        weight = [math.sqrt(sum(max(0.0, _width(text) + 1.5 - w) for text in col))  # the text that must wrap
+                  for col, w in zip(texts, need)]
         widths = list(need)
         while True:  # share what is left among the columns still narrower than their longest cell
             spare = budget - sum(widths)
@@ -400,6 +428,11 @@ class Table:
             spare = budget - sum(widths)
             for i in wide:
                 widths[i] += spare / len(wide)
+        return widths
+
+    def _latex_columns(self) -> str:
+        r"""Ragged-right ``p`` columns of :meth:`_column_chars` as shares of ``\linewidth`` (gaps included)."""
+        widths = self._column_chars(self._latex_line_chars())
         scale = 0.998 / sum(widths)  # a hair under the line: rounding the fractions must never overfill it
         return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr {w * scale:.4f}\linewidth-2\tabcolsep\relax}}"
                        for w in widths)

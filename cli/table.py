@@ -18,6 +18,8 @@ GAP_LATEX = {"gamma": r"$\gamma$", "gamma_eff": r"$\gamma_{\mathrm{eff}}$"}
 
 def predicted_rates_table() -> Table:
     """One row per family and regime; rates, regimes and best ``a`` are derived, never looked up."""
+    import sympy as sp
+
     from rates.numeric.algorithms import resolve_algorithm
     from rates.symbolic import asymptotics  # here: sympy's import time is paid only when a table is made
     from rates.symbolic.theorems import DECLARATIONS, template_for
@@ -25,7 +27,8 @@ def predicted_rates_table() -> Table:
     table = Table(["family", "algorithms", "regime", "rate", "r", "k", "best a", "gap to", "source", "status"],
                   caption="Predicted margin-gap rates O(t^-r (log t)^k) for eta_t = eta_0 (t+2)^-a",
                   caption_latex=r"Predicted margin-gap rates $O(t^{-r} (\log t)^k)$ for $\eta_t = \eta_0 (t+2)^{-a}$",
-                  label="tab:predicted-rates")
+                  label="tab:predicted-rates",
+                  footnoted={"source": "family"}, grouped=2)  # a paper prints each family's source once
     for family in DECLARATIONS:
         if family.template is None:  # a limit-direction theorem: a note below, not a rate row
             table.notes.append(f"{family.name} ({family.algorithms}): {family.statement}; "
@@ -43,7 +46,8 @@ def predicted_rates_table() -> Table:
                 family.name, family.algorithms, Cell(regime.text, regime.latex),
                 Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent), "log_power": rate.log_power,
                                                           "text": rate.text}),
-                str(rate.exponent), rate.log_power, str(best), Cell(template.gap_to, GAP_LATEX.get(template.gap_to)),
+                Cell(str(rate.exponent), f"${sp.latex(rate.exponent)}$"), rate.log_power,
+                Cell(str(best), f"${sp.latex(best)}$"), Cell(template.gap_to, GAP_LATEX.get(template.gap_to)),
                 source, template.status)
     table.notes.append("Derived by rates.symbolic.asymptotics from each template's numerator power sums over sum eta_s "
                        "(docs/theory.md sections 3-4); r and k of an open interval are expressions in a.")
@@ -65,9 +69,9 @@ def table(
     """Print (or write) the predicted-rate table for every family and regime of a; with --fits, predicted vs
     fitted for the given Trajectory files (exit 1 when a row is violated).
 
-    LaTeX is a booktabs longtable to \\input into a paper: it fits \\textwidth and breaks across pages
-    (its first line names the packages it needs: booktabs, longtable, array, amsmath); --standalone writes a
-    document that compiles on its own."""
+    LaTeX is a portrait booktabs longtable to \\input into a paper: it fits \\textwidth, each source is a
+    lettered note and each family is named once (its first line names the packages it needs: booktabs,
+    longtable, array, amsmath); --standalone writes a document that compiles on its own."""
     if fmt not in FORMATS:
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
     records = []

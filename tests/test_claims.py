@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -72,4 +73,10 @@ def test_claims_table_renders_every_claim_in_three_formats(tmp_path, compile_lat
     rows = json.loads((tmp_path / "claims.json").read_text())["rows"]
     assert [r["verdict"] for r in rows] == [REPRODUCED, NO_VERDICT]
     assert rows[0]["measured"] == {"slope": -0.51}
-    compile_latex(latex_document(table.table().to_latex()), "claims")
+    latex = table.table().to_latex()
+    compile_latex(latex_document(latex), "claims")
+    # a paper's two tables: the claims with their verdicts, then what was measured, criteria and reasons
+    assert latex.count(r"\begin{longtable}") == 2
+    headers = re.findall(r"\\toprule\n(.*) \\\\\n\\midrule\n\\endfirsthead", latex)
+    assert headers == ["\\# & claim & source & verdict", "\\# & measured & criterion & reason / what would decide it"]
+    assert r"\ref{tab:claims-evidence}" in latex and r"\label{tab:claims-evidence}" in latex

@@ -4,9 +4,10 @@ import json
 import re
 
 import pytest
+import sympy as sp
 
 from cli.app import main
-from rates.output.tables import latex_document
+from rates.output.tables import latex_document, latex_escape
 
 
 def run(capsys, *argv):
@@ -36,12 +37,22 @@ def test_markdown_json_and_latex_agree(renderings):
     latex = renderings["latex"]  # body rows: after the longtable's header and footers
     tex_rows = [line for line in latex[latex.index(r"\endlastfoot"):].splitlines() if line.endswith(r"\\")]
     assert len(rows) == len(md_rows) == len(tex_rows) == 20  # 5 families x 4 regimes
-    for row, md, tex in zip(rows, md_rows, tex_rows):
+    marks = {}
+    for i, (row, md, tex) in enumerate(zip(rows, md_rows, tex_rows)):
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", md)[1:-1]]
-        assert cells[0] == row["family"] == tex.split(" & ")[0]
+        assert cells[0] == row["family"]
+        if i and rows[i - 1]["family"] == row["family"]:  # a paper names each family once, its source a note
+            assert tex.split(" & ")[:2] == ["", ""]
+        else:
+            family, mark = re.fullmatch(r"(\S+)\\textsuperscript\{([a-z])\}", tex.split(" & ")[0]).groups()
+            assert family == row["family"] and marks.setdefault(row["source"], mark) == mark
         assert cells[2] == row["regime"] and cells[3] == row["rate"]["text"]
         assert cells[4] == row["r"] == row["rate"]["exponent"] and int(cells[5]) == row["k"] == row["rate"]["log_power"]
-        assert tex.split(" & ")[5] == str(row["k"]) and tex.split(" & ")[6] == row["best a"]
+        assert tex.split(" & ")[5] == latex_escape(str(row["k"]))
+        assert tex.split(" & ")[6] == f"${sp.latex(sp.Rational(row['best a']))}$"
+    assert len(set(marks.values())) == len(marks) == len({row["source"] for row in rows}) == 5
+    for source, mark in marks.items():  # each source printed once, after its letter
+        assert rf"\textsuperscript{{{mark}}}{latex_escape(source)}" in latex.replace(r"\hspace{0pt}", "")
     adam = [row for row in rows if row["family"] == "adam"]
     assert [(r["regime"], r["rate"]["text"]) for r in adam][1] == ("a = 2/3", "log t / t^(1/3)")
 

@@ -129,7 +129,28 @@ class ClaimsTable:
         counts = self.counts()
         table.notes.append(", ".join(f"{counts[v]} {v}" for v in CLAIM_VERDICTS) + f" of {len(self.claims)} claims.")
         table.notes.extend(self.notes)
+        table.latex_tables = self._paper_tables(table)
         return table
+
+    def _paper_tables(self, table: Table) -> list[Table]:
+        """What ``claims.tex`` prints: the claims with their sources and verdicts (one page for up to 20 claims
+        of usual length), then, keyed by the claim's number, the evidence: what was measured, the criterion
+        and the reason or what would decide it. Markdown and JSON keep one table."""
+        columns = list(table.columns)
+        evidence_label = f"{self.label}-evidence" if self.label else ""
+
+        def pick(names: list[str]) -> list[list]:
+            return [[row[columns.index(name)] for name in names] for row in table.rows]
+
+        where = rf"Table~\ref{{{evidence_label}}}" if evidence_label else "the next table"
+        shown = ["#", "claim", "source", "verdict"]
+        result = Table(shown, pick(shown), caption=table.caption, label=self.label,
+                       notes=[table.notes[0], Cell("What was measured, the criteria and the reasons: the evidence "
+                                                   "table below.",
+                                                   f"What was measured, the criteria and the reasons: {where}.")])
+        evidence = ["#", "measured", "criterion", "reason / what would decide it"]
+        return [result, Table(evidence, pick(evidence), caption=f"{table.caption}: evidence", label=evidence_label,
+                              notes=list(table.notes[1:]), small=True)]
 
     def write(self, out_dir: Path, stem: str = "claims") -> list[Path]:
         """``claims.md``, ``claims.tex`` (a table to ``\\input`` into a paper) and ``claims.json`` in ``out_dir``."""

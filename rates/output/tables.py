@@ -70,14 +70,26 @@ def latex_escape(text: str) -> str:
 
 
 _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "rho", "sigma", "tau")
-_SCRIPTS = r"(?:_\{[^{}\s$\\]*\}|_[A-Za-z0-9]+|\^\{[^{}\s$\\]*\}|\^\([^()\s$\\]*\)|\^-?[A-Za-z0-9/]+)+"
-_SYMBOL = rf"(?:(?:{'|'.join(_GREEK)})(?:{_SCRIPTS})?|[A-Za-z]{_SCRIPTS})"  # a Greek name alone is a symbol too
+# S_3/2 is S_{3/2}: a fraction as a subscript, as the bound's terms are named
+_SCRIPTS = (r"(?:_\{[^{}\s$\\]*\}|_\d+/\d+(?!\w|/\d)|_[A-Za-z0-9]+|\^\{[^{}\s$\\]*\}|\^\([^()\s$\\]*\)"
+            r"|\^-?[A-Za-z0-9/]+)+")
+# a Greek name alone is a symbol too; W*_max a starred one
+_SYMBOL = rf"(?:(?:{'|'.join(_GREEK)})(?:{_SCRIPTS})?|[A-Za-z]\*?{_SCRIPTS})"
+# A number a paper sets in math: signed (a minus sign, not a hyphen), in e-notation (1e3, 2.5e+05), or a
+# multiple (100x). Never a piece of a range (0..4), a version (2.13.0), a date or a file name.
+_NUMBER = r"(?:[-+]\d+(?:\.\d+)?(?:/\d+|e[-+]?\d+)?|\d+(?:\.\d+)?e[-+]?\d+)"
 _NOTATION = re.compile(
     r"(?P<option>(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9])"  # an option of the command line
     rf"|\|\|(?P<norm>{_SYMBOL}|[A-Za-z0-9]{{1,12}})\|\|"  # ||W_t||, ||M||: a norm, not four bars
-    rf"|(?<![\w/.\\-])(?P<symbol>{_SYMBOL})(?!\w|\.\w)"
-    rf"|(?<=\))(?P<power>\^(?:\([^()\s$\\]*\)|-?[A-Za-z0-9/]+))(?!\w|\.\w)")  # (t+2)^-a
-_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|(-?[A-Za-z0-9/]+))")
+    rf"|(?<![\w.\\-])(?P<symbol>{_SYMBOL})(?!\w|\.\w)"
+    rf"|(?<![\w.\\-])(?P<indexed>(?:{'|'.join(_GREEK)})|[A-Z])(?P<index>\d)(?!\w|\.\w)"  # beta1, S1, C2
+    rf"|(?<=\))(?P<power>\^(?:\([^()\s$\\]*\)|-?[A-Za-z0-9/]+))(?!\w|\.\w)"  # (t+2)^-a
+    rf"|(?<![\w.\\/-])(?P<number>{_NUMBER})(?P<times>x)?(?!\w|\.\d|/\d)"
+    r"|(?<![\w.])(?P<multiple>\d+)x(?!\w)"
+    r"|(?<![\w.\\-])(?P<sumsign>sum(?P<sum>_[A-Za-z0-9]+)?)(?= )"  # sum_c (n_c/n): a sum sign
+    r"|(?P<relation>->|<=|>=|(?<= )[<>](?= )|(?<= )-(?= )|~(?!/))")  # ->, <=, >=, a lone < >, a spaced minus, ~
+_RELATIONS = {"->": r"\to", "<=": r"\le", ">=": r"\ge", "<": "<", ">": ">", "-": "-", "~": r"\sim"}
+_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)|(\d+/\d+(?!\w|/\d))|(-?[A-Za-z0-9/]+))")
 
 
 def _script_latex(match: re.Match) -> str:
@@ -87,6 +99,17 @@ def _script_latex(match: re.Match) -> str:
     return f"{match.group(1)}{{{body}}}"
 
 
+def _number_latex(number: str) -> str:
+    """``-0.294`` -> ``-0.294`` (a minus sign in math), ``2.5e+05`` -> ``2.5\\cdot 10^{5}``, ``1e3`` -> ``10^{3}``."""
+    mantissa, _, exponent = number.partition("e")
+    if not exponent:
+        return number
+    sign = mantissa[0] if mantissa[0] in "+-" else ""
+    mantissa = mantissa.lstrip("+-")
+    power = f"10^{{{int(exponent)}}}"
+    return sign + (power if float(mantissa) == 1 else rf"{mantissa}\cdot {power}")
+
+
 def _notation(match: re.Match) -> str:
     if match.group("option"):
         return r"\texttt{" + match.group("option").replace("--", "-{}-") + "}"
@@ -94,6 +117,17 @@ def _notation(match: re.Match) -> str:
         return "$" + _SCRIPT.sub(_script_latex, match.group("power")) + "$"
     if match.group("norm"):
         return rf"$\|{_symbol_latex(match.group('norm'))}\|$"
+    if match.group("indexed"):
+        base = match.group("indexed")
+        return "$" + ("\\" + base if base in _GREEK else base) + "_{" + match.group("index") + "}$"
+    if match.group("number"):
+        return "$" + _number_latex(match.group("number")) + (r"\times" if match.group("times") else "") + "$"
+    if match.group("sumsign"):
+        return r"$\sum" + _SCRIPT.sub(_script_latex, match.group("sum") or "") + "$"
+    if match.group("multiple"):
+        return "$" + match.group("multiple") + r"\times$"
+    if match.group("relation"):
+        return "$" + _RELATIONS[match.group("relation")] + "$"
     return "$" + _symbol_latex(match.group("symbol")) + "$"
 
 
@@ -102,7 +136,9 @@ def _symbol_latex(symbol: str) -> str:
     base = re.match(r"[A-Za-z0-9]+", symbol).group()
     if base not in _GREEK and len(base) > 1:  # a letter and its scripts: S_2 read as S then _2
         base = base[0]
-    return ("\\" + base if base in _GREEK else base) + _SCRIPT.sub(_script_latex, symbol[len(base):])
+    rest = symbol[len(base):]
+    star = "^{*}" if rest.startswith("*") else ""
+    return ("\\" + base if base in _GREEK else base) + star + _SCRIPT.sub(_script_latex, rest.lstrip("*"))
 
 
 def _longest_word(cell: Cell) -> int:
@@ -111,7 +147,9 @@ def _longest_word(cell: Cell) -> int:
         return math.ceil(max(_math_width(m) for m in re.findall(r"\$([^$]*)\$", cell.latex)))
     # where a line may break: spaces, after _ , and an explicit hyphen, after / or . before a letter (_breakable)
     pieces = re.split(r"\s+|(?<=[_,-])|(?<=[/.])(?=[A-Za-z])", cell.text)
-    return max([LONG_RUN + 1 if _LONG_RUN.match(p) else _width(p) for p in pieces] + [0])
+    text = max([LONG_RUN + 1 if _LONG_RUN.match(p) else _width(p) for p in pieces] + [0])
+    formulas = re.findall(r"\$([^$]*)\$", latex_escape(cell.text)) if cell.latex is None else []
+    return math.ceil(max([text] + [_math_width(m) for m in formulas]))  # -1 is set as math: a wider minus
 
 
 _FRACTION = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
@@ -143,6 +181,19 @@ def _width(text: str) -> float:
     return (len(text) + 0.5 * sum(ch in "mwMW+=" for ch in text) + 0.4 * sum(ch.isupper() for ch in text))
 
 
+def _wrapped_lines(text: str, width: float) -> int:
+    """Lines ``text`` takes wrapped at spaces into lines of ``width`` characters (a word longer than the line
+    takes one: the layout gives every column its longest word)."""
+    lines, used = 1, 0.0
+    for word in text.split():
+        size = _width(word)
+        if used and used + 1 + size > width:
+            lines, used = lines + 1, size
+        else:
+            used += (1 if used else 0) + size
+    return lines
+
+
 def _breakable(latex: str) -> str:
     """Allow line breaks inside file names, option and column names (after ``_``, ``/``, ``.``) and hashes of
     plain text, never inside a formula (``$...$`` pieces are left as they are)."""
@@ -157,14 +208,29 @@ def _breakable_text(latex: str) -> str:
 
 
 LATEX_PACKAGES = ("booktabs", "longtable", "array", "amsmath")
-LANDSCAPE_RATIO = 1.5  # an article's \textheight over its \textwidth: a landscape line holds this much more
 # (font size, characters of it on an article's \linewidth of 345 pt, less column gaps), largest first
 LATEX_SIZES = (("footnotesize", 62), ("scriptsize", 80))  # \tiny gains little: cmr5 is a wide design
-MAX_COLUMN_CHARS = 40  # a column never asks for more than this share of the line
+# Estimated lines (:meth:`Table._estimated_lines`) of each size a table may take to fit one page of an article
+# with a few lines of the paper's text: a table estimated longer is set smaller when that fits it on the page.
+# The estimate wraps more than TeX does (about 4 lines for 3); calibrated on twenty claims of 62 characters,
+# estimated 84 lines in footnotesize (1.2 pages when typeset) and 63 in scriptsize (0.7 of a page).
+PAGE_LINES = {"footnotesize": 66, "scriptsize": 80}
+FOOTNOTE_MARKS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _cell(c: CellLike) -> Cell:
     return c if isinstance(c, Cell) else Cell(str(c), value=c if isinstance(c, (int, float)) else None)
+
+
+def _tex(c: CellLike) -> str:
+    cell = _cell(c)
+    return cell.latex if cell.latex is not None else latex_escape(cell.text)
+
+
+def _with_mark(cell: CellLike, mark: str) -> Cell:
+    """``cell`` with a footnote mark after it (the mark adds no unbreakable width worth counting)."""
+    cell = _cell(cell)
+    return Cell(cell.text, _tex(cell) + rf"\textsuperscript{{{mark}}}", cell.value)
 
 
 @dataclass
@@ -173,8 +239,15 @@ class Table:
     rows: list[Sequence[CellLike]] = field(default_factory=list)
     caption: str = ""
     label: str = ""
-    notes: list[str] = field(default_factory=list)  # footnotes: sources, windows, tolerances
+    notes: list[CellLike] = field(default_factory=list)  # footnotes: sources, windows, tolerances
     caption_latex: str = ""  # the caption with its formulas in math mode; "" means "escape caption"
+    # LaTeX only. footnoted: a column whose values a paper prints once each, as lettered notes below the table,
+    # mapped to the column whose cell carries the letter (sources: long, and shared by many rows).
+    footnoted: dict[str, str] = field(default_factory=dict)
+    grouped: int = 0  # LaTeX only: the first `grouped` columns are left blank where they repeat the row above
+    small: bool = False  # LaTeX only: set in the smallest font (a provenance table, read less than the results)
+    # LaTeX only: the tables a paper prints in place of this one (a compact results table and its provenance)
+    latex_tables: Sequence[Table] = ()
 
     def add(self, *cells: CellLike) -> None:
         if len(cells) != len(self.columns):
@@ -193,23 +266,51 @@ class Table:
         for row in self.rows:
             lines.append("| " + " | ".join(esc(_cell(c).text) for c in row) + " |")
         for note in self.notes:
-            lines += ["", f"_{esc(note)}_"]
+            lines += ["", f"_{esc(_cell(note).text)}_"]
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        r"""A table to ``\input`` into a paper: a booktabs ``longtable`` as wide as ``\linewidth`` that breaks
-        across pages (its header repeated), caption above, notes below as text; long text columns wrap so
-        nothing runs off the page, and a table whose unbreakable words need more than a portrait line is set
-        in landscape. The packages it needs are named in its first line (:func:`latex_packages`);
-        :func:`latex_document` makes it compilable alone."""
-        def tex(c: CellLike) -> str:
-            cell = _cell(c)
-            return cell.latex if cell.latex is not None else latex_escape(cell.text)
-
-        parts = self._column_parts()
-        if len(parts) > 1:  # too wide even in landscape: a paper splits the columns, each part keyed by the first
+        r"""Tables to ``\input`` into a paper: each a portrait booktabs ``longtable`` as wide as ``\linewidth``
+        (breaking across pages, its header repeated, only when it is longer than a page), caption above, notes
+        below; long text columns wrap, plain notation is set as math (:func:`latex_escape`), footnoted columns
+        become lettered notes and grouped columns are printed once per group. The packages it needs are named
+        in its first line (:data:`LATEX_PACKAGES`); :func:`latex_document` makes it compilable alone."""
+        if self.latex_tables:
+            return "".join(table.to_latex() for table in self.latex_tables)
+        table = self._footnotes_folded()
+        parts = table._column_parts()
+        if len(parts) > 1:  # too wide even in the smallest font: a paper splits the columns, keyed by the first
             return "".join(part.to_latex() for part in parts)
-        size, _, landscape = self._latex_layout()
+        return table._longtable()
+
+    def _footnotes_folded(self) -> Table:
+        """This table with each footnoted column taken out: its distinct values become lettered notes (first
+        below the table), each row's letter set after its cell in the column named for it; a value shared by
+        every row needs no letter."""
+        if not self.footnoted or not self.rows:
+            return self
+        keep = [i for i, name in enumerate(self.columns) if name not in self.footnoted]
+        rows = [list(row) for row in self.rows]
+        notes: list[CellLike] = []
+        for column, target in self.footnoted.items():
+            i, j = self.columns.index(column), self.columns.index(target)
+            values = list(dict.fromkeys(_cell(row[i]).text for row in self.rows))
+            if len(values) == 1:
+                notes.append(Cell(f"{column}: {values[0]}", latex_escape(f"{column}: ") + _tex(self.rows[0][i])))
+                continue
+            marks = {value: FOOTNOTE_MARKS[k % len(FOOTNOTE_MARKS)] for k, value in enumerate(values)}
+            for row, original in zip(rows, self.rows):
+                row[j] = _with_mark(row[j], marks[_cell(original[i]).text])
+            first = {_cell(row[i]).text: row[i] for row in reversed(self.rows)}
+            notes.append(Cell(f"{column}: " + "; ".join(f"({marks[v]}) {v}" for v in values),
+                              latex_escape(f"{column}: ") + " ".join(
+                                  rf"\textsuperscript{{{marks[v]}}}{_tex(first[v])}{';' if k < len(values) - 1 else ''}"
+                                  for k, v in enumerate(values))))
+        return Table([self.columns[i] for i in keep], [[row[i] for i in keep] for row in rows], self.caption,
+                     self.label, notes + list(self.notes), self.caption_latex, grouped=self.grouped, small=self.small)
+
+    def _longtable(self) -> str:
+        size, _ = self._latex_layout()
         columns = len(self.columns)
 
         def row_text(cells) -> str:
@@ -217,8 +318,8 @@ class Table:
 
         header = row_text([latex_escape(c) for c in self.columns])
         caption = self.caption_latex or (latex_escape(self.caption) if self.caption else "")
-        lines = ["% rates table: needs \\usepackage{" + ",".join(latex_packages(landscape)) + "}",
-                 r"\begingroup", r"\begin{landscape}" if landscape else "%", "\\" + size,
+        lines = ["% rates table: needs \\usepackage{" + ",".join(LATEX_PACKAGES) + "}",
+                 r"\begingroup", "\\" + size,
                  r"\setlength{\tabcolsep}{2pt}", r"\setlength{\LTcapwidth}{\linewidth}",
                  r"\begin{longtable}{" + self._latex_columns() + "}"]
         if caption:
@@ -229,11 +330,19 @@ class Table:
         lines += [r"\toprule", header, r"\midrule", r"\endhead",
                   r"\midrule", rf"\multicolumn{{{columns}}}{{r@{{}}}}{{continued on the next page}} \\", r"\endfoot",
                   r"\bottomrule", r"\endlastfoot"]
-        lines += [row_text([tex(c) for c in row]) for row in self.rows]
+        previous: list[str] = []
+        for row in self.rows:
+            cells = [_tex(c) for c in row]
+            shown = list(cells)
+            for i in range(min(self.grouped, len(cells))):  # a group's key is printed on its first row only
+                if cells[:i + 1] == previous[:i + 1]:
+                    shown[i] = ""
+            lines.append(row_text(shown))
+            previous = cells
         lines.append(r"\end{longtable}")
         for note in self.notes:
-            lines.append(r"{\footnotesize\raggedright\noindent " + _breakable(latex_escape(note)) + r"\par}\smallskip")
-        lines += [r"\end{landscape}" if landscape else "%", r"\endgroup"]
+            lines.append(r"{\raggedright\noindent " + _breakable(_tex(note)) + r"\par}")
+        lines += [r"\medskip", r"\endgroup"]
         return "\n".join(lines) + "\n"
 
     def _column_need(self, i: int) -> float:
@@ -245,10 +354,10 @@ class Table:
         return sum(self._column_need(i) for i in range(len(self.columns)))
 
     def _column_parts(self) -> list[Table]:
-        """This table, or (when its words need more than a landscape line) tables of consecutive columns that
-        each fit one, every part led by the first column; the caption says which part, the notes follow the
-        last."""
-        capacity = LATEX_SIZES[-1][1] * LANDSCAPE_RATIO
+        """This table, or (when its words need more than a line in the smallest font) tables of consecutive
+        columns that each fit one, every part led by the first column; the caption says which part, the notes
+        follow the last."""
+        capacity = LATEX_SIZES[-1][1]
         if self._latex_need() <= capacity or len(self.columns) < 3:
             return [self]
         key = self._column_need(0)
@@ -265,36 +374,65 @@ class Table:
                                caption=self.caption + which if self.caption else "",
                                label=self.label if number == 1 else "",
                                notes=self.notes if number == len(groups) else [],
-                               caption_latex=self.caption_latex + which if self.caption_latex else ""))
+                               caption_latex=self.caption_latex + which if self.caption_latex else "",
+                               grouped=min(self.grouped, 1), small=self.small))
         return parts
 
-    def _latex_layout(self) -> tuple[str, int, bool]:
-        """(font size, characters per line, landscape): the largest font in which every column's longest
-        unbreakable word fits a portrait line, else the smallest font on a landscape line."""
+    def _latex_layout(self) -> tuple[str, int]:
+        """(font size, characters per line): the largest font in which every column's longest unbreakable word
+        fits a portrait line and, where some font lets it, the whole table with its notes fits one page (the
+        smallest font when no font fits the words: :meth:`_column_parts` splits such a table)."""
         need = self._latex_need()
-        for size, chars in LATEX_SIZES:
-            if need <= chars:
-                return size, chars, False
-        size, chars = LATEX_SIZES[-1]
-        return size, int(chars * LANDSCAPE_RATIO), True
+        sizes = [(size, chars) for size, chars in (LATEX_SIZES[-1:] if self.small else LATEX_SIZES) if need <= chars]
+        if not sizes:
+            return LATEX_SIZES[-1]
+        for size, chars in sizes:
+            if self._estimated_lines(chars) <= PAGE_LINES[size]:
+                return size, chars
+        return sizes[0]  # longer than a page in every font: it breaks across pages in the largest
 
     def _latex_line_chars(self) -> int:
         return self._latex_layout()[1]
 
-    def _latex_columns(self) -> str:
-        r"""Column widths that share ``\linewidth``: each column gets at least its longest unbreakable word,
-        the rest of the line goes to the columns with longer text (ragged-right ``p`` columns whose widths,
-        column gaps included, add up to the line)."""
+    def _estimated_lines(self, chars: int) -> int:
+        """Lines of text the table (header, rows, notes) takes with ``chars`` characters per line."""
+        widths = self._column_chars(chars)
+        rows = [self.columns] + [[_cell(c).text for c in row] for row in self.rows]
+        lines = sum(max(_wrapped_lines(str(text), width - 1.5) for text, width in zip(row, widths)) for row in rows)
+        return lines + sum(_wrapped_lines(_cell(note).text, chars) for note in self.notes)
+
+    def _column_chars(self, chars: int) -> list[float]:
+        """Column widths in characters, gaps included, that share a line of ``chars``: each column gets at least
+        its longest unbreakable word; the rest goes to the columns whose text wraps, in proportion to the square
+        root of the text beyond that width (which minimises the table's total height when a row's height is its
+        text over its width), none wider than its longest cell."""
         texts = [[str(name)] + [_cell(row[i]).text for row in self.rows] for i, name in enumerate(self.columns)]
         words = [max(_longest_word(_cell(c)) for c in [name] + [row[i] for row in self.rows])
                  for i, name in enumerate(self.columns)]
-        natural = [max(len(text) for text in col) for col in texts]
+        natural = [max(_width(text) for text in col) + 1.5 for col in texts]
         need = [max(w, 1) + 1.5 for w in words]
-        budget = max(self._latex_line_chars(), sum(need))
-        extra = [min(n, MAX_COLUMN_CHARS) - w for n, w in zip(natural, need)]
-        spare = budget - sum(need)
-        total_extra = sum(e for e in extra if e > 0)
-        widths = [w + (spare * e / total_extra if e > 0 and total_extra else 0) for w, e in zip(need, extra)]
+        budget = max(chars, sum(need))
+        weight = [math.sqrt(sum(max(0.0, _width(text) + 1.5 - w) for text in col))  # the text that must wrap
+                  for col, w in zip(texts, need)]
+        widths = list(need)
+        while True:  # share what is left among the columns still narrower than their longest cell
+            spare = budget - sum(widths)
+            open_columns = [i for i in range(len(widths)) if weight[i] and widths[i] < natural[i]]
+            if spare <= 1e-9 or not open_columns:
+                break
+            total = sum(weight[i] for i in open_columns)
+            for i in open_columns:
+                widths[i] = min(natural[i], widths[i] + spare * weight[i] / total)
+        if budget - sum(widths) > 1e-9:  # every column at its longest cell: the text columns take the rest
+            wide = [i for i in range(len(widths)) if weight[i]] or list(range(len(widths)))
+            spare = budget - sum(widths)
+            for i in wide:
+                widths[i] += spare / len(wide)
+        return widths
+
+    def _latex_columns(self) -> str:
+        r"""Ragged-right ``p`` columns of :meth:`_column_chars` as shares of ``\linewidth`` (gaps included)."""
+        widths = self._column_chars(self._latex_line_chars())
         scale = 0.998 / sum(widths)  # a hair under the line: rounding the fractions must never overfill it
         return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr {w * scale:.4f}\linewidth-2\tabcolsep\relax}}"
                        for w in widths)
@@ -311,7 +449,7 @@ class Table:
 
     def to_json(self) -> str:
         return json.dumps({"caption": self.caption, "columns": list(self.columns), "rows": self.to_records(),
-                           "notes": self.notes}, indent=1, default=str) + "\n"
+                           "notes": [_cell(note).text for note in self.notes]}, indent=1, default=str) + "\n"
 
     def render(self, fmt: str) -> str:
         if fmt == "latex":
@@ -323,13 +461,8 @@ class Table:
         raise ValueError(f"unknown table format {fmt!r}")
 
 
-def latex_packages(landscape: bool = False) -> tuple[str, ...]:
-    """The packages a table of :meth:`Table.to_latex` needs (pdflscape only for a landscape table)."""
-    return LATEX_PACKAGES + (("pdflscape",) if landscape else ())
-
-
 def latex_document(*bodies: str) -> str:
     """A compilable ``article`` around table bodies: what ``--standalone`` writes, and what the tests compile
     (default page size and margins, so a table that fits here fits a paper's text width)."""
-    return "\n".join([r"\documentclass{article}", rf"\usepackage{{{','.join(latex_packages(True))}}}",
+    return "\n".join([r"\documentclass{article}", rf"\usepackage{{{','.join(LATEX_PACKAGES)}}}",
                       r"\begin{document}", *bodies, r"\end{document}", ""])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -41,7 +42,7 @@ from rates.io import write_text_atomic
 from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, fit_slope, judge, judged_window
 from rates.numeric.trajectory import PER_SEED_KEYS, Run, Trajectory
 from rates.numeric.trajectory import save as save_trajectory
-from rates.output.tables import Cell, Table
+from rates.output.tables import Cell, Table, latex_escape
 from rates.symbolic.papers import references_note
 
 FIT_SCHEMA = "rates.fit/1"
@@ -530,10 +531,13 @@ def source_text(prediction: Any) -> str:
     return f"{source}{status}".strip()
 
 
-def _pm(value: Optional[float], err: Optional[float], digits: int = 3) -> tuple[str, str]:
+def _pm(value: Optional[float], err: Optional[float], digits: int = 3, narrow: bool = False) -> tuple[str, str]:
+    """``-0.613 ± 0.054`` as text and LaTeX; ``narrow``: LaTeX that may break before the ``±``."""
     if value is None:
         return "-", "--"
     text = f"{value:+.{digits}f} ± {err:.{digits}f}"
+    if narrow:
+        return text, f"${value:+.{digits}f}$ $\\pm {err:.{digits}f}$"
     return text, f"${value:+.{digits}f} \\pm {err:.{digits}f}$"
 
 
@@ -541,7 +545,7 @@ def _window_cells(verdict: Verdict) -> Cell:
     w = verdict.window
     if verdict.fit is None:
         return Cell("-", "--")
-    return Cell(f"[{w.t0:.3g}, {w.t1:.3g}] ({w.points} pts)", f"$[{_sci(w.t0)}, {_sci(w.t1)}]$ ({w.points})",
+    return Cell(f"[{w.t0:.3g}, {w.t1:.3g}] ({w.points} pts)", f"$[{_sci(w.t0)},$ ${_sci(w.t1)}]$ ({w.points})",
                 value={"t0": w.t0, "t1": w.t1, "points": w.points, "source": w.source})
 
 
@@ -570,7 +574,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
         tolerances.add(v.tolerance)
         fit_text, fit_latex = _pm(v.fit.slope if v.fit else None, v.fit.stderr if v.fit else None)
         k_text, k_latex = _pm(v.log_power.slope if v.log_power else None,
-                              v.log_power.stderr if v.log_power else None, 2)
+                              v.log_power.stderr if v.log_power else None, 2, narrow=True)
         env = v.envelope
         replicates = rec.replicates or {"runs": len(rec.seeds), "independent": len(rec.seeds)}
         found = v.assessment
@@ -581,7 +585,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
             _rate_cell(rec.prediction),
             Cell(_source_cell_text(rec)),  # Table.to_latex wraps it (the file name may break)
             Cell("-" if env is None else env.text(),
-                 "--" if env is None else f"$[{env.fastest:+.3f}, {env.slowest:+.3f}]$",
+                 "--" if env is None else f"$[{env.fastest:+.3f},$ ${env.slowest:+.3f}]$",
                  value=None if env is None else env.to_json()),
             Cell(fit_text, fit_latex, value=None if v.fit is None else
                  {"slope": v.fit.slope, "stderr": v.fit.stderr, "ci95": [v.fit.ci_low, v.fit.ci_high]}),
@@ -634,9 +638,82 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
                                f"{rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
-    table.notes.append(references_note(source_text(rec.prediction) for rec in records
-                                       if not _is_direction_record(rec)))
+    references = references_note(source_text(rec.prediction) for rec in records if not _is_direction_record(rec))
+    table.latex_tables = _paper_tables(table, 2 + len(columns), references)
+    table.notes.append(references)
     return table
+
+
+# The columns a paper prints as the result; the rest of a row is its provenance, in a table of its own.
+RESULT_COLUMNS = ("predicted rate", "source", "fitted slope ± s.e.", "bound holds", "stated rate", "verdict")
+PROVENANCE_COLUMNS = ("window t", "bound slope envelope", "log power k", "replicates", "bound holds",
+                      "dominant term", "stated rate")
+
+
+def _latex_of(cell: Cell) -> str:
+    return cell.latex if cell.latex is not None else latex_escape(cell.text)
+
+
+def _numbers_behind(cell: Cell, outcome: str) -> Cell:
+    """``holds: 95% CI [...] vs ...`` -> ``95% CI [...] vs ...``; ``not attained (faster): slope ...`` ->
+    ``faster: slope ...``: a finding's cell without the outcome the results table already prints."""
+    text = cell.text
+    if not text.startswith(outcome):
+        return cell
+    rest = text[len(outcome):].strip()
+    qualifier = re.match(r"\((.*?)\):\s*", rest)
+    rest = f"{qualifier.group(1)}: {rest[qualifier.end():]}" if qualifier else rest.lstrip(": ")
+    return Cell(rest or text, value=cell.value)
+
+
+def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
+    """What ``table.tex`` prints for a verdict table: a compact results table (prediction with its source as a
+    lettered note, fitted slope, each finding's outcome, verdict) and a provenance table keyed the same way
+    (window, slope envelope, log power, replicates, each finding with its numbers) with the notes on how
+    every number is measured. Markdown and JSON keep the one wide table."""
+    columns = list(table.columns)
+    key_names = columns[:keys]
+    label = table.label or "tab:fits"
+    provenance_label = f"{label}-provenance"
+
+    def pick(names: Sequence[str], outcome_only: bool) -> list[list[Cell]]:
+        rows = []
+        for row in table.rows:
+            cells = []
+            for name in names:
+                cell = row[columns.index(name)]
+                if name in ("bound holds", "stated rate") and isinstance(cell.value, dict):
+                    # the results table shows the outcome; its provenance, the numbers behind it
+                    cell = Cell(cell.value["outcome"]) if outcome_only else _numbers_behind(cell, cell.value["outcome"])
+                cells.append(cell)
+            rows.append(cells)
+        return rows
+
+    result_names = key_names + list(RESULT_COLUMNS)
+    result = Table(result_names, pick(result_names, True), caption=table.caption, label=label,
+                   notes=[Cell("Windows, slope envelopes, log powers, replicates and the numbers behind each finding: "
+                               "the provenance table below.",
+                               rf"Windows, slope envelopes, log powers, replicates and the numbers behind each "
+                               rf"finding: Table~\ref{{{provenance_label}}}."), references],
+                   footnoted={"source": "predicted rate"}, grouped=1)
+    # one paragraph per row, each number named: a paper's provenance table reads as text, and six narrow
+    # columns of wrapped findings would take three times the height
+    details = pick([name for name in PROVENANCE_COLUMNS if name in columns], False)
+    replicates = {row[columns.index("replicates")].text for row in table.rows}
+    shown = [name for name in PROVENANCE_COLUMNS if not (name == "replicates" and len(replicates) == 1)]
+    rows = []
+    for keys_of_row, cells in zip(pick(key_names, False), details):
+        named = [(name, cell) for name, cell in zip(PROVENANCE_COLUMNS, cells) if name in shown]
+        rows.append(keys_of_row + [Cell("; ".join(f"{name}: {cell.text}" for name, cell in named),
+                                        "; ".join(rf"\emph{{{latex_escape(name)}}}: {_latex_of(cell)}"
+                                                  for name, cell in named))])
+    notes = list(table.notes)
+    if len(replicates) == 1:
+        notes.insert(0, f"Replicates: {replicates.pop()} independent in every row.")
+    provenance = Table(key_names + ["provenance: " + ", ".join(shown)], rows,
+                       caption=f"{table.caption}: provenance of each row", label=provenance_label,
+                       notes=notes, grouped=1, small=True)
+    return [result, provenance]
 
 
 def _is_direction_record(rec: Any) -> bool:
@@ -659,7 +736,7 @@ def _direction_row(rec: Any, columns: Sequence[str]) -> list[Cell]:
     v, d = rec.verdict, rec.verdict.decay
     fit_text, fit_latex = _pm(d.slope if d else None, d.slope_stderr if d else None)
     window = Cell("-", "--") if d is None else Cell(
-        f"[{d.t_start:.3g}, {d.t_end:.3g}] ({d.points} pts)", f"$[{_sci(d.t_start)}, {_sci(d.t_end)}]$ ({d.points})")
+        f"[{d.t_start:.3g}, {d.t_end:.3g}] ({d.points} pts)", f"$[{_sci(d.t_start)},$ ${_sci(d.t_end)}]$ ({d.points})")
     return [Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
             Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),

@@ -158,7 +158,7 @@ def run(
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
-    from rates.exponents import parse_exponent_fraction
+    from rates.schedule import parse_exponent_fraction
     from rates.numeric.engine import RunSpec
     from rates.numeric.trajectory import save
     from rates.progress import wanted

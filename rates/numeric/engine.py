@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 import numpy as np
 
 from rates.errors import InputError
-from rates.exponents import parse_exponent_fraction
+from rates.schedule import parse_exponent_fraction
 from rates.lazy import lazy_module
 from rates.norms import parse_norm
 from rates.numeric.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm

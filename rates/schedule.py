@@ -131,14 +131,7 @@ class Schedule:
         expression that is not parseable, names anything but ``t``, ``eta0`` and the allowed functions, is not
         ``eta0`` times a function of ``t``, or whose ``f(t)`` is not finite and > 0 at some integer ``t >= 0``
         (the first such ``t`` is named)."""
-        expr = _parse_expression(text, option)
-        unit = _unit_of(expr, option)
-        exponent = _polynomial_exponent(unit)
-        if exponent is not None:
-            return cls.polynomial(exponent, option)
-        schedule = cls(str(expr), None)
-        _check_values(schedule, option)
-        return schedule
+        return _parsed(str(text), option)
 
     @property
     def is_polynomial(self) -> bool:
@@ -198,6 +191,19 @@ def schedule_from_options(a: str | None, schedule: str | None, default_a: str | 
             raise InputError("schedule", "give the learning rate as --a A (eta0*(t+2)**(-A)) or --schedule EXPR")
         a = default_a
     return Schedule.polynomial(a, "a")
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str, option: str) -> Schedule:
+    # once per text and process: a file of many runs of one schedule checks its values once
+    expr = _parse_expression(text, option)
+    unit = _unit_of(expr, option)
+    exponent = _polynomial_exponent(unit)
+    if exponent is not None:
+        return Schedule.polynomial(exponent, option)
+    schedule = Schedule(str(expr), None)
+    _check_values(schedule, option)
+    return schedule
 
 
 def _parse_expression(text: str, option: str):

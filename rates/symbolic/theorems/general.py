@@ -37,22 +37,18 @@ from rates.symbolic.growth import x
 from rates.symbolic.power_sums import partial_sums
 from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide
 from rates.symbolic.theorems.base import BoundTemplate, _subs
+from rates.symbolic.theorems.coverage import uses_assumption_34
 from rates.symbolic.theorems.sources import Source
 
 GENERAL_REGIME = "general schedule"
 T_LIMIT = 10**15  # thresholds beyond this are reported as such
 
 
-def needs_assumption_34(config) -> bool:
-    """Momentum (MINIBATCH Thm 4.3, 4.6 with momentum) and Adam (SIGNADAM Thm 6.3) use Assumption 3.4."""
-    return bool(getattr(config, "adam", False)) or float(getattr(config, "momentum", 0.0) or 0.0) > 0
-
-
 def required_hypotheses(config) -> tuple[str, ...]:
     from rates.symbolic.schedule_hypotheses import DIVERGES, NON_INCREASING, VANISHES
 
     names = (NON_INCREASING, DIVERGES, VANISHES)
-    return names + ((ASSUMPTION_34,) if needs_assumption_34(config) else ())
+    return names + ((ASSUMPTION_34,) if uses_assumption_34(config) else ())
 
 
 @dataclass(frozen=True)
@@ -157,7 +153,8 @@ def rate_from_classes(sums: tuple[SumClass, ...]) -> tuple[asymptotics.Rate, str
     """The dominant numerator class over ``S_1``'s (module docstring, step 3)."""
     denominator = next(s for s in sums if s.label == "S_1")
     numerator = [s for s in sums if s.label != "S_1"]
-    best = max(numerator, key=lambda s: s.growth.key())
+    # on a tie the constant term names the dominant one (a bounded S_p is a constant too)
+    best = max(numerator, key=lambda s: (s.growth.key(), s.label == "constant"))
     ratio = best.growth / denominator.growth
     return asymptotics.Rate(-ratio.e, _plain(ratio.k), _plain(ratio.m)), best.label
 
@@ -305,4 +302,6 @@ def predict_schedule(config, template: BoundTemplate, schedule, constants: Optio
         family=template.family, algorithm=config.name, norm=config.norm, schedule=schedule, hypotheses=hypotheses,
         rate=rate, sums=sums, dominant=dominant, gap_to=template.gap_to,
         thresholds=schedule_thresholds(template, schedule, hypotheses, constants), source=template.source,
-        template_status=template.status, template=template, assumptions=list(template.assumptions), notes=notes)
+        template_status=template.status, template=template, notes=notes,
+        assumptions=[text for text in template.assumptions if "a in (0, 1]" not in text]
+        + ["the schedule meets " + ", ".join(needed) + " (decided above)"])

@@ -100,49 +100,6 @@ def describe(record: FitRecord) -> str:
     return "\n".join(lines)
 
 
-NOT_DERIVED = "no verdict, because the rate for this schedule is not derived on this branch"
-
-
-def _tabled_schedule(runs) -> bool:
-    """Runs of a schedule outside the polynomial family (config ``a`` null, ``schedule`` its text)."""
-    config = runs[0].config
-    return config.get("a") is None and config.get("schedule") is not None
-
-
-class MeasuredOnly:
-    """A configuration whose schedule has no derived rate: its measured slope, and no verdict (never a guess)."""
-
-    def __init__(self, runs, window: Optional[tuple[float, float]]):
-        from rates.judge.compare import fit_slope, judged_window
-
-        self.runs = list(runs)
-        self.config = self.runs[0].config
-        self.seeds = [run.config.get("seed", i) for i, run in enumerate(self.runs)]
-        from rates.studies.report import _last_decades_window
-
-        self.window = judged_window(self.runs, window)
-        self.caveat = ""
-        if self.window.problem is not None and window is None:  # as for a run no theorem covers: the last decades
-            self.caveat = f" (not an asymptotic window: {self.window.problem})"
-            self.window = _last_decades_window(self.runs) or self.window
-        self.fit = fit_slope(self.runs, self.window) if self.window.problem is None else None
-
-    def describe(self) -> str:
-        c = self.config
-        lines = [f"{c['algo']} (norm {c['norm']}) schedule {c['schedule']} eta0={c['eta0']}  "
-                 f"(seeds {', '.join(str(s) for s in self.seeds)})"]
-        if self.fit is None:
-            lines.append(f"  window         : {self.window.problem}")
-        else:
-            lines.append(f"  measured slope : {self.fit.text()}{self.caveat}")
-        lines.append(f"  verdict        : {NOT_DERIVED}")
-        return "\n".join(lines)
-
-    def to_json(self) -> dict:
-        return {"config": self.config, "seeds": self.seeds, "fit": None if self.fit is None else self.fit.to_json(),
-                "window": self.window.text(), "verdict": {"label": "no verdict", "reason": NOT_DERIVED}}
-
-
 def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: int,
                    checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None,
                    progress: bool = False) -> list[Run]:
@@ -257,15 +214,11 @@ def fit(**options) -> None:
                               progress=progress_wanted(progress))
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
-    records = [MeasuredOnly(group, user_window) if _tabled_schedule(group) else
-               fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
+    records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
         _check_plottable(runs)
         for rec in records:
-            if isinstance(rec, MeasuredOnly):
-                print(f"figure: none for schedule {rec.config['schedule']} ({NOT_DERIVED})", file=sys.stderr)
-                continue
             if isinstance(rec, per_sample.PerSampleRecord):
                 print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)
                 continue
@@ -275,13 +228,11 @@ def fit(**options) -> None:
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:
-        print("\n\n".join(rec.describe() if isinstance(rec, (per_sample.PerSampleRecord, MeasuredOnly))
+        print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord)
                           else describe(rec) for rec in records))
         for figure in figures:
             print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
-    if any(not isinstance(rec, MeasuredOnly) and (rec.verdict.label == "violated" or getattr(rec.verdict, "refuted",
-                                                                                             False))
-           for rec in records):
+    if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):
         raise typer.Exit(1)
 
 

@@ -121,7 +121,8 @@ def predict(
 ) -> None:
     """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
     margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1 it predicts."""
-    options = dict(algo=algo, norm=norm, a=a, schedule=schedule, n=n, batch=batch, momentum=momentum, vr=vr, gamma=gamma,
+    options = dict(algo=algo, norm=norm, a=a, schedule=schedule, n=n, batch=batch, momentum=momentum, vr=vr,
+                   gamma=gamma,
                    data_bound=data_bound, eta0=eta0, classes=classes, c_adam=c_adam, adam_beta1=adam_beta1,
                    adam_beta2=adam_beta2, adam_eps=adam_eps, data=data, as_json=as_json)
     typer.echo(answer(**options))
@@ -158,7 +159,8 @@ def answer(**options) -> str:
     return text
 
 
-def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[str], n: Optional[int], batch: Optional[int],
+def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[str], n: Optional[int],
+           batch: Optional[int],
            momentum: Optional[float], vr: bool, gamma: Optional[float], data_bound: Optional[float], eta0: float,
            classes: Optional[int], c_adam: Optional[float], adam_beta1: float, adam_beta2: float, adam_eps: float,
            data: Optional[str], as_json: bool) -> str:
@@ -168,12 +170,11 @@ def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[
         resolve_algorithm,  # here: sympy's import time is paid only by commands using it
     )
     from rates.numeric.run_parameters import check
+    from rates.schedule import schedule_from_options
     from rates.symbolic.schedules import parse_exponent
     from rates.symbolic.theorems import predict as predict_rate
     from rates.symbolic.theorems.hypotheses import Facts
     from rates.symbolic.theorems.registry import gate
-
-    from rates.schedule import schedule_from_options
 
     learning_rate = schedule_from_options(a, schedule)
     if not learning_rate.is_polynomial:

@@ -67,6 +67,8 @@ class FitRecord:
 
     @property
     def title(self) -> str:
+        if self.config.get("a") is None and self.config.get("schedule") is not None:
+            return f"{self.config.get('algo')} ({self.config.get('norm')}), schedule {self.config.get('schedule')}"
         return f"{self.config.get('algo')} ({self.config.get('norm')}), a = {self.config.get('a')}"
 
     def to_json(self) -> dict[str, Any]:
@@ -143,13 +145,18 @@ def facts_of(run: Run):
     data = recorded_data_facts(config) or {}
     n = data.get("n")
     a = Fraction(str(config.get("a")).strip()) if config.get("a") is not None else None
+    schedule = None
+    if a is None and config.get("schedule") is not None:  # a general schedule: the gate decides its hypotheses
+        from rates.numeric.trajectory import schedule_of
+
+        schedule = schedule_of(config)
     counts = data.get("class_counts")
     scales = data.get("hardest_scales")
     return Facts(algorithm_of(config, n), a=a, eta0=_float(config.get("eta0")), gamma=_float(run.gamma.get("value")),
                  B=_float(data.get("B")), n=n, d=data.get("d"), k=data.get("k"), orthogonal=data.get("orthogonal"),
                  class_counts=tuple(counts) if counts else None, hardest_scales=tuple(scales) if scales else None,
                  adam_eps=_float(config.get("adam_eps")), adam_beta1=_float(config.get("adam_beta1")),
-                 adam_beta2=_float(config.get("adam_beta2")))
+                 adam_beta2=_float(config.get("adam_beta2")), schedule=schedule)
 
 
 def _float(value: Any) -> Optional[float]:
@@ -172,7 +179,19 @@ def prediction_for(config: dict[str, Any]):
     from rates.symbolic.theorems import predict
 
     data = recorded_data_facts(config) or {}
+    if config.get("a") is None and config.get("schedule") is not None:
+        return schedule_prediction_for(config, algorithm_of(config, data.get("n")))
     return predict(algorithm_of(config, data.get("n")), exact_a(config))
+
+
+def schedule_prediction_for(config: dict[str, Any], algorithm, constants: Optional[dict] = None):
+    """The derived Prediction for a run of a general schedule (:mod:`rates.symbolic.theorems.general`);
+    raises ``NoRate`` where a schedule hypothesis fails or a class is undecided."""
+    from rates.numeric.trajectory import schedule_of
+    from rates.symbolic.theorems import template_for
+    from rates.symbolic.theorems.general import predict_schedule
+
+    return predict_schedule(algorithm, template_for(algorithm), schedule_of(config), constants)
 
 
 # ------------------------------------------------------------------------------------------ replicates
@@ -244,7 +263,11 @@ def phase_of(run: Run, facts, prediction) -> dict[str, Any]:
         info["text"] = "t0/t1 need gamma, B, n and k (the data's constants are not recorded in this trajectory)"
         return info
     try:
-        thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
+        if facts.general_schedule:
+            thresholds = schedule_prediction_for(run.config, facts.config, {**constants, "eta_0": facts.eta0 or 1.0}
+                                                 ).thresholds
+        else:
+            thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
     except ArithmeticError as err:
         # sympy's evalf can exhaust its precision on the worst-case constants (momentum runs reach ~1e259); the
         # phase note is context beside the verdict, never an input to it, so it says so instead of aborting
@@ -311,10 +334,16 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
         verdict = _ungated_verdict(independent, gate_result, tolerance, window, context)
         return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
     exponent = float(prediction.rate.exponent)
+    log_power = None
+    if getattr(prediction.rate, "loglog_power", 0):
+        # a (log log t)^m rate: the stated rate is carried by its bound term (exact partial sums of the schedule);
+        # a log power fitted on log log t would not describe it, so only the slope is compared
+        exponent = None
     target = gap_target(independent, prediction) if target_margin is None else {
         "name": prediction.gap_to, "values": _as_list(target_margin, len(independent)), "source": "given by the caller"}
     context["gap_target"] = target
-    verdict = judge(independent, prediction, exponent=exponent, tolerance=tolerance, window=window,
+    verdict = judge(independent, prediction, exponent=exponent, log_power=log_power, tolerance=tolerance,
+                    window=window,
                     target_margin=None if target["name"] == "gamma" or target["values"] is None else target["values"],
                     target_name=target["name"])
     if target["name"] != "gamma" and target["values"] is None and verdict.label == "violated":

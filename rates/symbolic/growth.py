@@ -58,7 +58,7 @@ class Growth:
     def grows(self) -> bool:
         return self.key() > (0, 0, 0)
 
-    def __truediv__(self, other: "Growth") -> "Growth":
+    def __truediv__(self, other: Growth) -> Growth:
         return Growth(self.e - other.e, self.k - other.k, self.m - other.m)
 
     def expr(self, var=x) -> sp.Expr:

@@ -32,8 +32,16 @@ import numpy as np
 import sympy as sp
 
 from rates.symbolic import asymptotics
-from rates.symbolic.growth import BOUNDED, Growth, Undecided, growth_of, power_growth, power_sum_growth, verify_primitive
-from rates.symbolic.growth import x
+from rates.symbolic.growth import (
+    BOUNDED,
+    Growth,
+    Undecided,
+    growth_of,
+    power_growth,
+    power_sum_growth,
+    verify_primitive,
+    x,
+)
 from rates.symbolic.power_sums import partial_sums
 from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide
 from rates.symbolic.theorems.base import BoundTemplate, _subs

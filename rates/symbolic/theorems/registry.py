@@ -84,7 +84,7 @@ def gate(facts: Facts) -> GateResult:
     if family is None:
         return GateResult(None, NO_THEOREM, ())
     hypotheses = family.hypotheses
-    if facts.general_schedule:  # the schedule's own hypotheses replace "a in (0, 1]" (docs/theory.md, general schedules)
+    if facts.general_schedule:  # its own hypotheses replace "a in (0, 1]" (docs/theory.md, general schedules)
         from rates.symbolic.theorems.hypotheses import schedule_hypotheses
 
         hypotheses = tuple(h for h in hypotheses if h.name != "a in (0, 1]") + schedule_hypotheses(facts.config)

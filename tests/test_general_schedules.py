@@ -142,3 +142,54 @@ def test_a_and_the_same_schedule_give_identical_predict_json():
     assert general["thresholds"]["t0"]["numeric"] == 68
     failing = json.loads(derive(a=None, schedule=SUMMABLE, **common))
     assert failing["rate"] is None and "sum eta_t = inf" in failing["no_rate"]
+
+
+def test_general_route_bound_members_equal_the_hurwitz_zeta_route_for_a_polynomial_schedule():
+    # the same schedule through the general machinery (float64 chunked sums of the schedule's values) and through
+    # the polynomial family's closed forms (Hurwitz zeta, rates.symbolic.schedules): the members must agree
+    import sympy as sp
+
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.symbolic.theorems import predict, template_for
+    from rates.symbolic.theorems.general import predict_schedule
+
+    config = resolve_algorithm("signgd")
+    t = np.array([1, 7, 1000, 123_456])
+    general = predict_schedule(config, template_for(config), Schedule.parse("eta0*(t+2)**(-3/4)"))
+    polynomial = predict(config, sp.Rational(3, 4))
+    for mine, theirs in zip(general.bound_members(t)[0], polynomial.bound_members(t)[0]):
+        assert np.allclose(mine, theirs, rtol=1e-10, atol=0)
+    assert general.rate.text == polynomial.rate.text == "t^(-1/4)"
+
+
+def test_table_and_check_take_a_schedule(tmp_path):
+    from tests.cli_invoke import invoke
+
+    code, out, _ = invoke(["table", "--schedule", LOG_OVER_T, "--format", "json"])
+    rows = json.loads(out)["rows"]
+    assert code == 0 and {row["rate"]["text"] for row in rows} == {"1 / (log t)^2"}
+    code, out, _ = invoke(["table", "--schedule", CONSTANT])
+    assert code == 0 and out.count("| no-theorem |") == 5 and "eta_t -> 0 fails" in out
+    code, out, _ = invoke(["check", "schedule-hypotheses", "--schedule", LOGLOG, "--json"])
+    verdicts = [claim["verdict"] for claim in json.loads(out)["claims"]]
+    assert code == 0 and verdicts == ["proven"] * 4
+    code, out, _ = invoke(["check", "schedule-hypotheses", "--schedule", SUMMABLE, "--json"])
+    found = {claim["name"].split(": ")[-1]: claim["verdict"] for claim in json.loads(out)["claims"]}
+    assert code == 1 and found["sum eta_t = inf"] == "counterexample" and found["eta_t -> 0"] == "proven"
+    code, _, err = invoke(["check", "--schedule", LOGLOG])
+    assert code == 2 and "--schedule" in err
+
+
+@pytest.mark.slow
+def test_fit_judges_a_loglog_schedule_and_refuses_a_failing_one(tmp_path):
+    from tests.cli_invoke import invoke
+
+    code, out, _ = invoke(["fit", "--schedule", LOGLOG, "--algo", "signgd", "--steps", "30000", "--eta0", "0.5",
+                           "--json"])
+    record = json.loads(out)[0]
+    assert code == 0 and record["verdict"]["label"] in ("tight", "loose", "inconclusive")
+    assert "1 / log log t" in out
+    for text, name in ((CONSTANT, "eta_t -> 0"), (SUMMABLE, "sum eta_t = inf"), (WIGGLE, "eventually non-increasing")):
+        code, out, _ = invoke(["fit", "--schedule", text, "--algo", "signgd", "--steps", "3000", "--json"])
+        record = json.loads(out)[0]
+        assert code == 0 and record["verdict"]["label"] == "no-theorem" and name in record["verdict"]["reason"]

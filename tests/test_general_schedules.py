@@ -187,9 +187,9 @@ def test_fit_judges_a_loglog_schedule_and_refuses_a_failing_one(tmp_path):
     code, out, _ = invoke(["fit", "--schedule", LOGLOG, "--algo", "signgd", "--steps", "30000", "--eta0", "0.5",
                            "--json"])
     record = json.loads(out)[0]
-    assert code == 0 and record["verdict"]["label"] in ("tight", "loose", "inconclusive")
+    assert code == 0 and record["verdict"]["verdict"] in ("tight", "loose", "inconclusive")
     assert "1 / log log t" in out
     for text, name in ((CONSTANT, "eta_t -> 0"), (SUMMABLE, "sum eta_t = inf"), (WIGGLE, "eventually non-increasing")):
         code, out, _ = invoke(["fit", "--schedule", text, "--algo", "signgd", "--steps", "3000", "--json"])
         record = json.loads(out)[0]
-        assert code == 0 and record["verdict"]["label"] == "no-theorem" and name in record["verdict"]["reason"]
+        assert code == 0 and record["verdict"]["verdict"] == "no-theorem" and name in record["verdict"]["reason"]

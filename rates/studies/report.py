@@ -327,9 +327,20 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     seeds = [run.config.get("seed", i) for i, run in enumerate(independent)]
     gate_result = gate_runs(independent)
     family = gate_result.family
+    undecided_rate = None
     if prediction is None and family is not None and family.template is not None:
-        prediction = prediction_for(runs[0].config)
+        from rates.symbolic.theorems.general import NoRate
+
+        try:
+            prediction = prediction_for(runs[0].config)
+        except NoRate as err:  # a general schedule: a failing hypothesis (the gate says no-theorem) or no class
+            undecided_rate = str(err)
     context = {"gate": gate_result.to_json(), "replicates": replicates}
+    if undecided_rate is not None and gate_result.outcome == COVERED:
+        win, fitted, measured = _measured_slope(independent, window)
+        verdict = Verdict("inconclusive", f"no verdict, because the rate for this schedule is not derived "
+                                          f"({undecided_rate}); {measured}", tolerance, win, fitted, context=context)
+        return FitRecord(config, seeds, None, verdict, independent, gate_result, replicates)
     if gate_result.outcome != COVERED or family is None or family.template is None:
         verdict = _ungated_verdict(independent, gate_result, tolerance, window, context)
         return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
@@ -433,15 +444,7 @@ def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
     """``no-theorem`` / ``not-applicable`` (or the per-sample limit-direction note) with the measured slope."""
     from rates.symbolic.theorems.registry import COVERED, NO_THEOREM
 
-    win = judged_window(runs, window)
-    caveat = ""
-    if win.problem is not None and window is None:
-        # No asymptotic window; the slope over the run's last two decades still tells the reader what happened.
-        caveat = f" (not an asymptotic window: {win.problem})"
-        win = _last_decades_window(runs) or win
-    fitted = fit_slope(runs, win) if win.problem is None else None
-    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}{caveat}"
-                if fitted is not None else f"no measured slope ({win.problem})")
+    win, fitted, measured = _measured_slope(runs, window)
     if gate_result.outcome == COVERED:  # a covered family without a rate: the per-sample limit direction
         label = NO_THEOREM
         family = gate_result.family
@@ -453,6 +456,20 @@ def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
         reason = f"{gate_result.reason}; {measured}"
     notes = [context["replicates"]["note"]] if context["replicates"].get("note") else []
     return Verdict(label, reason, tolerance, win, fitted, notes=notes, context=context)
+
+
+def _measured_slope(runs: Sequence[Run], window: Optional[tuple[float, float]]):
+    """(window, fit or None, text) of the measured slope shown where no bound judges the runs."""
+    win = judged_window(runs, window)
+    caveat = ""
+    if win.problem is not None and window is None:
+        # No asymptotic window; the slope over the run's last two decades still tells the reader what happened.
+        caveat = f" (not an asymptotic window: {win.problem})"
+        win = _last_decades_window(runs) or win
+    fitted = fit_slope(runs, win) if win.problem is None else None
+    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}{caveat}"
+                if fitted is not None else f"no measured slope ({win.problem})")
+    return win, fitted, measured
 
 
 def _last_decades_window(runs: Sequence[Run], decades: float = 2.0):

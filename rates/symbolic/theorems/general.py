@@ -313,3 +313,28 @@ def predict_schedule(config, template: BoundTemplate, schedule, constants: Optio
         template_status=template.status, template=template, notes=notes,
         assumptions=[text for text in template.assumptions if "a in (0, 1]" not in text]
         + ["the schedule meets " + ", ".join(needed) + " (decided above)"])
+
+
+def free_exponent_regimes(template: BoundTemplate, expr) -> tuple[sp.Symbol, list, sp.Rational]:
+    """The regime table of ``eta0 (t+2)^(-b)`` with ``b`` a free symbol: the polynomial family's regimes and best
+    exponent (:mod:`rates.symbolic.asymptotics`) written in ``b``. Raises ``ValueError`` for any other shape.
+
+    >>> from rates.symbolic.theorems.nsd import template as nsd_template
+    >>> b = sp.Symbol("b", positive=True)
+    >>> symbol, rows, best = free_exponent_regimes(nsd_template(), sp.Symbol("eta0") * (sp.Symbol("t") + 2)**(-b))
+    >>> symbol, [rate.text for _, rate in rows], best
+    (b, ['t^(-b)', 'log t / t^(1/2)', 't^(-(1 - b))', '1 / log t'], 1/2)
+    """
+    from rates.symbolic.schedule_hypotheses import unit_function
+    from rates.symbolic.schedules import a_symbol
+
+    unit = unit_function(expr)
+    free = sorted(unit.free_symbols - {x}, key=str)
+    w = sp.Wild("w", exclude=[x])
+    match = unit.match((x + 2) ** (-w))
+    if len(free) != 1 or not match or match[w] != free[0]:
+        raise ValueError(f"not eta0*(t+2)**(-b) with one free exponent symbol: {expr}")
+    symbol = free[0]
+    rows = [(regime, asymptotics.Rate(sp.sympify(rate.exponent).subs(a_symbol, symbol), rate.log_power))
+            for regime, rate in asymptotics.regime_rates(template.powers)]
+    return symbol, rows, asymptotics.best_a(template.powers)

@@ -159,6 +159,16 @@ def facts_of(run: Run):
                  adam_beta2=_float(config.get("adam_beta2")), schedule=schedule)
 
 
+def _schedule_cell(config: dict[str, Any]) -> Cell:
+    """The a column of a verdict table: ``a`` for the polynomial family, the expression for a general schedule."""
+    if config.get("a") is None and config.get("schedule") is not None:
+        from rates.numeric.trajectory import schedule_of
+
+        schedule = schedule_of(config)
+        return Cell(schedule.text, f"${sp.latex(schedule.expr)}$", value=schedule.text)
+    return Cell(str(config.get("a")), f"${sp.latex(exact_a(config))}$", value=str(config.get("a")))
+
+
 def _float(value: Any) -> Optional[float]:
     try:
         return None if value is None else float(value)
@@ -574,7 +584,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
         found = v.assessment
         table.add(
             Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
-            Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
+            _schedule_cell(rec.config),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
             _rate_cell(rec.prediction),
             Cell(_source_cell_text(rec)),  # Table.to_latex wraps it (the file name may break)
@@ -659,7 +669,7 @@ def _direction_row(rec: Any, columns: Sequence[str]) -> list[Cell]:
     window = Cell("-", "--") if d is None else Cell(
         f"[{d.t_start:.3g}, {d.t_end:.3g}] ({d.points} pts)", f"$[{_sci(d.t_start)}, {_sci(d.t_end)}]$ ({d.points})")
     return [Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
-            Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
+            _schedule_cell(rec.config),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
             Cell("W_t/||W_t|| -> M/||M|| (a limit, no rate)", value=None), Cell(THEOREM),
             Cell("-", "--"), Cell(f"1 - cos(W_t, M): {fit_text}", f"$1-\\cos$: {fit_latex}", value=None if d is None

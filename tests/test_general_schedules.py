@@ -193,3 +193,22 @@ def test_fit_judges_a_loglog_schedule_and_refuses_a_failing_one(tmp_path):
         code, out, _ = invoke(["fit", "--schedule", text, "--algo", "signgd", "--steps", "3000", "--json"])
         record = json.loads(out)[0]
         assert code == 0 and record["verdict"]["verdict"] == "no-theorem" and name in record["verdict"]["reason"]
+
+
+def test_gate_asks_assumption_34_of_momentum_and_adam_only():
+    # MINIBATCH Thm 4.3 (momentum) and SIGNADAM Thm 6.3 (Adam) use Assumption 3.4; Thm 4.1 and SIGNADAM Thm 5.3 do not
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.symbolic.theorems.hypotheses import Facts
+    from rates.symbolic.theorems.registry import NO_THEOREM, gate
+
+    schedule = Schedule.parse(CONSTANT)
+    for algo, wants_34 in (("signgd", False), ("signum", True), ("adam", True)):
+        result = gate(Facts(resolve_algorithm(algo), a=None, schedule=schedule, adam_eps=0.0, adam_beta1=0.9,
+                            adam_beta2=0.999))
+        names = [h.name for h, _ in result.checks]
+        assert ("Assumption 3.4" in names) == wants_34 and "a in (0, 1]" not in names
+        assert result.outcome == NO_THEOREM and "eta_t -> 0" in result.reason
+    # a polynomial schedule keeps the family's own hypothesis list
+    polynomial = gate(Facts(resolve_algorithm("signgd"), a=Schedule.polynomial("1/2").a,
+                            schedule=Schedule.polynomial("1/2")))
+    assert [h.name for h, _ in polynomial.checks][-1] == "a in (0, 1]"

@@ -64,7 +64,7 @@ def main() -> None:
     texts = [text.strip() for text in args.schedules.split(";") if text.strip()]
     print(f"fused engine, one thread, default preset (n={data.n}, k={data.k}, d={data.d}), {args.steps} steps, "
           f"median of {args.repeats}; load average {os.getloadavg()[0]:.2f}")
-    print(f"{'algo':<7} {'R':>3}  {'schedule':<66} {'ns/config-step':>14}  {'ratio':>6}")
+    print(f"{'algo':<7} {'R':>3}  {'schedule':<80} {'ns/config-step':>14}  {'ratio':>6}")
     worst = 0.0
     for algo in args.algos.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
@@ -79,7 +79,7 @@ def main() -> None:
                 ratio = cost / medians[0]
                 if not schedule.is_polynomial:
                     worst = max(worst, ratio)
-                print(f"{algo:<7} {size:>3}  {schedule.label():<66} {cost * 1e9:>14.1f}  {ratio:>6.3f}")
+                print(f"{algo:<7} {size:>3}  {schedule.label():<80} {cost * 1e9:>14.1f}  {ratio:>6.3f}")
     print(f"largest ratio non-polynomial / polynomial: {worst:.3f} (target <= 1.2)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 

@@ -252,3 +252,39 @@ def test_fit_runs_a_schedule_and_gives_no_verdict_where_no_rate_is_derived(tmp_p
     assert code == 0, err
     assert "no verdict, because the rate for this schedule is not derived on this branch" in out
     assert "measured slope : " in out
+
+
+def test_schedule_is_a_grid_key_of_sweep_and_leaves_polynomial_configurations_as_they_were():
+    from cli.sweep import run_converters
+    from rates.errors import InputError
+    from rates.sweep.grid import expand, normalise_grid
+
+    converters, defaults = run_converters()
+    grid = {"algo": "signgd", "schedule": ["eta0/((2+t)*log(t+2))", "eta0*(t+2)^(-0.5)"], "steps": 10, "data": DATA}
+    log_run, polynomial = expand(normalise_grid(grid, converters, defaults), check_device=False)
+    assert log_run.spec.schedule == Schedule.parse("eta0/((t+2)*log(t+2))") and log_run.spec.a is None
+    assert dict(log_run.options)["schedule"] == "eta0/((t + 2)*log(t + 2))"
+    assert polynomial.spec == RunSpec("signgd", "1/2")  # the polynomial family: its a, as --a 1/2 gives
+    (shorthand,) = expand(normalise_grid({"algo": "signgd", "a": "1/2", "steps": 10, "data": DATA}, converters,
+                                         defaults), check_device=False)
+    assert "schedule" not in dict(shorthand.options)  # configurations of a-grids keep their keys
+    assert shorthand.spec == polynomial.spec
+    with pytest.raises(InputError, match="either 'a' or 'schedule'"):
+        normalise_grid({**grid, "a": "1/2"}, converters, defaults)
+    with pytest.raises(InputError, match=r"^--schedule: f\(t\) = sin\(t\) is not > 0 at t = 0 .*\[grid: schedule"):
+        normalise_grid({**grid, "schedule": "eta0*sin(t)"}, converters, defaults)
+
+
+def test_a_sweep_over_schedules_runs_them_and_leaves_out_of_the_table_what_has_no_derived_rate(tmp_path):
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'[grid]\nalgo = "signgd"\nschedule = ["eta0/((t+2)*log(t+2))", "eta0/sqrt(t+2)"]\n'
+                    f'steps = 200\ndata = "{DATA}"\n')
+    code, _, err = invoke(["sweep", str(grid), "--out", str(tmp_path / "sweep"), "--scheduler", "serial",
+                           "--no-figures", "--no-progress"])
+    assert code == 0, err
+    stored = [json.loads(path.read_text())["runs"][0]["config"]
+              for path in (tmp_path / "sweep" / "trajectories").glob("*.json")]
+    assert sorted((c["a"] or "", c.get("schedule", "")) for c in stored) == [
+        ("", "eta0/((t + 2)*log(t + 2))"), ("1/2", "")]
+    table = (tmp_path / "sweep" / "table.md").read_text()
+    assert "signgd schedule eta0/((t + 2)*log(t + 2)); no verdict, because the rate for this schedule" in table

@@ -282,8 +282,8 @@ def test_a_sweep_over_schedules_runs_them_and_leaves_out_of_the_table_what_has_n
     code, _, err = invoke(["sweep", str(grid), "--out", str(tmp_path / "sweep"), "--scheduler", "serial",
                            "--no-figures", "--no-progress"])
     assert code == 0, err
-    stored = [json.loads(path.read_text())["runs"][0]["config"]
-              for path in (tmp_path / "sweep" / "trajectories").glob("*.json")]
+    stored = [run["config"] for path in (tmp_path / "sweep" / "trajectories").glob("*.json")
+              for run in json.loads(path.read_text())["runs"]]
     assert sorted((c["a"] or "", c.get("schedule", "")) for c in stored) == [
         ("", "eta0/((t + 2)*log(t + 2))"), ("1/2", "")]
     table = (tmp_path / "sweep" / "table.md").read_text()

@@ -288,3 +288,18 @@ def test_a_sweep_over_schedules_runs_them_and_leaves_out_of_the_table_what_has_n
         ("", "eta0/((t + 2)*log(t + 2))"), ("1/2", "")]
     table = (tmp_path / "sweep" / "table.md").read_text()
     assert "signgd schedule eta0/((t + 2)*log(t + 2)); no verdict, because the rate for this schedule" in table
+
+
+def test_a_schedule_travels_to_dask_workers_and_runs_there_bit_for_bit():
+    """Specs are pickled to the workers of a local Dask cluster; a worker parses the schedule's text again (its
+    own process) and runs exactly the serial run."""
+    from rates.numeric.tasks import EngineTask, run_tasks
+
+    specs = (spec("signgd", SCHEDULES["warm-up"]), RunSpec("signgd", "1/2", eta0=0.3, seed=5))
+    tasks = [EngineTask(specs=specs, data=DATA, data_seed=0, steps=300, checkpoints=10, device="cpu")]
+    serial, = run_tasks(tasks, "serial", estimate=False)
+    local, = run_tasks(tasks, "local", workers=1, estimate=False)
+    for here, there in zip(serial.runs, local.runs):
+        assert here.config == there.config and np.array_equal(here.gap, there.gap)
+    assert serial.runs[0].config["schedule"] == "Min(eta0*(t + 1)/10, eta0/sqrt(t + 2))"
+    assert serial.runs[1].config["a"] == "1/2" and "schedule" not in serial.runs[1].config

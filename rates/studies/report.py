@@ -755,7 +755,12 @@ STUDY_CHECKPOINTS = 60
 
 
 def run_slug(config: dict[str, Any]) -> str:
-    """File-name stem of a configuration: ``signgd_a3-4`` (a written exactly, '/' -> '-')."""
+    """File-name stem of a configuration: ``signgd_a3-4`` (a written exactly, '/' -> '-'); a general schedule is
+    named by a digest of its text (``signgd_schedule-1a2b3c4d``)."""
+    if config.get("a") is None and config.get("schedule") is not None:
+        import hashlib
+
+        return f"{config.get('algo')}_schedule-{hashlib.sha1(str(config['schedule']).encode()).hexdigest()[:8]}"
     return f"{config.get('algo')}_a{str(config.get('a')).replace('/', '-')}"
 
 

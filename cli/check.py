@@ -31,6 +31,9 @@ def check(
     chain: Optional[str] = typer.Option(None, "--chain", metavar="FAMILY",
                                         help="print the derivation from lemmas to the bound template of FAMILY "
                                              "({CHAINS})"),
+    schedules: Optional[list[str]] = typer.Option(None, "--schedule", metavar="EXPR",
+                                                  help="with the claim name schedule-hypotheses: the schedules whose "
+                                                       "hypotheses to check (repeatable; default: four examples)"),
 ) -> None:
     """Check the lemmas the rates rest on: symbolically, by interval arithmetic, or by adversarial search."""
     from proofs.chains import CHAINS, chain_claim_names
@@ -43,7 +46,15 @@ def check(
             raise InputError("--chain", "give either claim names or --chain, not both")
         names = chain_claim_names([f for f in families if f != "per-sample"]) + (
             ["per-sample-step-direction"] if "per-sample" in families else [])
-    claims = select_claims(names)
+    from proofs.schedule_hypotheses import NAME as SCHEDULE_CLAIMS
+    from proofs.schedule_hypotheses import schedule_claims
+
+    if schedules and SCHEDULE_CLAIMS not in (names or []):
+        raise InputError("--schedule", f"goes with the claim name {SCHEDULE_CLAIMS} "
+                                       f"(rates check {SCHEDULE_CLAIMS} --schedule EXPR)")
+    extra = schedule_claims(schedules) if names and SCHEDULE_CLAIMS in names else []
+    names = [name for name in names or [] if name != SCHEDULE_CLAIMS] or (None if not extra else [])
+    claims = (select_claims(names) if names or not extra else []) + extra
     if save_dir is not None and save_dir.exists() and not save_dir.is_dir():
         raise InputError("--save-dir", f"must be a directory (it is created if missing), got the file {save_dir}")
     if list_only:
@@ -62,7 +73,7 @@ def check(
     if save_dir is not None:
         save_instances(results, save_dir)
     chain_results, chains_ok = [], True
-    if families is not None or not names:
+    if families is not None or (not names and not extra):
         chain_results, chains_ok = _run_chains(families or list(CHAINS) + ["per-sample"], results)
     if as_json:
         print(json.dumps({"thorough": thorough, "claims": [result_json(r) for r in results],

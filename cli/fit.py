@@ -162,14 +162,15 @@ def fit(**options) -> None:
     from_file, window, tolerance, plot, as_json = (
         options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
+    schedule = options.pop("schedule")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
     from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.numeric.trajectory import load
     from rates.output.plots import check_figure_path, plot_fit
     from rates.progress import wanted as progress_wanted
+    from rates.schedule import schedule_from_options
     from rates.studies.report import bound_label, fit_record_of, group_runs, run_slug
-    from rates.symbolic.schedules import parse_exponent
 
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
@@ -179,8 +180,8 @@ def fit(**options) -> None:
     if plot is not None:
         check_figure_path(plot)
     if from_file is not None:
-        given = [name for name, value in (("--algo", algo), ("--a", a), ("--steps", steps), ("--out", out))
-                 if value is not None]
+        given = [name for name, value in (("--algo", algo), ("--a", a), ("--schedule", schedule), ("--steps", steps),
+                                          ("--out", out)) if value is not None]
         if given:
             raise InputError("--from", f"fits a saved Trajectory; drop the run options {', '.join(given)}")
         runs = load(from_file).runs
@@ -196,14 +197,18 @@ def fit(**options) -> None:
             for run in runs:  # refuse a window outside any run before fitting or writing anything
                 choose_window(run, user_window)
     else:
-        for name, value in (("--algo", algo), ("--a", a), ("--steps", steps)):
+        for name, value in (("--algo", algo), ("--steps", steps)):
             if value is None:
                 raise InputError(name, "is needed to run (or give --from FILE.json)")
+        if a is None and schedule is None:
+            raise InputError("--a", "is needed to run, or --schedule (or give --from FILE.json)")
         check_options({**options, "seed": seed, "seeds": seeds, "data_seeds": data_seeds, "device": device,
                        "checkpoints": checkpoints})
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
-        options["a"] = str(parse_exponent(a, "--a"))
+        learning_rate = schedule_from_options(a, schedule)
+        options["a"] = str(learning_rate.a) if learning_rate.is_polynomial else None
+        options["schedule"] = None if learning_rate.is_polynomial else learning_rate
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
                               progress=progress_wanted(progress))
@@ -223,8 +228,8 @@ def fit(**options) -> None:
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:
-        print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord) else describe(rec)
-                          for rec in records))
+        print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord)
+                          else describe(rec) for rec in records))
         for figure in figures:
             print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
     if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):

@@ -99,7 +99,10 @@ def render_gate(result: GateResult) -> str:
 def predict(
     algo: str = typer.Option(..., "--algo", help="{ALGORITHMS}"),
     norm: Optional[str] = typer.Option(None, "--norm", help="{NORMS}"),
-    a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a); 1/2, 0.5, 2/3"),
+    a: Optional[str] = typer.Option(None, "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a); 1/2, "
+                                                      "0.5, 2/3"),
+    schedule: Optional[str] = typer.Option(None, "--schedule", help="learning rate as an expression in t and eta0, "
+                                           "e.g. 'eta0/((t+2)*log(t+2))' (instead of --a)"),
     n: Optional[int] = typer.Option(None, "--n", help="number of samples"),
     batch: Optional[int] = typer.Option(None, "--batch", help="batch size b (divides n)"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
@@ -118,7 +121,8 @@ def predict(
 ) -> None:
     """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
     margin-gap rate O(t^-r (log t)^k), its regime of a, the best a and t0/t1 it predicts."""
-    options = dict(algo=algo, norm=norm, a=a, n=n, batch=batch, momentum=momentum, vr=vr, gamma=gamma,
+    options = dict(algo=algo, norm=norm, a=a, schedule=schedule, n=n, batch=batch, momentum=momentum, vr=vr,
+                   gamma=gamma,
                    data_bound=data_bound, eta0=eta0, classes=classes, c_adam=c_adam, adam_beta1=adam_beta1,
                    adam_beta2=adam_beta2, adam_eps=adam_eps, data=data, as_json=as_json)
     typer.echo(answer(**options))
@@ -155,7 +159,8 @@ def answer(**options) -> str:
     return text
 
 
-def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Optional[int],
+def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[str], n: Optional[int],
+           batch: Optional[int],
            momentum: Optional[float], vr: bool, gamma: Optional[float], data_bound: Optional[float], eta0: float,
            classes: Optional[int], c_adam: Optional[float], adam_beta1: float, adam_beta2: float, adam_eps: float,
            data: Optional[str], as_json: bool) -> str:
@@ -165,12 +170,18 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
         resolve_algorithm,  # here: sympy's import time is paid only by commands using it
     )
     from rates.numeric.run_parameters import check
+    from rates.schedule import schedule_from_options
     from rates.symbolic.schedules import parse_exponent
     from rates.symbolic.theorems import predict as predict_rate
     from rates.symbolic.theorems.hypotheses import Facts
     from rates.symbolic.theorems.registry import gate
 
-    exponent = parse_exponent(a, "--a")
+    learning_rate = schedule_from_options(a, schedule)
+    if not learning_rate.is_polynomial:
+        return derive_schedule(learning_rate, algo=algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr,
+                               gamma=gamma, data_bound=data_bound, eta0=eta0, classes=classes, c_adam=c_adam,
+                               adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, as_json=as_json)
+    exponent = parse_exponent(str(learning_rate.a), "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
         resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
         return per_sample.predict(algo, str(exponent), data, as_json)
@@ -189,7 +200,7 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
     if result.family is None or result.family.template is None:
         # a limit-direction theorem (per-sample, b = 1) or none at all: no rate to print, and none is implied
         payload = {"algorithm": config.name, "norm": config.norm, "a": str(exponent), "rate": None,
-                   "gate": result.to_json()}
+                   "gate": result.to_json(), "schedule": learning_rate.to_json()}
         return (json.dumps(payload, indent=1) if as_json else
                 f"algorithm   {config.name} (norm {config.norm}, b = {config.batch})\n"
                 f"rate        none: no theorem of the seeds gives a margin-gap rate for this configuration\n"
@@ -197,8 +208,113 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
     given = {key: value for key, value in constants.items() if value is not None and key != "eta_0"}
     prediction = predict_rate(config, exponent, {**given, "eta_0": eta0} if given else None)
     if as_json:
-        return json.dumps({**prediction.to_json(), "gate": result.to_json()}, indent=1, default=str)
+        payload = prediction.to_json()
+        payload["rate"] = {**payload["rate"], "loglog_power": 0}
+        return json.dumps({**payload, "gate": result.to_json(), "schedule": learning_rate.to_json()}, indent=1,
+                          default=str)
     return render_text(prediction) + "\n" + render_gate(result)
+
+
+def render_schedule_hypotheses(hypotheses, needed) -> list[str]:
+    """One line per schedule hypothesis: holds / fails (why) / undecided (why), and whether the family needs it."""
+    lines = []
+    for finding in hypotheses.findings:
+        use = "" if finding.name in needed else "  (not used by this family)"
+        lines.append(f"schedule    {finding.status:<9} {finding.name}: {finding.detail}   [{finding.source}]{use}")
+    return lines
+
+
+def render_schedule_text(prediction) -> str:
+    """``rates predict --schedule`` for a non-polynomial schedule: hypotheses, power-sum classes, the rate."""
+    from rates.symbolic.theorems.general import required_hypotheses
+
+    rate = prediction.rate
+    lines = [f"algorithm   {prediction.algorithm} (norm {prediction.norm}, family {prediction.family})",
+             f"schedule    {prediction.schedule.text}"]
+    lines += render_schedule_hypotheses(prediction.hypotheses, required_hypotheses(prediction.template_config))
+    for total in prediction.sums:
+        if total.label == "constant":
+            continue
+        check = f"; {total.check}" if total.check else ""
+        lines.append(f"power sum   {total.label} ~ {total.growth.text}   [integral test{check}]")
+    lines += [
+        f"rate        O({rate.text})   r = {rate.exponent}, log power k = {rate.log_power}, log log power m = "
+        f"{rate.loglog_power}   [derived: dominant numerator term {prediction.dominant} over S_1 in the template of "
+        f"{prediction.source.seed} {prediction.source.theorem} [{prediction.template_status}]]",
+        f"latex       O({rate.latex})",
+        f"gap to      {prediction.gap_to}",
+    ]
+    for name in ("t0", "t1"):
+        info = prediction.thresholds[name]
+        extra = ""
+        if info.get("numeric") is not None:
+            extra = f"  = {info['numeric']}"
+        elif "assumption_fails" in info:
+            extra = f"  (assumption fails: {info['assumption_fails']})"
+        elif "missing" in info:
+            extra = f"  (numeric needs {', '.join(info['missing'])})"
+        elif "note" in info:
+            extra = f"  ({info['note']})"
+        lines.append(f"{name:<11} {info['symbolic']}{extra}   [rebuilt]")
+    lines += [f"note        {note}" for note in prediction.notes]
+    lines.append(f"assumes     {'; '.join(prediction.assumptions)}")
+    lines.append(f"source      {prediction.source.seed} {prediction.source.theorem} [{prediction.template_status}]; "
+                 "rate for this schedule [derived]")
+    return "\n".join(lines)
+
+
+def derive_schedule(learning_rate, algo, norm, n, batch, momentum, vr, gamma, data_bound, eta0, classes, c_adam,
+                    adam_beta1, adam_beta2, adam_eps, as_json) -> str:
+    """``rates predict --schedule EXPR`` for a schedule outside the polynomial family (docs/theory.md, general
+    schedules): the gate with the schedule hypotheses, then the derived rate or ``no-theorem`` naming the failing
+    hypothesis."""
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.numeric.run_parameters import check
+    from rates.symbolic.theorems import template_for
+    from rates.symbolic.theorems.general import NoRate, predict_schedule, required_hypotheses
+    from rates.symbolic.theorems.hypotheses import Facts
+    from rates.symbolic.theorems.registry import gate
+
+    config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
+    if classes is not None and classes < 2:
+        raise InputError("--k", f"must be an integer >= 2, got {classes}")
+    for name, value in (("adam_beta1", adam_beta1), ("adam_beta2", adam_beta2), ("adam_eps", adam_eps)):
+        check(name, value)
+    constants = {"gamma": _positive(gamma, "--gamma"), "B": _positive(data_bound, "--B"),
+                 "eta_0": _positive(eta0, "--eta0"), "k": classes, "c_adam": _positive(c_adam, "--c-adam")}
+    adam = {"adam_eps": adam_eps, "adam_beta1": adam_beta1, "adam_beta2": adam_beta2} if config.adam else {}
+    result = gate(Facts(config, a=None, eta0=eta0, gamma=gamma, B=data_bound, n=n, k=classes, schedule=learning_rate,
+                        **adam))
+    given = {key: value for key, value in constants.items() if value is not None and key != "eta_0"}
+    if given:
+        given.setdefault("n", config.n)
+        given.setdefault("b", config.batch if config.batch is not None else (None if config.stochastic else config.n))
+        given.setdefault("beta", config.momentum)
+    prediction = None
+    reason = None
+    if result.family is not None and result.family.template is not None and result.outcome != "no-theorem":
+        try:
+            prediction = predict_schedule(config, template_for(config), learning_rate,
+                                          {**given, "eta_0": eta0} if given else None)
+        except NoRate as err:
+            reason = str(err)
+    if prediction is None:
+        from rates.symbolic.schedule_hypotheses import decide
+
+        hypotheses = decide(learning_rate.expr)
+        reason = reason or result.reason
+        if as_json:
+            return json.dumps({"algorithm": config.name, "norm": config.norm, "a": None, "rate": None,
+                               "no_rate": reason, "schedule_hypotheses": hypotheses.to_json(),
+                               "gate": result.to_json(), "schedule": learning_rate.to_json()}, indent=1, default=str)
+        lines = [f"algorithm   {config.name} (norm {config.norm})", f"schedule    {learning_rate.text}"]
+        lines += render_schedule_hypotheses(hypotheses, required_hypotheses(config))
+        lines.append(f"rate        none: {reason}")
+        return "\n".join(lines) + "\n" + render_gate(result)
+    prediction.template_config = config
+    if as_json:
+        return json.dumps({**prediction.to_json(), "gate": result.to_json()}, indent=1, default=str)
+    return render_schedule_text(prediction) + "\n" + render_gate(result)
 
 
 def register(app: typer.Typer) -> None:

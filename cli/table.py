@@ -58,6 +58,67 @@ def predicted_rates_table() -> Table:
     return table
 
 
+def schedule_rates_table(learning_rate) -> Table:
+    """One row per theorem family for one schedule: the polynomial family's regime row for ``--a``-type
+    schedules, else the rate derived for the expression (or ``no-theorem`` naming the failing hypothesis)."""
+    import sympy as sp
+
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.symbolic.theorems import DECLARATIONS, template_for
+    from rates.symbolic.theorems.general import NoRate, predict_schedule
+
+    if learning_rate.is_polynomial:
+        full = predicted_rates_table()
+        a = sp.Rational(learning_rate.a.numerator, learning_rate.a.denominator)
+        full.rows = [row for row in full.rows if _regime_of_row(row).contains(a)]
+        full.caption += f" at a = {learning_rate.a}"
+        return full
+    table = Table(["family", "algorithms", "schedule", "rate", "r", "k", "m", "dominant term", "gap to", "source",
+                   "status"],
+                  caption="Predicted margin-gap rates O(t^-r (log t)^k (log log t)^m) for eta_t = "
+                          + learning_rate.text,
+                  caption_latex=r"Predicted margin-gap rates $O(t^{-r} (\log t)^k (\log\log t)^m)$ for "
+                                + f"$\\eta_t = {sp.latex(learning_rate.expr)}$",
+                  label="tab:schedule-rates")
+    for family in DECLARATIONS:
+        if family.template is None:
+            continue
+        config = resolve_algorithm(**family.example)
+        template = template_for(config)
+        source = f"{template.source.seed} {template.source.theorem}"
+        try:
+            prediction = predict_schedule(config, template, learning_rate)
+        except NoRate as err:
+            table.add(family.name, family.algorithms, learning_rate.text, Cell("none", value=None), "", "", "",
+                      str(err), Cell(template.gap_to, GAP_LATEX.get(template.gap_to)), source, "no-theorem")
+            continue
+        rate = prediction.rate
+        table.add(family.name, family.algorithms, learning_rate.text,
+                  Cell(rate.text, f"${rate.latex}$", value={"exponent": str(rate.exponent),
+                                                            "log_power": str(rate.log_power),
+                                                            "loglog_power": str(rate.loglog_power), "text": rate.text}),
+                  str(rate.exponent), str(rate.log_power), str(rate.loglog_power), prediction.dominant,
+                  Cell(template.gap_to, GAP_LATEX.get(template.gap_to)), source,
+                  f"derived (template {template.status})")
+    table.notes.append("Derived by rates.symbolic.theorems.general: the schedule hypotheses (MINIBATCH Ass. 3.3, "
+                       "and Ass. 3.4 [rebuilt] for momentum and Adam), the growth class of every power sum of the "
+                       "family's template, and its dominant numerator term over sum eta_s (docs/theory.md 4b).")
+    return table
+
+
+def _regime_of_row(row):
+    import sympy as sp
+
+    from rates.symbolic.asymptotics import Regime
+
+    text = row[2].text if isinstance(row[2], Cell) else str(row[2])
+    if text.startswith("a = "):
+        value = sp.Rational(text[4:])
+        return Regime(value, value)
+    lo, hi = text[len("a in ("):-1].split(", ")
+    return Regime(sp.Rational(lo), sp.Rational(hi))
+
+
 def table(
     fmt: str = typer.Option("markdown", "--format", help="latex, markdown or json"),
     out: Optional[Path] = typer.Option(None, "--out", help="write to FILE instead of stdout"),
@@ -65,6 +126,8 @@ def table(
     files: Optional[list[Path]] = typer.Argument(None, help="Trajectory files (with --fits)"),
     standalone: bool = typer.Option(False, "--standalone",
                                     help="with --format latex: a compilable document instead of a fragment to \\input"),
+    schedule: Optional[str] = typer.Option(None, "--schedule", help="the rows for one learning rate, an expression "
+                                           "in t and eta0 (e.g. 'eta0/((t+2)*log(t+2))')"),
 ) -> None:
     """Print (or write) the predicted-rate table for every family and regime of a; with --fits, predicted vs
     fitted for the given Trajectory files (exit 1 when a row is violated).
@@ -80,6 +143,10 @@ def table(
 
         records = fits_records_for_cli(fits, files)
         text = verdict_table(records).render(fmt)
+    elif schedule is not None:
+        from rates.schedule import Schedule
+
+        text = schedule_rates_table(Schedule.parse(schedule, "schedule")).render(fmt)
     else:
         text = predicted_rates_table().render(fmt)
     if standalone:

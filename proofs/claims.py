@@ -167,4 +167,6 @@ class CheckResult:
         searched = [r for r in self.results if r.verdict.startswith("no counterexample")]
         if searched and not any(r.verdict == VERDICT_ERROR for r in self.results):
             return verdict_no_counterexample(sum(r.trials for r in searched))
+        if self.results and all(r.verdict == "undecided" for r in self.results):
+            return "undecided"  # decided neither way (e.g. a schedule hypothesis sympy cannot settle): not a crash
         return VERDICT_ERROR

@@ -10,7 +10,8 @@ import pytest
 
 MODULES = ("rates.symbolic.schedules", "rates.symbolic.asymptotics", "rates.norms", "rates.symbolic.theorems.base",
            "rates.symbolic.theorems.nsd",
-           "rates.symbolic.papers", "rates.errors")
+           "rates.symbolic.papers", "rates.errors", "rates.schedule", "rates.symbolic.growth",
+           "rates.symbolic.theorems.general")
 
 
 @pytest.mark.parametrize("name", MODULES)

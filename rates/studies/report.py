@@ -68,6 +68,8 @@ class FitRecord:
 
     @property
     def title(self) -> str:
+        if self.config.get("a") is None and self.config.get("schedule") is not None:
+            return f"{self.config.get('algo')} ({self.config.get('norm')}), schedule {self.config.get('schedule')}"
         return f"{self.config.get('algo')} ({self.config.get('norm')}), a = {self.config.get('a')}"
 
     def to_json(self) -> dict[str, Any]:
@@ -144,13 +146,28 @@ def facts_of(run: Run):
     data = recorded_data_facts(config) or {}
     n = data.get("n")
     a = Fraction(str(config.get("a")).strip()) if config.get("a") is not None else None
+    schedule = None
+    if a is None and config.get("schedule") is not None:  # a general schedule: the gate decides its hypotheses
+        from rates.numeric.trajectory import schedule_of
+
+        schedule = schedule_of(config)
     counts = data.get("class_counts")
     scales = data.get("hardest_scales")
     return Facts(algorithm_of(config, n), a=a, eta0=_float(config.get("eta0")), gamma=_float(run.gamma.get("value")),
                  B=_float(data.get("B")), n=n, d=data.get("d"), k=data.get("k"), orthogonal=data.get("orthogonal"),
                  class_counts=tuple(counts) if counts else None, hardest_scales=tuple(scales) if scales else None,
                  adam_eps=_float(config.get("adam_eps")), adam_beta1=_float(config.get("adam_beta1")),
-                 adam_beta2=_float(config.get("adam_beta2")))
+                 adam_beta2=_float(config.get("adam_beta2")), schedule=schedule)
+
+
+def _schedule_cell(config: dict[str, Any]) -> Cell:
+    """The a column of a verdict table: ``a`` for the polynomial family, the expression for a general schedule."""
+    if config.get("a") is None and config.get("schedule") is not None:
+        from rates.numeric.trajectory import schedule_of
+
+        schedule = schedule_of(config)
+        return Cell(schedule.text, f"${sp.latex(schedule.expr)}$", value=schedule.text)
+    return Cell(str(config.get("a")), f"${sp.latex(exact_a(config))}$", value=str(config.get("a")))
 
 
 def _float(value: Any) -> Optional[float]:
@@ -173,7 +190,19 @@ def prediction_for(config: dict[str, Any]):
     from rates.symbolic.theorems import predict
 
     data = recorded_data_facts(config) or {}
+    if config.get("a") is None and config.get("schedule") is not None:
+        return schedule_prediction_for(config, algorithm_of(config, data.get("n")))
     return predict(algorithm_of(config, data.get("n")), exact_a(config))
+
+
+def schedule_prediction_for(config: dict[str, Any], algorithm, constants: Optional[dict] = None):
+    """The derived Prediction for a run of a general schedule (:mod:`rates.symbolic.theorems.general`);
+    raises ``NoRate`` where a schedule hypothesis fails or a class is undecided."""
+    from rates.numeric.trajectory import schedule_of
+    from rates.symbolic.theorems import template_for
+    from rates.symbolic.theorems.general import predict_schedule
+
+    return predict_schedule(algorithm, template_for(algorithm), schedule_of(config), constants)
 
 
 # ------------------------------------------------------------------------------------------ replicates
@@ -245,7 +274,11 @@ def phase_of(run: Run, facts, prediction) -> dict[str, Any]:
         info["text"] = "t0/t1 need gamma, B, n and k (the data's constants are not recorded in this trajectory)"
         return info
     try:
-        thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
+        if facts.general_schedule:
+            thresholds = schedule_prediction_for(run.config, facts.config, {**constants, "eta_0": facts.eta0 or 1.0}
+                                                 ).thresholds
+        else:
+            thresholds = predict(facts.config, exact_a(run.config), constants).thresholds
     except ArithmeticError as err:
         # sympy's evalf can exhaust its precision on the worst-case constants (momentum runs reach ~1e259); the
         # phase note is context beside the verdict, never an input to it, so it says so instead of aborting
@@ -305,17 +338,34 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     seeds = [run.config.get("seed", i) for i, run in enumerate(independent)]
     gate_result = gate_runs(independent)
     family = gate_result.family
+    undecided_rate = None
     if prediction is None and family is not None and family.template is not None:
-        prediction = prediction_for(runs[0].config)
+        from rates.symbolic.theorems.general import NoRate
+
+        try:
+            prediction = prediction_for(runs[0].config)
+        except NoRate as err:  # a general schedule: a failing hypothesis (the gate says no-theorem) or no class
+            undecided_rate = str(err)
     context = {"gate": gate_result.to_json(), "replicates": replicates}
+    if undecided_rate is not None and gate_result.outcome == COVERED:
+        win, fitted, measured = _measured_slope(independent, window)
+        verdict = Verdict("inconclusive", f"no verdict, because the rate for this schedule is not derived "
+                                          f"({undecided_rate}); {measured}", tolerance, win, fitted, context=context)
+        return FitRecord(config, seeds, None, verdict, independent, gate_result, replicates)
     if gate_result.outcome != COVERED or family is None or family.template is None:
         verdict = _ungated_verdict(independent, gate_result, tolerance, window, context)
         return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
     exponent = float(prediction.rate.exponent)
+    log_power = None
+    if getattr(prediction.rate, "loglog_power", 0):
+        # a (log log t)^m rate: the stated rate is carried by its bound term (exact partial sums of the schedule);
+        # a log power fitted on log log t would not describe it, so only the slope is compared
+        exponent = None
     target = gap_target(independent, prediction) if target_margin is None else {
         "name": prediction.gap_to, "values": _as_list(target_margin, len(independent)), "source": "given by the caller"}
     context["gap_target"] = target
-    verdict = judge(independent, prediction, exponent=exponent, tolerance=tolerance, window=window,
+    verdict = judge(independent, prediction, exponent=exponent, log_power=log_power, tolerance=tolerance,
+                    window=window,
                     target_margin=None if target["name"] == "gamma" or target["values"] is None else target["values"],
                     target_name=target["name"])
     if target["name"] != "gamma" and target["values"] is None and verdict.label == "violated":
@@ -453,15 +503,7 @@ def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
     """``no-theorem`` / ``not-applicable`` (or the per-sample limit-direction note) with the measured slope."""
     from rates.symbolic.theorems.registry import COVERED, NO_THEOREM
 
-    win = judged_window(runs, window)
-    caveat = ""
-    if win.problem is not None and window is None:
-        # No asymptotic window; the slope over the run's last two decades still tells the reader what happened.
-        caveat = f" (not an asymptotic window: {win.problem})"
-        win = _last_decades_window(runs) or win
-    fitted = fit_slope(runs, win) if win.problem is None else None
-    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}{caveat}"
-                if fitted is not None else f"no measured slope ({win.problem})")
+    win, fitted, measured = _measured_slope(runs, window)
     if gate_result.outcome == COVERED:  # a covered family without a rate: the per-sample limit direction
         label = NO_THEOREM
         family = gate_result.family
@@ -473,6 +515,20 @@ def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
         reason = f"{gate_result.reason}; {measured}"
     notes = [context["replicates"]["note"]] if context["replicates"].get("note") else []
     return Verdict(label, reason, tolerance, win, fitted, notes=notes, context=context)
+
+
+def _measured_slope(runs: Sequence[Run], window: Optional[tuple[float, float]]):
+    """(window, fit or None, text) of the measured slope shown where no bound judges the runs."""
+    win = judged_window(runs, window)
+    caveat = ""
+    if win.problem is not None and window is None:
+        # No asymptotic window; the slope over the run's last two decades still tells the reader what happened.
+        caveat = f" (not an asymptotic window: {win.problem})"
+        win = _last_decades_window(runs) or win
+    fitted = fit_slope(runs, win) if win.problem is None else None
+    measured = (f"measured slope {fitted.slope:+.3f} ± {fitted.stderr:.3f} over {win.text()}{caveat}"
+                if fitted is not None else f"no measured slope ({win.problem})")
+    return win, fitted, measured
 
 
 def _last_decades_window(runs: Sequence[Run], decades: float = 2.0):
@@ -580,7 +636,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
         found = v.assessment
         table.add(
             Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
-            Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
+            _schedule_cell(rec.config),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
             _rate_cell(rec.prediction),
             Cell(_source_cell_text(rec)),  # Table.to_latex wraps it (the file name may break)
@@ -738,7 +794,7 @@ def _direction_row(rec: Any, columns: Sequence[str]) -> list[Cell]:
     window = Cell("-", "--") if d is None else Cell(
         f"[{d.t_start:.3g}, {d.t_end:.3g}] ({d.points} pts)", f"$[{_sci(d.t_start)},$ ${_sci(d.t_end)}]$ ({d.points})")
     return [Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
-            Cell(str(rec.config.get("a")), f"${sp.latex(exact_a(rec.config))}$", value=str(rec.config.get("a"))),
+            _schedule_cell(rec.config),
             *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
             Cell("W_t/||W_t|| -> M/||M|| (a limit, no rate)", value=None), Cell(THEOREM),
             Cell("-", "--"), Cell(f"1 - cos(W_t, M): {fit_text}", f"$1-\\cos$: {fit_latex}", value=None if d is None
@@ -824,7 +880,12 @@ STUDY_CHECKPOINTS = 60
 
 
 def run_slug(config: dict[str, Any]) -> str:
-    """File-name stem of a configuration: ``signgd_a3-4`` (a written exactly, '/' -> '-')."""
+    """File-name stem of a configuration: ``signgd_a3-4`` (a written exactly, '/' -> '-'); a general schedule is
+    named by a digest of its text (``signgd_schedule-1a2b3c4d``)."""
+    if config.get("a") is None and config.get("schedule") is not None:
+        import hashlib
+
+        return f"{config.get('algo')}_schedule-{hashlib.sha1(str(config['schedule']).encode()).hexdigest()[:8]}"
     return f"{config.get('algo')}_a{str(config.get('a')).replace('/', '-')}"
 
 

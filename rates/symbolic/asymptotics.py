@@ -30,18 +30,25 @@ DENOMINATOR_POWER = sp.Integer(1)
 
 @dataclass(frozen=True)
 class Rate:
-    """``O(t^{-exponent} (log t)^{log_power})``; ``exponent`` may be an expression in ``a`` inside a regime."""
+    """``O(t^{-exponent} (log t)^{log_power} (log log t)^{loglog_power})``; ``exponent`` may be an expression in
+    ``a`` inside a regime; ``loglog_power`` is 0 for every polynomial schedule (general schedules:
+    :mod:`rates.symbolic.theorems.general`)."""
 
     exponent: sp.Expr
     log_power: int
+    loglog_power: int = 0
 
     @property
     def text(self) -> str:
-        return rate_text(self.exponent, self.log_power)
+        if self.loglog_power == 0 and sp.Rational(self.log_power).is_Integer:
+            return rate_text(self.exponent, self.log_power)
+        return class_rate_text(self.exponent, self.log_power, self.loglog_power)
 
     @property
     def latex(self) -> str:
-        return rate_latex(self.exponent, self.log_power)
+        if self.loglog_power == 0 and sp.Rational(self.log_power).is_Integer:
+            return rate_latex(self.exponent, self.log_power)
+        return class_rate_latex(self.exponent, self.log_power, self.loglog_power)
 
 
 @dataclass(frozen=True)
@@ -260,3 +267,47 @@ def rate_text(exponent, log_power: int) -> str:
 def rate_latex(exponent, log_power: int) -> str:
     """LaTeX: ``t^{-3/10}``, ``\\log t / t^{1/2}``, ``1/\\log t``, ``t^{-(1 - a)}``."""
     return _format_rate(exponent, log_power, _LATEX)
+
+
+def _class_parts(exponent, log_power, loglog_power, latex: bool) -> tuple[list[str], list[str]]:
+    """Numerator and denominator factors of ``t^-r (log t)^k (log log t)^m`` (all three exact rationals)."""
+    r, k, m = sp.Rational(exponent), sp.Rational(log_power), sp.Rational(loglog_power)
+    power = (lambda e: f"t^{{{sp.latex(e)}}}") if latex else (lambda e: f"t^({e})")
+    names = ((r"\log t", r"\log\log t") if latex else ("log t", "log log t"))
+
+    def factor(name, e):
+        if e == 1:
+            return name
+        if latex:
+            return f"({name})^{{{sp.latex(e)}}}"
+        return f"({name})^{e}" if e.is_Integer else f"({name})^({e})"
+
+    top, bottom = [], []
+    if r < 0:
+        top.append(power(-r))
+    elif r > 0:
+        bottom.append(power(r))
+    for name, e in zip(names, (k, m)):
+        if e > 0:
+            top.append(factor(name, e))
+        elif e < 0:
+            bottom.append(factor(name, -e))
+    return top, bottom
+
+
+def class_rate_text(exponent, log_power, loglog_power) -> str:
+    """Plain text of a general schedule's rate: ``1 / log log t``, ``1 / (log t)^2``, ``(log t)^2 / t^(1/2)``.
+
+    >>> class_rate_text(0, 0, -1), class_rate_text(0, -2, 0), class_rate_text(sp.Rational(1, 2), 2, 0)
+    ('1 / log log t', '1 / (log t)^2', '(log t)^2 / t^(1/2)')
+    """
+    top, bottom = _class_parts(exponent, log_power, loglog_power, latex=False)
+    head = " ".join(top) if top else "1"
+    return head if not bottom else f"{head} / {' '.join(bottom)}"
+
+
+def class_rate_latex(exponent, log_power, loglog_power) -> str:
+    """LaTeX of a general schedule's rate: ``1/\\log\\log t``, ``1/(\\log t)^{2}``."""
+    top, bottom = _class_parts(exponent, log_power, loglog_power, latex=True)
+    head = " ".join(top) if top else "1"
+    return head if not bottom else f"{head}/{' '.join(bottom)}"

@@ -54,6 +54,11 @@ class Facts:
     adam_eps: Optional[float] = None
     adam_beta1: Optional[float] = None
     adam_beta2: Optional[float] = None
+    schedule: Optional[Any] = None  # rates.schedule.Schedule when it is not eta_0 (t+2)^(-a) (then a is None)
+
+    @property
+    def general_schedule(self) -> bool:
+        return self.schedule is not None and not self.schedule.is_polynomial
 
     @property
     def samples(self) -> Optional[int]:
@@ -124,6 +129,31 @@ def a_in_unit_interval(source: str) -> Hypothesis:
         ok = 0 < facts.a <= 1
         return Finding(HOLDS if ok else FAILS, f"a = {facts.a} {'in' if ok else 'outside'} (0, 1]")
     return Hypothesis("a in (0, 1]", "schedule eta_t = eta_0 (t+2)^(-a) with a in (0, 1]", source, STRUCTURE, check)
+
+
+def schedule_hypotheses(config) -> tuple[Hypothesis, ...]:
+    """The schedule hypotheses a family needs for a general schedule, in place of ``a in (0, 1]``: MINIBATCH
+    Assumption 3.3 (three parts) and, for momentum and Adam, Assumption 3.4 [rebuilt]
+    (:mod:`rates.symbolic.schedule_hypotheses` decides them; sympy is imported only when one is checked)."""
+    from rates.symbolic.theorems.coverage import uses_assumption_34
+
+    names = ["eventually non-increasing", "sum eta_t = inf", "eta_t -> 0"]
+    if uses_assumption_34(config):
+        names.append("Assumption 3.4")
+
+    def make(name: str) -> Hypothesis:
+        def check(facts: Facts) -> Finding:
+            from rates.symbolic.schedule_hypotheses import decide
+
+            finding = decide(facts.schedule.expr).get(name)
+            status = {"holds": HOLDS, "fails": FAILS}.get(finding.status, UNKNOWN)
+            detail = finding.detail if status != UNKNOWN else f"undecided: {finding.detail}"
+            return Finding(status, detail)
+
+        from_source = ("MINIBATCH Ass. 3.4 [rebuilt]" if name == "Assumption 3.4" else "MINIBATCH Ass. 3.3")
+        return Hypothesis(name, f"schedule: {name}", from_source, STRUCTURE, check)
+
+    return tuple(make(name) for name in names)
 
 
 def separable(source: str) -> Hypothesis:

@@ -83,7 +83,12 @@ def gate(facts: Facts) -> GateResult:
     family = family_of(facts.config)
     if family is None:
         return GateResult(None, NO_THEOREM, ())
-    checks = tuple((h, h.evaluate(facts)) for h in family.hypotheses)
+    hypotheses = family.hypotheses
+    if facts.general_schedule:  # its own hypotheses replace "a in (0, 1]" (docs/theory.md, general schedules)
+        from rates.symbolic.theorems.hypotheses import schedule_hypotheses
+
+        hypotheses = tuple(h for h in hypotheses if h.name != "a in (0, 1]") + schedule_hypotheses(facts.config)
+    checks = tuple((h, h.evaluate(facts)) for h in hypotheses)
     if any(f.status == FAILS and h.kind == STRUCTURE for h, f in checks):
         outcome = NO_THEOREM
     elif any(f.status == FAILS for _, f in checks):

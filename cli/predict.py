@@ -133,7 +133,7 @@ def answer_key(options: dict) -> str | None:
     """The cache key of an answer: the options and the source and libraries that derive it; ``None`` with
     ``--data``, whose file's content the key would not see."""
     from rates import cache
-    from rates.plugin_loading import fingerprint
+    from rates.numeric.plugin_loading import fingerprint
 
     plugins = fingerprint()  # a plug-in's family or paper changes the answer: its code is in the key
     if options.get("data") is not None or plugins is None:

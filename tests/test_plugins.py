@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from cli_invoke import invoke
 
-from rates import plugin_loading, plugins
+from rates import plugins
+from rates.numeric import plugin_loading
 from rates.numeric.optim.alias import OPTIMISERS
 from rates.symbolic.papers import REFERENCES
 
@@ -61,9 +62,10 @@ def test_plugin_file_is_accepted_before_or_after_the_command(clean, where, tmp_p
     data = json.loads(out)
     assert (data["family"], data["norm"], data["status"]) == ("lp-nsd", "lp:3", "rebuilt")
     assert (data["rate"]["exponent"], data["rate"]["log_power"]) == ("1/2", 1)  # log t / t^(1/2)
+    title = "Characterizing Implicit Bias in Terms of Optimization Geometry"
     assert data["reference"] == {"short_name": "GLSS2018", "authors": ["Gunasekar", "Lee", "Soudry", "Srebro"],
-                                 "year": 2018, "title": "Characterizing Implicit Bias in Terms of Optimization Geometry",
-                                 "arxiv": "1802.08246", "url": "https://arxiv.org/abs/1802.08246"}
+                                 "year": 2018, "title": title, "arxiv": "1802.08246",
+                                 "url": "https://arxiv.org/abs/1802.08246"}
 
 
 def test_without_the_plugin_the_name_is_unknown_and_builtins_are_untouched(clean, tmp_path, monkeypatch):

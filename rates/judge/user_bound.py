@@ -50,7 +50,7 @@ from rates.errors import InputError
 from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, judge
 from rates.numeric.trajectory import PER_SEED_KEYS, Run
 
-OPTION = "--bound"
+OPTION = "bound"
 LABEL = "user bound"
 FUNCTIONS = {"log": sp.log, "sqrt": sp.sqrt, "exp": sp.exp}
 POWER_SUM = "S"

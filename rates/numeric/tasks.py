@@ -43,9 +43,9 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from rates.errors import InputError, RatesError
 from rates.numeric.engine import RunSpec
+from rates.numeric.plugin_loading import loaded as loaded_plugins
+from rates.numeric.plugin_loading import replay
 from rates.numeric.trajectory import Trajectory
-from rates.plugin_loading import loaded as loaded_plugins
-from rates.plugin_loading import replay
 from rates.progress import progress_bar
 from rates.progress import wanted as progress_wanted
 

@@ -69,7 +69,7 @@ def forget() -> None:
 
 def _failed(what: str, err: BaseException) -> InputError:
     detail = " ".join(str(err).split()) or type(err).__name__
-    return InputError("--plugin", f"plug-in {what} failed to load: {type(err).__name__}: {detail}")
+    return InputError("plugin", f"plug-in {what} failed to load: {type(err).__name__}: {detail}")
 
 
 def _entry_points():
@@ -126,14 +126,14 @@ def load_file(path: str | Path) -> PluginSource:
     cannot be read or raises."""
     file = Path(path).expanduser()
     if file.suffix != ".py" or not file.is_file():
-        raise InputError("--plugin", f"{path} is not a Python file (.py) that exists")
+        raise InputError("plugin", f"{path} is not a Python file (.py) that exists")
     name = module_name_for(file)
     if ("file", name) in _LOADED:
         return _LOADED[("file", name)]
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError("--plugin", f"{path} cannot be read ({err})") from None
+        raise InputError("plugin", f"{path} cannot be read ({err})") from None
     source = PluginSource("file", name, path=str(file.resolve()), text=text)
     try:
         _import_text(name, source.path, text)
@@ -157,7 +157,7 @@ def replay(sources: tuple[PluginSource, ...] | list[PluginSource]) -> None:
             points = _entry_points() if points is None else points
             point = next((p for p in points if p.name == source.name), None)
             if point is None:
-                raise InputError("--plugin", f"plug-in {source.label} is not installed on this worker "
+                raise InputError("plugin", f"plug-in {source.label} is not installed on this worker "
                                              f"({sys.executable})")
             _load_entry_point(point)
         else:

@@ -4,7 +4,7 @@ A plug-in is a module (an installed package's entry point in the group ``rates.p
 any command as ``rates --plugin PATH.py ...``) that calls the functions below. Every command loads the
 installed plug-ins and the ``--plugin`` files before it runs, so ``rates predict/run/fit/sweep/report`` accept
 their names; the workers of a Dask sweep or study load the same plug-ins before their first task
-(:mod:`rates.plugin_loading`). docs/extending.md walks through the complete example in ``examples/``.
+(:mod:`rates.numeric.plugin_loading`). docs/extending.md walks through the complete example in ``examples/``.
 
 * :func:`register_optimizer` -- a name for a chain of the pieces of :mod:`rates.numeric.optim.alias`
   (re-exported here: :func:`chain`, :func:`full_gradient`, :func:`steepest_direction`, ...).
@@ -37,7 +37,7 @@ from rates.numeric.optim.alias import (
     steepest_direction,
     variance_reduced,
 )
-from rates.plugin_loading import ENTRY_POINT_GROUP, PluginSource, forget, load_file, load_installed, loaded
+from rates.numeric.plugin_loading import ENTRY_POINT_GROUP, PluginSource, forget, load_file, load_installed, loaded
 from rates.symbolic import papers
 from rates.symbolic.theorems.hypotheses import (
     CONSTANT,

@@ -100,6 +100,49 @@ def describe(record: FitRecord) -> str:
     return "\n".join(lines)
 
 
+NOT_DERIVED = "no verdict, because the rate for this schedule is not derived on this branch"
+
+
+def _tabled_schedule(runs) -> bool:
+    """Runs of a schedule outside the polynomial family (config ``a`` null, ``schedule`` its text)."""
+    config = runs[0].config
+    return config.get("a") is None and config.get("schedule") is not None
+
+
+class MeasuredOnly:
+    """A configuration whose schedule has no derived rate: its measured slope, and no verdict (never a guess)."""
+
+    def __init__(self, runs, window: Optional[tuple[float, float]]):
+        from rates.judge.compare import fit_slope, judged_window
+
+        self.runs = list(runs)
+        self.config = self.runs[0].config
+        self.seeds = [run.config.get("seed", i) for i, run in enumerate(self.runs)]
+        from rates.studies.report import _last_decades_window
+
+        self.window = judged_window(self.runs, window)
+        self.caveat = ""
+        if self.window.problem is not None and window is None:  # as for a run no theorem covers: the last decades
+            self.caveat = f" (not an asymptotic window: {self.window.problem})"
+            self.window = _last_decades_window(self.runs) or self.window
+        self.fit = fit_slope(self.runs, self.window) if self.window.problem is None else None
+
+    def describe(self) -> str:
+        c = self.config
+        lines = [f"{c['algo']} (norm {c['norm']}) schedule {c['schedule']} eta0={c['eta0']}  "
+                 f"(seeds {', '.join(str(s) for s in self.seeds)})"]
+        if self.fit is None:
+            lines.append(f"  window         : {self.window.problem}")
+        else:
+            lines.append(f"  measured slope : {self.fit.text()}{self.caveat}")
+        lines.append(f"  verdict        : {NOT_DERIVED}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"config": self.config, "seeds": self.seeds, "fit": None if self.fit is None else self.fit.to_json(),
+                "window": self.window.text(), "verdict": {"label": "no verdict", "reason": NOT_DERIVED}}
+
+
 def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: int,
                    checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None,
                    progress: bool = False) -> list[Run]:
@@ -176,14 +219,15 @@ def fit(**options) -> None:
     from_file, window, tolerance, plot, as_json, bound_text = (
         options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json", "bound"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
+    schedule = options.pop("schedule")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
     from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.numeric.trajectory import load
     from rates.output.plots import check_figure_path, plot_fit
     from rates.progress import wanted as progress_wanted
+    from rates.schedule import schedule_from_options
     from rates.studies.report import bound_label, fit_record_of, group_runs, run_slug
-    from rates.symbolic.schedules import parse_exponent
 
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
@@ -198,8 +242,8 @@ def fit(**options) -> None:
     if plot is not None:
         check_figure_path(plot)
     if from_file is not None:
-        given = [name for name, value in (("--algo", algo), ("--a", a), ("--steps", steps), ("--out", out))
-                 if value is not None]
+        given = [name for name, value in (("--algo", algo), ("--a", a), ("--schedule", schedule), ("--steps", steps),
+                                          ("--out", out)) if value is not None]
         if given:
             raise InputError("--from", f"fits a saved Trajectory; drop the run options {', '.join(given)}")
         runs = load(from_file).runs
@@ -215,27 +259,35 @@ def fit(**options) -> None:
             for run in runs:  # refuse a window outside any run before fitting or writing anything
                 choose_window(run, user_window)
     else:
-        for name, value in (("--algo", algo), ("--a", a), ("--steps", steps)):
+        for name, value in (("--algo", algo), ("--steps", steps)):
             if value is None:
                 raise InputError(name, "is needed to run (or give --from FILE.json)")
+        if a is None and schedule is None:
+            raise InputError("--a", "is needed to run, or --schedule (or give --from FILE.json)")
         check_options({**options, "seed": seed, "seeds": seeds, "data_seeds": data_seeds, "device": device,
                        "checkpoints": checkpoints})
         if user_window is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
-        options["a"] = str(parse_exponent(a, "--a"))
+        learning_rate = schedule_from_options(a, schedule)
+        options["a"] = str(learning_rate.a) if learning_rate.is_polynomial else None
+        options["schedule"] = None if learning_rate.is_polynomial else learning_rate
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
                               progress=progress_wanted(progress))
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
-    if user_bound is not None:
+    if user_bound is not None:  # the user's own bound judges every schedule, tabled or not
         records = [_user_bound_record(group, user_bound, tolerance, user_window) for group in group_runs(runs)]
     else:
-        records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
+        records = [MeasuredOnly(group, user_window) if _tabled_schedule(group) else
+                   fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
         _check_plottable(runs)
         for rec in records:
+            if isinstance(rec, MeasuredOnly):
+                print(f"figure: none for schedule {rec.config['schedule']} ({NOT_DERIVED})", file=sys.stderr)
+                continue
             if isinstance(rec, per_sample.PerSampleRecord):
                 print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)
                 continue
@@ -249,7 +301,9 @@ def fit(**options) -> None:
         print("\n\n".join(rec.describe() if hasattr(rec, "describe") else describe(rec) for rec in records))
         for figure in figures:
             print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
-    if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):
+    if any(not isinstance(rec, MeasuredOnly) and (rec.verdict.label == "violated" or getattr(rec.verdict, "refuted",
+                                                                                             False))
+           for rec in records):
         raise typer.Exit(1)
 
 

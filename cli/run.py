@@ -100,13 +100,21 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     return Trajectory(trajectory.runs, meta)
 
 
+def _schedule_text(config: dict) -> str:
+    """``a=1/2`` for the polynomial family (as it always read), the schedule's expression otherwise."""
+    if config.get("a") is None and config.get("schedule") is not None:
+        return f"schedule={config['schedule']}"
+    return f"a={config['a']}"
+
+
 def summary(trajectory) -> str:
     """Short report: gamma with its solver and certified accuracy, final t, gap and margin per run."""
     lines = []
     for run in trajectory.runs:
         c, g = run.config, run.gamma
         lines.append(
-            f"{c['algo']} (norm {c['norm']}, family {c['family']}) a={c['a']} eta0={c['eta0']} seed={c['seed']} "
+            f"{c['algo']} (norm {c['norm']}, family {c['family']}) {_schedule_text(c)} eta0={c['eta0']} "
+            f"seed={c['seed']} "
             f"data_seed={c.get('data_seed')}"
             f"  gamma={g['value']:.12g} [{g['norm']}-norm max margin, computed by {g['solver']}, "
             f"accuracy {g['accuracy']:.1e}]"
@@ -126,7 +134,12 @@ def summary(trajectory) -> str:
 def run(
     algo: str = typer.Option(..., "--algo", help="{ALGORITHMS}"),
     norm: Optional[str] = typer.Option(None, "--norm", help="for --algo nsd: {NORMS}"),
-    a: str = typer.Option(..., "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a)"),
+    a: Optional[str] = typer.Option(None, "--a", help="schedule exponent a in (0, 1]: eta_t = eta_0 (t+2)^(-a) "
+                                    "(or --schedule)"),
+    schedule: Optional[str] = typer.Option(None, "--schedule", help="the learning rate as an expression in the step "
+                                           "t (from 0) and eta0, instead of --a: e.g. 'eta0/((t+2)*log(t+2))', "
+                                           "'Min(eta0*(t+1)/100, eta0/sqrt(t+2))' (log, exp, sqrt, Min, Max, "
+                                           "Piecewise, sin, cos, floor, ceiling, Abs)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
     data: str = typer.Option("default", "--data",
@@ -158,12 +171,12 @@ def run(
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
-    from rates.exponents import parse_exponent_fraction
     from rates.numeric.engine import RunSpec
     from rates.numeric.trajectory import save
     from rates.progress import wanted
+    from rates.schedule import schedule_from_options
 
-    exponent = parse_exponent_fraction(a, "--a")
+    learning_rate = schedule_from_options(a, schedule)
     check_options(dict(steps=steps, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
                        polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
@@ -171,8 +184,9 @@ def run(
     draws, shuffles = seed_plan(seed, seeds, data_seeds)
 
     def make_spec(shuffle: int) -> RunSpec:
-        return RunSpec(algo=algo, a=str(exponent), eta0=eta0, seed=shuffle, norm=norm, batch=batch, momentum=momentum,
-                       vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, polar=polar)
+        return RunSpec(algo=algo, schedule=learning_rate, eta0=eta0, seed=shuffle, norm=norm, batch=batch,
+                       momentum=momentum, vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps,
+                       polar=polar)
 
     trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
                                progress=wanted(progress))

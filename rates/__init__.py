@@ -9,7 +9,7 @@ The package is the pipeline, one subpackage per stage; a stage imports only the 
     -> rates.plugins (the public API of plug-ins, which registers into every stage)
 
 The modules at this level are the foundation every stage may use: the norms that define the geometry
-(:mod:`rates.norms`), exponent parsing (:mod:`rates.exponents`), errors, the on-disk cache, resource
+(:mod:`rates.norms`), schedules and exponent parsing (:mod:`rates.schedule`), errors, the on-disk cache, resource
 budgets, atomic file writes, progress bars and lazy imports. They import no subpackage.
 """
 

@@ -10,7 +10,7 @@ import pytest
 
 MODULES = ("rates.symbolic.schedules", "rates.symbolic.asymptotics", "rates.norms", "rates.symbolic.theorems.base",
            "rates.symbolic.theorems.nsd",
-           "rates.symbolic.papers", "rates.errors")
+           "rates.symbolic.papers", "rates.errors", "rates.schedule")
 
 
 @pytest.mark.parametrize("name", MODULES)

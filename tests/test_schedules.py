@@ -105,10 +105,10 @@ EXPONENT_TEXTS = ["1/2", "0.5", " 2 / 3 ", "1", "0.3", "1e-3", "3/10", "1.5/3", 
 
 @pytest.mark.parametrize("text", EXPONENT_TEXTS)
 def test_sympy_free_exponent_parser_reads_what_sympy_reads(text):
-    """rates run parses a with fractions (rates.exponents); the expectation is sympy's Rational(str), which
+    """rates run parses a with fractions (rates.schedule); the expectation is sympy's Rational(str), which
     parse_exponent used before: the same number, or both refuse (out of range and a denominator > 1e15
     refused by the range checks of both routes)."""
-    from rates.exponents import MAX_EXPONENT_DENOMINATOR, parse_exponent_fraction
+    from rates.schedule import MAX_EXPONENT_DENOMINATOR, parse_exponent_fraction
     from rates.symbolic.schedules import parse_exponent
 
     try:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -48,7 +47,7 @@ import sympy as sp
 
 from rates.errors import InputError
 from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, judge
-from rates.numeric.trajectory import PER_SEED_KEYS, Run
+from rates.numeric.trajectory import PER_SEED_KEYS, Run, schedule_of
 
 OPTION = "bound"
 LABEL = "user bound"
@@ -213,29 +212,17 @@ def parse_bound(text: str) -> UserBound:
 # -------------------------------------------------------------------------------------------- evaluate
 
 
-def _schedule_of(config: dict[str, Any]):
-    """The run's schedule: ``(a, eta0, None)`` for ``eta_0 (t+2)^(-a)``, ``(None, eta0, schedule)`` otherwise."""
-    eta0 = float(config.get("eta0", 1.0))
-    text = config.get("schedule")
-    if config.get("a") is not None:
-        return Fraction(str(config["a"]).strip()), eta0, None
-    if text is None:
-        raise _refuse("the run records neither a nor a schedule, so S(p) cannot be formed")
-    from rates.schedule import Schedule  # the general schedule object (expressions in t and eta0)
-
-    return None, eta0, Schedule.parse(str(text))
-
-
 def power_sums(config: dict[str, Any], powers: Sequence[sp.Rational], t: np.ndarray) -> dict[sp.Rational, np.ndarray]:
     """``S_p(t) = sum_{s<t} eta_s^p`` (the run's ``eta_0`` included) for each ``p``, at integer checkpoints ``t``."""
     t = np.floor(np.asarray(t, dtype=float)).astype(np.int64)
     if np.any(t < 1):
         raise ValueError("power sums need t >= 1")
-    a, eta0, general = _schedule_of(config)
-    if general is None:
-        from rates.symbolic.schedules import Schedule
+    schedule = schedule_of(config)
+    eta0 = float(config.get("eta0", 1.0))
+    if schedule.is_polynomial:
+        from rates.symbolic.schedules import Schedule as PolynomialSums
 
-        unit = Schedule(sp.Rational(a.numerator, a.denominator), 1)
+        unit = PolynomialSums(sp.Rational(schedule.a.numerator, schedule.a.denominator), 1)
         return {p: eta0 ** float(p) * unit.partial_sums_array(p, t) for p in powers}
     order = np.argsort(t)
     wanted = t[order]
@@ -244,7 +231,7 @@ def power_sums(config: dict[str, Any], powers: Sequence[sp.Rational], t: np.ndar
     start, i = 0, 0
     while i < len(wanted):
         stop = min(start + SUM_CHUNK, int(wanted[-1]))
-        values = eta0 * general.unit_values(start, stop)
+        values = eta0 * schedule.unit_values(start, stop)
         raised = {p: values ** float(p) for p in powers}
         while i < len(wanted) and wanted[i] <= stop:
             for p in powers:
@@ -341,16 +328,15 @@ def member_orders(bound: UserBound, config: dict[str, Any]) -> list[MemberOrder]
     """Each member's order, with ``S(p)`` replaced by its leading order for ``eta_0 (t+2)^(-a)``
     (:meth:`rates.symbolic.schedules.Schedule.partial_sum_leading`: ``t^(1-ap)/(1-ap)``, ``log t`` or a
     Hurwitz-zeta constant)."""
-    a = config.get("a")
-    if bound.powers and a is None:
+    schedule = schedule_of(config) if bound.powers else None
+    if schedule is not None and not schedule.is_polynomial:
         why = "S(p)'s order is derived here for eta_0 (t+2)^(-a) schedules only"
         return [MemberOrder(label, None, None, why) for label in bound.labels]
     subs = {}
-    if bound.powers:
+    if schedule is not None:
         from rates.symbolic.schedules import Schedule
 
-        fraction = Fraction(str(a).strip())
-        unit = Schedule(sp.Rational(fraction.numerator, fraction.denominator), 1)
+        unit = Schedule(sp.Rational(schedule.a.numerator, schedule.a.denominator), 1)
         subs = {symbol: unit.partial_sum_leading(p, t_symbol) for symbol, p in bound.powers.items()}
     orders = []
     for label, member in zip(bound.labels, bound.members):

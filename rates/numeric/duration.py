@@ -85,8 +85,10 @@ class DurationEstimate:
 
 
 def _cost_key(data, run, stepper: str, group_size: int, device: Any) -> tuple:
-    # the fused kernels' per-run cost depends on the recipe and the data's shape only; torch's on the group too
-    return (data.n, data.d, data.k, run.recipe, stepper, group_size if stepper == "torch" else 1, str(device))
+    # the fused kernels' per-run cost depends on the recipe and the data's shape only (a schedule outside the
+    # polynomial family adds its table's filling); torch's on the group too
+    return (data.n, data.d, data.k, run.recipe, stepper, group_size if stepper == "torch" else 1, str(device),
+            run.schedule.is_polynomial)
 
 
 def _time_fused(run, data, cap: int, seconds: float) -> tuple[float, bool]:

@@ -1,7 +1,8 @@
 """The training loop: many configurations advanced together, checkpoints on a log grid -> Trajectory.
 
-Setting: docs/theory.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, schedule
-exponent a, eta0, seed, batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
+Setting: docs/theory.md sections 1, 2 and 7. A :class:`RunSpec` is one configuration (algorithm, learning-rate
+schedule -- the exponent a of the polynomial family or any :class:`rates.schedule.Schedule` --, eta0, seed,
+batch, momentum, VR, Adam constants, polar method). :func:`simulate` resolves
 every spec (``rates.numeric.algorithms.resolve_algorithm`` decides the theorem family), solves the max margin
 gamma once per norm (``rates.numeric.margins.max_margin``, certified to <= 1e-9), groups the runs by
 :class:`~rates.numeric.optim.compose.Recipe` (the code they execute) and advances each group from ``W_0 = 0``
@@ -9,7 +10,8 @@ gamma once per norm (``rates.numeric.margins.max_margin``, certified to <= 1e-9)
 of one shape (draws) at once: a group then holds the runs of one recipe on every draw, each on its own data.
 
 Algorithm per step: signal (full / reshuffled mini-batch / VR gradient, log-domain weights) ->
-[momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 (t+2)^-a``.
+[momentum] -> steepest direction | Adam -> ``W <- W - eta_t * direction`` with ``eta_t = eta0 f(t)``, the run's
+schedule (``f(t) = (t+2)^-a`` for the polynomial family).
 
 Guarantee (what is recorded): at log-spaced checkpoints t (unique integers from 1 to ``steps``; W_t is
 the iterate after t steps) the margin of W_t in the algorithm's norm and its gap ``gamma - margin``
@@ -46,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 import numpy as np
 
 from rates.errors import InputError
-from rates.exponents import parse_exponent_fraction
 from rates.lazy import lazy_module
 from rates.norms import parse_norm
 from rates.numeric.algorithms import ALGORITHMS, AlgorithmConfig, resolve_algorithm
@@ -57,6 +58,7 @@ from rates.numeric.recipe import Recipe
 from rates.numeric.run_parameters import check
 from rates.numeric.trajectory import Run, Trajectory
 from rates.progress import progress_bar
+from rates.schedule import Schedule
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -88,10 +90,14 @@ def __getattr__(name: str) -> Any:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One configuration; ``a`` is the schedule exponent of ``eta_t = eta0 (t+2)^(-a)``, a in (0, 1]."""
+    """One configuration; ``a`` is the schedule exponent of ``eta_t = eta0 (t+2)^(-a)``, a in (0, 1], or
+    ``schedule`` any schedule ``eta0 * f(t)`` (a :class:`~rates.schedule.Schedule` or its text), not both.
+
+    A polynomial ``schedule`` is stored as its ``a`` (``RunSpec("signgd", schedule=Schedule.polynomial("1/2"))
+    == RunSpec("signgd", "1/2")``), so that both spellings are one configuration with one record."""
 
     algo: str
-    a: Union[str, Fraction, sp.Rational]
+    a: Union[str, Fraction, sp.Rational, None] = None
     eta0: float = 1.0
     seed: int = 0
     norm: Optional[str] = None
@@ -102,16 +108,44 @@ class RunSpec:
     adam_beta2: float = 0.999
     adam_eps: float = 0.0
     polar: str = "exact"
+    schedule: Union[Schedule, str, None] = None
+
+    def __post_init__(self):
+        if self.a is None and isinstance(self.schedule, Schedule) and self.schedule.is_polynomial:
+            object.__setattr__(self, "a", str(self.schedule.a))
+            object.__setattr__(self, "schedule", None)
+
+    def record(self) -> dict[str, Any]:
+        """The spec as JSON-ready fields (a task's identity, a run's config): ``schedule`` as its text, and
+        left out where ``a`` gives the schedule (the records of the polynomial family stay as they were)."""
+        fields = dataclasses.asdict(dataclasses.replace(self, schedule=None))
+        fields.pop("schedule")
+        if self.schedule is not None:
+            fields["schedule"] = self.schedule.text if isinstance(self.schedule, Schedule) else str(self.schedule)
+        return fields
+
+
+def schedule_of_spec(spec: RunSpec) -> Schedule:
+    """The spec's schedule, validated: ``a`` (the polynomial family) or ``schedule``; InputError names the
+    option (--a, --schedule)."""
+    if spec.a is not None and spec.schedule is not None:
+        raise InputError("schedule", f"give either --a or --schedule, not both (got --a {spec.a} and --schedule "
+                                     f"{getattr(spec.schedule, 'text', spec.schedule)})")
+    if spec.schedule is not None:
+        return spec.schedule if isinstance(spec.schedule, Schedule) else Schedule.parse(spec.schedule)
+    if spec.a is None:
+        raise InputError("a", "no schedule given: give --a A (eta0*(t+2)**(-A)) or --schedule EXPR")
+    return Schedule.polynomial(spec.a)
 
 
 @dataclass(frozen=True)
 class ResolvedRun:
-    """A validated spec: the algorithm's family and norm, exact a (a Fraction: no sympy on this path), and the
-    recipe it runs."""
+    """A validated spec: the algorithm's family and norm, its schedule (the polynomial family's exact a needs no
+    sympy on this path), and the recipe it runs."""
 
     spec: RunSpec
     algorithm: AlgorithmConfig
-    a: Fraction
+    schedule: Schedule
     recipe: Recipe
 
 
@@ -166,7 +200,7 @@ def resolve_device(device: str) -> torch.device:
 
 def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     """Validate one spec against data with n samples; raises InputError naming the CLI option."""
-    a = parse_exponent_fraction(spec.a)
+    schedule = schedule_of_spec(spec)
     check("eta0", spec.eta0)
     spec = dataclasses.replace(spec, polar=check("polar", spec.polar))  # the canonical spelling, recorded as run
     algorithm = resolve_algorithm(spec.algo, spec.norm, n=n, batch=spec.batch, momentum=spec.momentum, vr=spec.vr)
@@ -187,7 +221,7 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
             check(name, getattr(spec, name))
     recipe = Recipe(for_run(named, source, algorithm.norm, algorithm.momentum > 0), batch,
                     polar=spec.polar if algorithm.norm == "spectral" else "exact")
-    return ResolvedRun(spec, algorithm, a, recipe)
+    return ResolvedRun(spec, algorithm, schedule, recipe)
 
 
 def checkpoint_times(steps: int, checkpoints: int) -> np.ndarray:
@@ -238,7 +272,7 @@ def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
 
     return Hyper(
         eta0=column([r.spec.eta0 for r in runs]),
-        a=column([float(r.a) for r in runs]),
+        schedules=tuple(r.schedule for r in runs),
         beta=column([r.algorithm.momentum for r in runs]),
         beta1=column([r.spec.adam_beta1 for r in runs]),
         beta2=column([r.spec.adam_beta2 for r in runs]),
@@ -414,15 +448,19 @@ def single_thread_on_cpu(device: torch.device) -> Iterator[None]:
 
 
 def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) -> dict[str, Any]:
-    config = dataclasses.asdict(resolved.spec)
+    config = resolved.spec.record()
     alg = resolved.algorithm
-    config.update(a=str(resolved.a), algo=alg.name, norm=alg.norm, family=alg.family, batch=resolved.recipe.batch,
+    schedule = resolved.schedule
+    config.update(a=str(schedule.a) if schedule.is_polynomial else None,
+                  algo=alg.name, norm=alg.norm, family=alg.family, batch=resolved.recipe.batch,
                   momentum=alg.momentum, vr=alg.vr, source=resolved.recipe.source, data=data.name,
                   steps=int(steps), device=str(device), dtype="float64")
     from rates.symbolic.theorems.hypotheses import (
         data_facts,  # the gate's constants (B, n, d, k, orthogonal) travel along
     )
 
+    if not schedule.is_polynomial:
+        config["schedule"] = schedule.text  # canonical text: "eta0/(t+2)" and "eta0/(2+t)" record alike
     config["data_facts"] = data_facts(data)
     if not alg.adam:
         for key in ("adam_beta1", "adam_beta2", "adam_eps"):

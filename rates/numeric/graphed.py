@@ -7,8 +7,10 @@ A CUDA graph records the kernels of ``segment`` consecutive steps once and repla
 one launch.
 
 Algorithm: the step index lives on the device (a 0-d float64 tensor ``t``), so the recorded kernels need
-no host value that changes from step to step: the schedule computes ``eta_t = eta0 (t+2)^-a`` and Adam its
-bias corrections from that tensor (:func:`rates.numeric.optim.transforms.scale_by_schedule` and
+no host value that changes from step to step: the schedule computes ``eta_t = eta0 (t+2)^-a`` (a
+non-polynomial schedule reads ``eta0 f(t)`` from a device table that the optimiser's ``prepare`` refills
+between replays, never inside one) and Adam its bias corrections from that tensor
+(:func:`rates.numeric.optim.transforms.scale_by_schedule` and
 :func:`~rates.numeric.optim.transforms.adam` accept either an int or such a tensor). Two graphs are recorded on
 the same static buffers (``W``, the optimiser state, ``t``): ``segment`` steps and one step; advancing to
 a checkpoint replays the first as often as it fits and the second for the rest. At the end of each
@@ -87,6 +89,7 @@ class GraphedSteps:
         self.t = torch.zeros((), dtype=W.dtype, device=W.device)
         self.step = 0
         self.segment = segment or SEGMENT_STEPS
+        optimizer.prepare(0, self.segment)  # device buffers (a schedule's table) exist before recording
         self._warm_up()
         self.long = self._record(self.segment)
         self.short = self._record(1)
@@ -119,6 +122,7 @@ class GraphedSteps:
         """Replay until ``W`` is the iterate after ``target`` steps (>= the current step)."""
         done = 0
         while target - self.step >= self.segment:
+            self.optimizer.prepare(self.step, self.segment)
             self.long.replay()
             self.step += self.segment
             done += self.segment
@@ -127,6 +131,7 @@ class GraphedSteps:
                 progress(done)
                 done = 0
         while self.step < target:
+            self.optimizer.prepare(self.step, 1)
             self.short.replay()
             self.step += 1
             done += 1

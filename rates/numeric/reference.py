@@ -11,7 +11,8 @@ Algorithm: ``grad L(W) = (1/m) sum_i (S(W h_i) - e_{y_i}) h_i^T`` over the sampl
 momentum ``M_t = beta M_{t-1} + (1-beta) Z_t``; SVRG ``grad_B(W_t) - grad_B(W~) + grad L(W~)``; steepest
 directions of docs/theory.md section 2 (sign; one signed coordinate; Z/||Z||_F; entry-wise l_p; the polar
 factor, the top singular pair and Schatten-p weights from mpmath's SVD; Muon's Newton-Schulz iteration);
-bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a.
+bias-corrected Adam (SIGNADAM eq. 3) with or without eps; eta_t = eta0 (t+2)^-a, or ``eta0 f(t)`` for any
+schedule (:class:`rates.schedule.Schedule`: its sympy expression evaluated by mpmath at the working precision).
 
 Which of these steps a run takes is read from the composition of pieces that defines it
 (:mod:`rates.numeric.optim.alias`, :func:`config_of`): a named optimiser is checked against this reference
@@ -37,7 +38,8 @@ Matrix = list[list[mp.mpf]]
 @dataclass(frozen=True)
 class ReferenceConfig:
     """One run: ``norm`` (max, sum, frobenius, lp:P, spectral, nuclear, schatten:P) unless ``adam``; ``a`` as a
-    fraction string; ``polar`` ``exact`` or ``newton-schulz`` (Muon's iteration, spectral only)."""
+    fraction string, or ``schedule`` the text of any schedule ``eta0*f(t)`` (then ``a`` is not read); ``polar``
+    ``exact`` or ``newton-schulz`` (Muon's iteration, spectral only)."""
 
     norm: str = "max"
     a: str = "1/2"
@@ -49,6 +51,17 @@ class ReferenceConfig:
     eps: float = 0.0
     vr: bool = False
     polar: str = "exact"
+    schedule: Optional[str] = None
+
+
+def _mp_unit(text: str):
+    """``f`` of the schedule ``text`` as a function of an mpf step, evaluated by mpmath at the working precision
+    (the sympy expression of :attr:`rates.schedule.Schedule.unit_expr`, not the engines' float64 table)."""
+    import sympy
+
+    from rates.schedule import Schedule, t_sym
+
+    return sympy.lambdify(t_sym, Schedule(text).unit_expr, modules=[{"Min": min, "Max": max}, "mpmath"])
 
 
 def _zeros(k: int, d: int) -> Matrix:
@@ -113,8 +126,11 @@ def trajectory(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: R
     with mp.workdps(dps):
         Hm = [[mp.mpf(v) for v in row] for row in H]
         n, d = len(Hm), len(Hm[0])
-        exponent = Fraction(str(config.a))
-        a = mp.mpf(exponent.numerator) / exponent.denominator
+        if config.schedule is None:
+            exponent = Fraction(str(config.a))
+            a = mp.mpf(exponent.numerator) / exponent.denominator
+        else:
+            unit = _mp_unit(config.schedule)
         eta0 = mp.mpf(config.eta0)
         beta = mp.mpf(config.momentum)
         W = _zeros(k, d)
@@ -136,7 +152,7 @@ def trajectory(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: R
                     snapshot_full = gradient(snapshot_W, Hm, y, everyone)
                 snap_batch = gradient(snapshot_W, Hm, y, batch)
                 Z = [[Z[c][j] - snap_batch[c][j] + snapshot_full[c][j] for j in range(d)] for c in range(k)]
-            eta = eta0 * mp.power(t + 2, -a)
+            eta = eta0 * (mp.power(t + 2, -a) if config.schedule is None else unit(mp.mpf(t)))
             if config.adam:
                 m1 = [[b1 * m1[c][j] + (1 - b1) * Z[c][j] for j in range(d)] for c in range(k)]
                 v2 = [[b2 * v2[c][j] + (1 - b2) * Z[c][j] ** 2 for j in range(d)] for c in range(k)]
@@ -154,15 +170,16 @@ def trajectory(H: Sequence[Sequence[float]], y: Sequence[int], k: int, config: R
     return out
 
 
-# What each piece of a composition (rates.numeric.optim.alias) sets in the reference, given the run's numbers;
+# What each piece of a composition (rates.numeric.optim.alias) sets in the reference, given the resolved run;
 # a piece without an entry has no reference and config_of refuses it (a new kind of piece needs one here).
 _PIECES = {
-    "source": lambda piece, spec, algorithm: {"vr": piece.kind == "vr"},
-    "momentum": lambda piece, spec, algorithm: {"momentum": algorithm.momentum},
-    "adam": lambda piece, spec, algorithm: {"adam": True, "beta1": spec.adam_beta1, "beta2": spec.adam_beta2,
-                                           "eps": spec.adam_eps},
-    "direction": lambda piece, spec, algorithm: {"norm": piece.kind, "polar": spec.polar},
-    "schedule": lambda piece, spec, algorithm: {"a": str(spec.a), "eta0": spec.eta0},
+    "source": lambda piece, run: {"vr": piece.kind == "vr"},
+    "momentum": lambda piece, run: {"momentum": run.algorithm.momentum},
+    "adam": lambda piece, run: {"adam": True, "beta1": run.spec.adam_beta1, "beta2": run.spec.adam_beta2,
+                                "eps": run.spec.adam_eps},
+    "direction": lambda piece, run: {"norm": piece.kind, "polar": run.spec.polar},
+    "schedule": lambda piece, run: {"eta0": run.spec.eta0, **({"a": str(run.schedule.a)} if run.schedule.is_polynomial
+                                                              else {"schedule": run.schedule.text})},
 }
 
 
@@ -173,7 +190,7 @@ def config_of(run: Any) -> ReferenceConfig:
     for piece in run.recipe.composition.pieces:
         if piece.role not in _PIECES:
             raise ValueError(f"the mpmath reference has no step for the piece {piece}")
-        keywords.update(_PIECES[piece.role](piece, run.spec, run.algorithm))
+        keywords.update(_PIECES[piece.role](piece, run))
     return ReferenceConfig(**keywords)
 
 
@@ -206,7 +223,7 @@ def to_float(W: Matrix) -> list[list[float]]:
     return [[float(v) for v in row] for row in W]
 
 
-def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: str, eta0: float, steps: int,
+def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: Any, eta0: float, steps: int,
                    record: Sequence[int] = (), momentum: float = 0.0, batches: Optional[Sequence[Sequence[int]]] = None,
                    dps: int = 40) -> dict[int, list[list[float]]]:
     """SignGD (or Signum) with float64 iterates and exact signs: the float64 trajectory the engines must follow.
@@ -218,10 +235,13 @@ def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: st
     float64 engine whose directions have the exact signs reproduces these iterates up to the rounding of
     ``eta_t`` (sign steps add +-eta_t: the iterates then agree to ~1e-15 relative, not to 1e-3).
 
-    Returns ``{t: W_t}`` (float lists) for the steps ``t`` in ``record`` (t = 0 .. steps).
+    ``a``: the polynomial family's exponent, or a :class:`rates.schedule.Schedule` (``eta_t = eta0 f(t)`` with the
+    float64 ``f(t)`` the engines read). Returns ``{t: W_t}`` (float lists) for the steps ``t`` in ``record``
+    (t = 0 .. steps).
     """
-    exponent = Fraction(str(a))
-    a_float = exponent.numerator / exponent.denominator
+    from rates.schedule import Schedule
+
+    schedule = a if isinstance(a, Schedule) else Schedule.polynomial(str(a))
     wanted = set(record)
     out: dict[int, list[list[float]]] = {}
     with mp.workdps(dps):
@@ -241,6 +261,6 @@ def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: st
             if beta > 0:
                 M = [[beta * M[c][j] + (1 - beta) * Z[c][j] for j in range(d)] for c in range(k)]
                 Z = M
-            eta = float(eta0) * (t + 2.0) ** (-a_float)
+            eta = float(eta0) * schedule.unit_value(t)
             W = [[W[c][j] - eta * float(mp.sign(Z[c][j])) for j in range(d)] for c in range(k)]
     return out

@@ -117,7 +117,9 @@ _REGISTRY_CHECKED = "rates.numeric.algorithms.resolve_algorithm (the algorithm r
 
 PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
     RunParameter("algo", checked_by=_REGISTRY_CHECKED, required=True, caseless=True),
-    RunParameter("a", "in (0, 1]", checked_by="rates.exponents.parse_exponent_fraction", required=True),
+    RunParameter("a", "in (0, 1]", checked_by="rates.schedule.parse_exponent_fraction", required=True),
+    RunParameter("schedule", checked_by="rates.schedule.Schedule.parse (an expression in t and eta0, instead of a)",
+                 optional=True),
     RunParameter("eta0", "a positive number", _keep_if(lambda v: _real(v) and v > 0)),
     RunParameter("seed", "a non-negative integer", _keep_if(lambda v: _integer(v) and v >= 0)),
     RunParameter("norm", checked_by=f"rates.norms.parse_norm, then {_REGISTRY_CHECKED}", caseless=True),
@@ -149,7 +151,7 @@ def check(name: str, value: Any, option: Optional[str] = None) -> Any:
     """``value`` of parameter ``name`` as the run uses it, or :class:`InputError` naming ``option`` (default:
     the parameter's flag) with what the value must be."""
     if name == "a":
-        from rates.exponents import parse_exponent_fraction
+        from rates.schedule import parse_exponent_fraction
 
         parse_exponent_fraction(value, option or name)
         return value

@@ -38,7 +38,7 @@ import signal
 import socket
 import threading
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from rates.errors import InputError, RatesError
@@ -71,7 +71,7 @@ class EngineTask:
     @property
     def key(self) -> str:
         """A stable digest of everything that determines the result (not the label)."""
-        payload = {"specs": [asdict(spec) for spec in self.specs], "data": self.data, "data_seed": self.data_seed,
+        payload = {"specs": [spec.record() for spec in self.specs], "data": self.data, "data_seed": self.data_seed,
                    "steps": self.steps, "checkpoints": self.checkpoints, "device": self.device}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
 

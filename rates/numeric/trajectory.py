@@ -5,7 +5,9 @@ checkpoints. One file holds one or more runs (several seeds or configurations ad
 ``{"schema": SCHEMA, "meta": {...}, "runs": [run, ...]}`` with each run::
 
     {"config":  {"algo", "norm", "family", "a", "eta0", "steps", "data", "seed", "batch", "momentum",
-                 "vr", "device", "dtype", ...},          # a as an exact string ("1/2"), the rest JSON scalars
+                 "vr", "device", "dtype", ...},          # a as an exact string ("1/2"), the rest JSON scalars;
+                                                         # a schedule outside eta0 (t+2)^-a: "a": null and
+                                                         # "schedule": its text (rates.schedule.Schedule)
      "gamma":   {"value", "norm", "solver", "accuracy"}, # the max margin the gap is measured to
      "checkpoints": {"t": [...], "gap": [...], "margin": [...], "log_loss": [...], "norm": [...],
                      "margins": {"max": [...], "frobenius": [...], "spectral": [...]},
@@ -121,6 +123,16 @@ def _number(value: Any) -> float:
         return math.nan
 
 
+def schedule_of(config: dict[str, Any]):
+    """The :class:`rates.schedule.Schedule` a run's config records: ``schedule`` (its text) where ``a`` is null,
+    else the polynomial family's ``a`` (every file written before schedules were expressions)."""
+    from rates.schedule import Schedule
+
+    if config.get("a") is None and config.get("schedule") is not None:
+        return Schedule.parse(str(config["schedule"]))
+    return Schedule.polynomial(str(config["a"]))
+
+
 def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], where: str) -> None:
     """Refuse what no run of ``rates run`` can produce, so ``fit`` never judges nonsense.
 
@@ -128,12 +140,11 @@ def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], wher
     >= 0 up to the solver's certified accuracy (a margin above the max margin is impossible); a diverged
     run (NaN, infinite gap) has no rate to fit; ``a`` and ``eta0`` must be a valid schedule.
     """
-    from rates.symbolic.schedules import parse_exponent
-
+    key = "schedule" if config.get("a") is None and config.get("schedule") is not None else "a"
     try:
-        parse_exponent(str(config["a"]), "a")
+        schedule_of(config)
     except InputError as err:
-        raise InputError("from", f"{where}.config.a: {err.message}") from None
+        raise InputError("from", f"{where}.config.{key}: {err.message}") from None
     eta0 = _number(config["eta0"])
     if not (math.isfinite(eta0) and eta0 > 0):
         raise InputError("from", f"{where}.config.eta0 must be a finite number > 0, got {config['eta0']!r}")

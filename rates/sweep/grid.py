@@ -1,12 +1,14 @@
 """A ``[grid]`` TOML table of ``rates run`` options -> validated configurations -> batched engine tasks.
 
 Setting
-    Each key of ``[grid]`` is a ``rates run`` option (``algo``, ``a``, ``eta0``, ``steps``, ``data``,
+    Each key of ``[grid]`` is a ``rates run`` option (``algo``, ``a`` or ``schedule``, ``eta0``, ``steps``, ``data``,
     ``batch``, ``momentum``, ``vr``, ``seed``, ``device``, ``polar``, ``checkpoints``, ``adam-beta1``,
     ``adam-beta2``, ``adam-eps``; ``adam_beta1`` is accepted for ``adam-beta1``). A list means "vary", a
     scalar "fixed"; the configurations are the Cartesian product, every other option at ``rates run``'s
     default. ``seed`` is, as in ``rates run``, both the data draw and the reshuffling seed. The string
     ``"none"`` stands for an omitted optional option (``batch = ["none", 10]``: full batch and b = 10).
+    ``schedule`` (expressions in ``t`` and ``eta0``, :class:`rates.schedule.Schedule`) replaces ``a``: a grid
+    gives one of the two.
 
 Algorithm
     Every cell is converted by ``rates run``'s own click parameter (a ``converters`` mapping the CLI
@@ -42,6 +44,7 @@ from rates.numeric import run_parameters
 from rates.numeric.engine import RunSpec, resolve_device, resolve_spec
 from rates.numeric.recipe import Recipe
 from rates.numeric.tasks import EngineTask
+from rates.schedule import Schedule
 from rates.symbolic.schedules import parse_exponent
 
 try:
@@ -154,6 +157,8 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
                 else _convert(key, cell, converters, where)
             if key == "a":
                 value = str(_checked(lambda value=value: parse_exponent(value, "a"), key, cell, where))
+            if key == "schedule" and value is not None:  # one spelling per schedule: its canonical text
+                value = _checked(lambda value=value: Schedule.parse(value, "schedule"), key, cell, where).text
             if key in run_parameters.CASELESS_GRID_KEYS and value is not None:  # read, and spelled, as rates run does
                 value = _checked(lambda value=value, name=key.replace("-", "_"): run_parameters.check(name, value),
                                  key, cell, where)
@@ -162,7 +167,12 @@ def normalise_grid(grid: Mapping[str, Any], converters: Mapping[str, Converter],
                 raise InputError(GRID_OPTION, f"{where}: key {key!r} repeats the value {json.dumps(cell)}")
             converted.append(value)
         columns[key] = converted
+    if "a" in columns and "schedule" in columns:
+        raise InputError(GRID_OPTION, f"{where}: give either 'a' or 'schedule', not both (a polynomial schedule is "
+                                      "eta0*(t+2)**(-a))")
     for key in REQUIRED_KEYS:
+        if key == "a" and "schedule" in columns:
+            continue
         if key not in columns:
             raise InputError(f"--{key}", f"{where}: the grid must give {key!r} (rates run requires --{key})")
     for key in GRID_KEYS:
@@ -205,6 +215,8 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
     configurations = []
     for values in itertools.product(*(columns[k] for k in keys)):
         options = dict(zip(keys, values))
+        if options.get("schedule") is None:  # the polynomial family's configurations keep their keys
+            options.pop("schedule", None)
 
         def check(call: Callable[[], Any], option_key: Optional[str] = None, options: dict = options) -> Any:
             try:
@@ -226,7 +238,10 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
         if data_key not in datasets:
             datasets[data_key] = check(lambda options=options: parse_data(options["data"], seed=options["seed"]),
                                        "seed" if options["seed"] < 0 else "data")
-        spec = RunSpec(**{field: options[key] for key, field in SPEC_FIELDS.items()})
+        fields = {field: options[key] for key, field in SPEC_FIELDS.items() if key in options}
+        if fields.get("schedule") is not None:  # a polynomial schedule becomes its a (RunSpec.__post_init__)
+            fields["schedule"] = Schedule.parse(fields["schedule"])
+        spec = RunSpec(**fields)
         resolved = check(lambda spec=spec, data_key=data_key: resolve_spec(spec, datasets[data_key].n))
         configurations.append(Configuration(
             options=tuple(sorted(options.items())), spec=spec, data=options["data"], data_seed=options["seed"],

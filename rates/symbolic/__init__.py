@@ -5,6 +5,6 @@ analysis of a bound per regime of ``a`` (:mod:`~rates.symbolic.asymptotics`), th
 (:mod:`~rates.symbolic.papers`) and one module per theorem family with its template, hypotheses and source
 (:mod:`~rates.symbolic.theorems`; :func:`rates.symbolic.theorems.predict` is the entry point).
 
-May import: the foundation modules of :mod:`rates` only (norms, exponents, errors, cache). Nothing here runs
+May import: the foundation modules of :mod:`rates` only (norms, schedule, errors, cache). Nothing here runs
 an optimiser; the numeric layer and everything after it read this one.
 """

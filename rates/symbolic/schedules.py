@@ -27,7 +27,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from rates.exponents import parse_exponent_fraction
+from rates.schedule import parse_exponent_fraction
 
 t_symbol = sp.Symbol("t", positive=True, integer=True)
 t0_symbol = sp.Symbol("t_0", nonnegative=True, integer=True)
@@ -39,7 +39,7 @@ def parse_exponent(a, option: str = "a") -> sp.Rational:
     """The schedule exponent ``a`` of ``eta_t = eta_0 (t+2)^(-a)`` as an exact Rational, from ``1/2``, ``0.5``,
     ``2/3`` or a number; docs/theory.md section 2 allows ``a`` in (0, 1]. Decimals are read exactly as written
     (``0.3`` is 3/10). The one parser of ``a`` for the CLI, the engine and :class:`Schedule`: it is
-    :func:`rates.exponents.parse_exponent_fraction` (which ``rates run`` calls directly, without sympy) as a
+    :func:`rates.schedule.parse_exponent_fraction` (which ``rates run`` calls directly, without sympy) as a
     sympy ``Rational``.
 
     >>> parse_exponent("0.3"), parse_exponent("2/3"), parse_exponent(1)

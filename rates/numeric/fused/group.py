@@ -2,7 +2,11 @@
 
 Setting: :class:`rates.numeric.optim.compose.Recipe` fixes the code a run executes; the kernel
 (:func:`rates.numeric.fused.kernels.advance`) takes that code as integer switches and the per-run numbers
-(eta0, a, beta, Adam constants) as arrays, so one compiled function serves every recipe.
+(eta0, a, beta, Adam constants) as arrays, so one compiled function serves every recipe. A schedule outside the
+polynomial family reaches the kernel as a table of its values ``f(t)`` (:meth:`rates.schedule.Schedule.unit_values`,
+one row per distinct schedule), filled here ``TABLE_STEPS`` steps at a time: the kernel reads one number where
+it would compute ``(t + 2)^-a``, so any expression costs what the polynomial family costs, plus the table's
+filling shared by every run of the schedule.
 
 Algorithm: :meth:`FusedGroup.advance_to` calls the kernel in chunks of at most ``CHUNK_CONFIG_STEPS``
 configuration-steps (so progress is reported and Ctrl-C is seen within seconds, and the epoch
@@ -39,6 +43,8 @@ from rates.numeric.fused import kernels
 
 # Per call ~0.4 s (R = 256, two threads) to ~2.5 s (R = 1) of kernel time on the 2-core machine.
 CHUNK_CONFIG_STEPS = 1 << 20
+# Steps of a non-polynomial schedule's table per filling (128 KiB per distinct schedule).
+TABLE_STEPS = 1 << 14
 _SOURCES = {"full": kernels.SOURCE_FULL, "minibatch": kernels.SOURCE_MINIBATCH, "vr": kernels.SOURCE_VR}
 
 
@@ -159,7 +165,13 @@ class FusedGroup:
             return np.ascontiguousarray(values, dtype=np.float64)
 
         self.eta0 = column([r.spec.eta0 for r in runs])
-        self.a = column([float(r.a) for r in runs])
+        # the polynomial family by its exponent; any other schedule by its row of the table (-1: none)
+        self.tabled = list(dict.fromkeys(r.schedule for r in runs if not r.schedule.is_polynomial))
+        self.a = column([float(r.schedule.a) if r.schedule.is_polynomial else 0.0 for r in runs])
+        self.schedule_row = np.array([-1 if r.schedule.is_polynomial else self.tabled.index(r.schedule) for r in runs],
+                                     dtype=np.int64)
+        self.table = np.zeros((len(self.tabled), 0))
+        self.table_t0 = 0
         self.beta = column([r.algorithm.momentum for r in runs])
         self.beta1 = column([r.spec.adam_beta1 for r in runs])
         self.beta2 = column([r.spec.adam_beta2 for r in runs])
@@ -218,7 +230,17 @@ class FusedGroup:
                         self.beta2[part], self.eps[part], self.mom[part], self.mom_scale[part], self.adam_m[part],
                         self.adam_v[part], self.adam_s[part], perms[part], epoch0, self.snap_coeff[part],
                         self.snap_full[part], self.snap_scale[part], self._lanes(self.lane_H, part),
-                        self._lanes(self.lane_y, part))
+                        self._lanes(self.lane_y, part), self.schedule_row[part], self.table, self.table_t0)
+
+    def _cover(self, t1: int) -> int:
+        """Fill the schedules' table so that it covers the steps from ``self.t`` on (refilled only when they
+        leave it); returns ``t1`` cut to the steps it covers."""
+        width = self.table.shape[1]
+        if not (self.table_t0 <= self.t < self.table_t0 + width):
+            width = TABLE_STEPS
+            self.table = np.ascontiguousarray([s.unit_values(self.t, self.t + width) for s in self.tabled])
+            self.table_t0 = self.t
+        return min(t1, self.table_t0 + width)
 
     @staticmethod
     def _lanes(values: np.ndarray, part: slice) -> np.ndarray:
@@ -230,6 +252,8 @@ class FusedGroup:
         chunk = self._chunk_steps()
         while self.t < t_end:
             t1 = min(t_end, self.t + chunk)
+            if self.tabled:
+                t1 = self._cover(t1)
             perms, epoch0 = self._permutations(self.t, t1)
             if len(self.slices) == 1:
                 self._kernel(self.slices[0], t1, perms, epoch0)

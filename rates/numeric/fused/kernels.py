@@ -880,13 +880,17 @@ def _newton_schulz_direction(Z, D):
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
             mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale,
-            lane_H, lane_y):
+            lane_H, lane_y, schedule_row, schedule_table, table_t0):
     """Advance every configuration r of ``W`` (R, k, d) from step t0 to t1 (see the module docstring).
 
     Data: every run trains on ``H`` (n, d) with labels ``y`` (n,), unless ``lane_H`` (R, n, d) and ``lane_y``
     (R, n) are given (a leading axis of length R, not 0): then run r trains on its own ``lane_H[r]``,
     ``lane_y[r]`` (draws of a dataset of one shape, advanced together; each lane of a block reads its own
     samples, the mini-batch layout of :func:`_gradient_lanes`). Not for VR: its snapshot reads ``H``.
+
+    Schedules: run r's step size is ``eta0[r] * (t + 2)^-a[r]`` (the polynomial family) where
+    ``schedule_row[r]`` is -1, else ``eta0[r] * schedule_table[schedule_row[r], t - table_t0]``: the float64
+    values ``f(t)`` of its schedule for the steps ``table_t0 ..`` (one row per distinct schedule, covering t0 .. t1).
 
     Per-run arrays have a leading R axis: hyper-parameters (R,), momentum (R, k, d) with one log-scale per
     class row (R, k), Adam's m and sqrt(v) (R, k, d) with one log-scale per row shared by the two (R, k),
@@ -949,17 +953,20 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
         G_quads = np.empty(k * width)
         D_lanes = np.zeros((k, d, lanes))
         eta_lanes = np.zeros(lanes)
-        # the block's distinct schedule exponents: one power (t + 2)^-a per distinct a and step, not per run
-        # (libm's pow was ~5% of a SignGD step in a 64-lane block; data draws share one a)
+        # the block's distinct schedules: one power (t + 2)^-a per distinct a and step (or one table read per
+        # distinct tabled schedule), not per run (libm's pow was ~5% of a SignGD step in a 64-lane block; data
+        # draws share one schedule)
         exponent_of = np.zeros(lanes, dtype=np.int64)
         exponents = np.zeros(lanes)
+        rows = np.zeros(lanes, dtype=np.int64)
         distinct = 0
         for r in range(stop - first):
             u = 0
-            while u < distinct and exponents[u] != a[first + r]:
+            while u < distinct and (exponents[u] != a[first + r] or rows[u] != schedule_row[first + r]):
                 u += 1
             if u == distinct:
                 exponents[u] = a[first + r]
+                rows[u] = schedule_row[first + r]
                 distinct += 1
             exponent_of[r] = u
         powers = np.zeros(lanes)
@@ -1019,7 +1026,10 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 _gradient_one(W_one, XT_one, X_quads, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
                               P_flat, G_one, G_quads, width, log_scale_one)
             for u in range(distinct):
-                powers[u] = (t + 2.0) ** (-exponents[u])
+                if rows[u] < 0:
+                    powers[u] = (t + 2.0) ** (-exponents[u])
+                else:
+                    powers[u] = schedule_table[rows[u], t - table_t0]
             for r in range(stop - first):
                 eta_lanes[r] = eta0[first + r] * powers[exponent_of[r]]
             if plain_sign:  # direction and update in one block loop

@@ -38,11 +38,14 @@ class GradientTransformation(NamedTuple):
     """``init(W) -> state`` and ``update(signal, state, t) -> (signal, state)`` at step t = 0, 1, ...
 
     The homogeneous-network optimisers (:mod:`rates.numeric.homogeneous.steepest`) use the same pair with
-    ``update(grads, state)`` (no step index): :func:`chain` serves both.
+    ``update(grads, state)`` (no step index): :func:`chain` serves both. ``prepare(step, count)``, where
+    given, readies device-side buffers for steps ``step .. step + count - 1`` before they are replayed
+    (:mod:`rates.numeric.graphed`; the schedule's table of a non-polynomial schedule).
     """
 
     init: Callable[[torch.Tensor], Any]
     update: Callable[[Signal, Any, int], tuple[Signal, Any]]
+    prepare: Optional[Callable[[int, int], None]] = None
 
 
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
@@ -59,7 +62,13 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
             new_state.append(st)
         return signal, tuple(new_state)
 
-    return GradientTransformation(init, update)
+    hooks = [tr.prepare for tr in transforms if tr.prepare is not None]
+
+    def prepare(step: int, count: int) -> None:
+        for hook in hooks:
+            hook(step, count)
+
+    return GradientTransformation(init, update, prepare if hooks else None)
 
 
 def renormalise(value: torch.Tensor, log_scale: torch.Tensor) -> Signal:

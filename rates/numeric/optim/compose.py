@@ -4,7 +4,7 @@ Setting: docs/theory.md section 2. Seventeen named algorithms (one line each in 
 points of one recipe;
 :class:`Recipe` is the part of a configuration that fixes *which code* runs (source kind, batch size,
 norm, polar method, Adam or steepest direction, momentum or not), so all runs sharing a recipe advance
-as one batched tensor program and differ only in per-run numbers (eta0, a, beta, Adam betas, eps,
+as one batched tensor program and differ only in per-run numbers (eta0, schedule, beta, Adam betas, eps,
 seed). The recipe is a function of one run's configuration alone, so a run takes the same code path
 whether it is advanced alone or with others; it lives in :mod:`rates.numeric.recipe` (torch-free) and is
 re-exported here.
@@ -23,14 +23,16 @@ from rates.numeric.optim.base import GradientTransformation, chain
 from rates.numeric.optim.sources import FullGradient, ReshuffledBatches, VarianceReduced
 from rates.numeric.optim.transforms import adam, momentum, scale_by_schedule, steepest_direction, takes_signs
 from rates.numeric.recipe import Recipe
+from rates.schedule import Schedule
 
 
 @dataclass(frozen=True)
 class Hyper:
-    """Per-run numbers of a group, each a (R,) float64 tensor on the run device (seeds: ints)."""
+    """Per-run numbers of a group, each a (R,) float64 tensor on the run device (seeds: ints; schedules: one
+    :class:`~rates.schedule.Schedule` per run)."""
 
     eta0: torch.Tensor
-    a: torch.Tensor
+    schedules: Sequence[Schedule]
     beta: torch.Tensor
     beta1: torch.Tensor
     beta2: torch.Tensor
@@ -50,6 +52,11 @@ class Optimizer:
 
     def init(self, W: torch.Tensor) -> tuple:
         return self.source.init(W), self.transform.init(W)
+
+    def prepare(self, step: int, count: int) -> None:
+        """Ready the device-side buffers of steps ``step .. step + count - 1`` (before a replay of recorded steps)."""
+        if self.transform.prepare is not None:
+            self.transform.prepare(step, count)
 
     def step(self, W: torch.Tensor, state: tuple, t: int) -> tuple[torch.Tensor, tuple]:
         source_state, transform_state = state
@@ -88,5 +95,5 @@ TRANSFORMS: dict[str, Callable[[Piece, Recipe, Hyper, bool], GradientTransformat
     "momentum": lambda piece, recipe, hyper, per_row: momentum(hyper.beta, per_row),
     "adam": lambda piece, recipe, hyper, per_row: adam(hyper.beta1, hyper.beta2, hyper.eps, per_row),
     "direction": lambda piece, recipe, hyper, per_row: steepest_direction(parse_norm(piece.kind), recipe.polar),
-    "schedule": lambda piece, recipe, hyper, per_row: scale_by_schedule(hyper.eta0, hyper.a),
+    "schedule": lambda piece, recipe, hyper, per_row: scale_by_schedule(hyper.eta0, hyper.schedules),
 }

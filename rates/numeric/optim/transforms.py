@@ -1,7 +1,8 @@
 """Signal transforms: momentum, Adam, the steepest direction of a norm, and the step-size schedule.
 
 Each is a :class:`~rates.numeric.optim.base.GradientTransformation` acting on a whole runs axis at once; its
-per-run hyper-parameters are (R,) tensors so runs with different beta, eta0 or a advance together.
+per-run hyper-parameters are (R,) tensors (schedules: one :class:`~rates.schedule.Schedule` per run) so runs with
+different beta, eta0 or schedules advance together.
 
 Exactness under the log-scale (docs/theory.md section 7). A signal is ``e^s * value``.
 
@@ -21,12 +22,13 @@ Exactness under the log-scale (docs/theory.md section 7). A signal is ``e^s * va
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import torch
 
 from rates.norms import Norm
 from rates.numeric.optim.base import GradientTransformation, Signal, renormalise
+from rates.schedule import Schedule
 
 
 def _per_run(value: torch.Tensor) -> torch.Tensor:
@@ -156,36 +158,83 @@ def takes_signs(norm: Norm) -> bool:
     return norm.kind == "entrywise" and math.isinf(norm.p)
 
 
-def scale_by_schedule(eta0: torch.Tensor, a: torch.Tensor, block: int = 4096) -> GradientTransformation:
-    """Multiply the (true-scale) direction by ``eta_t = eta0 (t + 2)^(-a)`` (docs/theory.md section 2).
+def scale_by_schedule(eta0: torch.Tensor, schedules: Sequence[Schedule], block: int = 4096) -> GradientTransformation:
+    """Multiply the (true-scale) direction by ``eta_t = eta0 f(t)``, run r's schedule (docs/theory.md section 2;
+    ``f(t) = (t + 2)^(-a)`` for the polynomial family).
 
     The rates are tabulated ``block`` steps at a time and kept as a list of (R, 1, 1) views, so a step
-    costs one multiplication. A step index given as a 0-d tensor (the recorded steps of
-    :mod:`rates.numeric.graphed`) is not looked up on the host: ``eta_t`` is computed from it on the device.
+    costs one multiplication; a non-polynomial schedule's ``f`` comes from
+    :meth:`rates.schedule.Schedule.unit_values` (float64, the values the fused kernels read), once per distinct
+    schedule and block. A step index given as a 0-d tensor (the recorded steps of :mod:`rates.numeric.graphed`)
+    is not looked up on the host: the polynomial family's ``eta_t`` is computed from it on the device, the
+    others' read from a device table of ``block`` steps that ``prepare(step, count)`` (called by the replaying
+    stepper before each replay, outside the recorded graph) refills when the next steps leave it.
     """
+    a = torch.tensor([float(s.a) if s.is_polynomial else 0.0 for s in schedules], dtype=eta0.dtype,
+                     device=eta0.device)
+    tabled = [not s.is_polynomial for s in schedules]
+
+    def columns(start: int) -> list[torch.Tensor]:
+        t = torch.arange(start + 2, start + 2 + block, dtype=a.dtype, device=a.device)
+        values: dict[Schedule, torch.Tensor] = {}  # f on this block, once per distinct schedule
+        out = []
+        for r, schedule in enumerate(schedules):
+            if schedule.is_polynomial:
+                # One column per run: a (block, R) broadcast pow rounds differently with R (vector vs tail path).
+                out.append(eta0[r] * torch.pow(t, -a[r]))
+                continue
+            if schedule not in values:
+                values[schedule] = torch.from_numpy(schedule.unit_values(start, start + block)).to(a.device)
+            out.append(eta0[r] * values[schedule])
+        return out
 
     def table(start: int) -> list[torch.Tensor]:
-        t = torch.arange(start + 2, start + 2 + block, dtype=a.dtype, device=a.device)
-        # One column per run: a (block, R) broadcast pow rounds differently with R (vector vs tail path).
-        columns = [eta0[r] * torch.pow(t, -a[r]) for r in range(a.shape[0])]
-        return list(torch.stack(columns, dim=1)[:, :, None, None].unbind(0))
+        return list(torch.stack(columns(start), dim=1)[:, :, None, None].unbind(0))
 
     def init(W: torch.Tensor) -> ScheduleState:
         return ScheduleState(0, table(0))
 
     eta0_col, a_col = eta0.reshape(-1, 1, 1), a.reshape(-1, 1, 1)
+    device_table: dict[str, Any] = {}  # the replayed steps' table: "values" (R, block), "start" (0-d), "first"
+
+    def prepare(step: int, count: int) -> None:
+        if not any(tabled):
+            return
+        first = device_table.get("first")
+        if first is not None and first <= step and step + count <= first + block:
+            return
+        if count > block:
+            raise ValueError(f"a replay of {count} steps needs a schedule table longer than {block}")
+        fresh = torch.stack(columns(step), dim=0)  # (R, block)
+        if first is None:  # allocated once: the recorded graph reads these buffers
+            device_table.update(values=fresh, start=torch.tensor(float(step), dtype=a.dtype, device=a.device),
+                                mask=torch.tensor(tabled, device=a.device).reshape(-1, 1, 1))
+        else:
+            device_table["values"].copy_(fresh)
+            device_table["start"].fill_(float(step))
+        device_table["first"] = step
 
     def update(signal: Signal, state: ScheduleState, t: int | torch.Tensor) -> tuple[Signal, ScheduleState]:
         if isinstance(t, torch.Tensor):  # a device-side step index (rates.numeric.graphed): no host table lookup
-            return Signal(eta0_col * torch.pow(t + 2.0, -a_col) * signal.value, signal.log_scale), state
+            rates = eta0_col * torch.pow(t + 2.0, -a_col)
+            if any(tabled):
+                if "first" not in device_table:
+                    prepare(0, 1)
+                index = (t - device_table["start"]).to(torch.long).reshape(1)
+                looked_up = torch.index_select(device_table["values"], 1, index).reshape(-1, 1, 1)
+                rates = torch.where(device_table["mask"], looked_up, rates)
+            return Signal(rates * signal.value, signal.log_scale), state
         if not state.start <= t < state.start + block:
             start = t - t % block
             state = ScheduleState(start, table(start))
         return Signal(state.rates[t - state.start] * signal.value, signal.log_scale), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(init, update, prepare)
 
 
-def learning_rate(eta0: float, a: float, t: int) -> float:
-    """eta_t of the schedule as a Python float (for references and naive loops)."""
+def learning_rate(eta0: float, a: float | Schedule, t: int) -> float:
+    """eta_t of the schedule (``a``: the polynomial family's exponent, or a :class:`~rates.schedule.Schedule`) as
+    a Python float (for references and naive loops)."""
+    if isinstance(a, Schedule):
+        return eta0 * a.unit_value(t)
     return eta0 * float(t + 2) ** (-a)

@@ -1,0 +1,198 @@
+"""The schedule object (rates.schedule): parsing, refusals, the polynomial family, values.
+
+Expectations are computed independently of sympy: the values of f(t) with Python's math module term by term,
+the first offending step by a plain loop over t, sympy's own printing of eta0*(t+2)**(-a) for the text the
+polynomial family writes without sympy.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from rates.errors import InputError
+from rates.schedule import Schedule, schedule_from_options
+
+STEPS = range(0, 300)
+
+EXPRESSIONS = {  # text -> f(t) written with math, independently of the parser
+    "eta0*(t+2)**(-1/2)": lambda t: (t + 2) ** -0.5,
+    "eta0/((t+2)*log(t+2))": lambda t: 1 / ((t + 2) * math.log(t + 2)),
+    "eta0*log(t+2)/sqrt(t+2)": lambda t: math.log(t + 2) / math.sqrt(t + 2),
+    "Min(eta0*(t+1)/100, eta0/sqrt(t+2))": lambda t: min((t + 1) / 100, 1 / math.sqrt(t + 2)),
+    "Piecewise((eta0*(t+1)/100, t < 99), (eta0/sqrt(t+2), True))":
+        lambda t: (t + 1) / 100 if t < 99 else 1 / math.sqrt(t + 2),
+    "eta0*(2+sin(t))/sqrt(t+2)": lambda t: (2 + math.sin(t)) / math.sqrt(t + 2),
+    "eta0*(1+exp(-t/100))/(t+2)": lambda t: (1 + math.exp(-t / 100)) / (t + 2),
+}
+
+
+@pytest.mark.parametrize("text", EXPRESSIONS)
+def test_parsed_schedule_has_the_values_written_with_math(text):
+    schedule = Schedule.parse(text)
+    values = schedule.unit_values(0, len(STEPS))
+    expected = np.array([EXPRESSIONS[text](t) for t in STEPS])
+    assert values.dtype == np.float64 and values.shape == expected.shape
+    np.testing.assert_allclose(values, expected, rtol=4e-16 * 8, atol=0)
+    # a window later on has the same values as the same steps read from the start
+    assert np.array_equal(schedule.unit_values(97, 130), values[97:130])
+    assert schedule.unit_value(120) == values[120]
+
+
+def test_warm_up_and_piecewise_forms_switch_where_written():
+    warm_up = Schedule.parse("Min(eta0*(t+1)/100, eta0/sqrt(t+2))")
+    # (t+1)/100 < 1/sqrt(t+2) until (t+1)^2 (t+2) >= 10^4, i.e. t = 20 is the first step on the decay
+    switch = next(t for t in range(100) if (t + 1) / 100 >= 1 / math.sqrt(t + 2))
+    assert switch == 21 - 1 or switch == 21  # the crossing lies between 20 and 21
+    values = warm_up.unit_values(0, 40)
+    assert values[switch - 1] == pytest.approx((switch) / 100, rel=1e-15)
+    assert values[switch + 1] == pytest.approx(1 / math.sqrt(switch + 3), rel=1e-15)
+    piecewise = Schedule.parse("Piecewise((eta0*(t+1)/100, t < 99), (eta0/sqrt(t+2), True))")
+    assert piecewise.unit_values(98, 100).tolist() == [0.99, 1 / math.sqrt(101)]
+    assert not warm_up.is_polynomial and warm_up.a is None and warm_up.label() == warm_up.text
+
+
+@pytest.mark.parametrize("a", ["1/2", "1", "3/10", "2/3", "1/3", "0.25", "999/1000", "7/10"])
+def test_polynomial_schedule_equals_its_parsed_expression_and_prints_as_sympy_does(a):
+    import sympy
+
+    from rates.schedule import eta0_sym, t_sym
+
+    shorthand = Schedule.polynomial(a)
+    exponent = Fraction(a)
+    decimal = str(float(exponent)) if 10**6 % exponent.denominator == 0 else str(exponent)  # decimals read exactly
+    for text in (f"eta0*(t+2)**(-{exponent})", f"eta0/(t+2)**({exponent})", f"eta0*(2+t)^(-{decimal})"):
+        parsed = Schedule.parse(text)
+        assert parsed == shorthand and hash(parsed) == hash(shorthand), text
+    assert shorthand.a == exponent and shorthand.is_polynomial
+    expected_text = str(eta0_sym * (t_sym + 2) ** (-sympy.Rational(exponent.numerator, exponent.denominator)))
+    assert shorthand.text == expected_text
+    assert shorthand.label() == f"a={exponent}"
+    assert shorthand.to_json() == {"expr": expected_text, "a": str(exponent)}
+    assert Schedule.from_json(shorthand.to_json()) == shorthand
+    assert sympy.simplify(shorthand.expr - eta0_sym * (t_sym + 2) ** (-sympy.Rational(str(exponent)))) == 0
+
+
+@pytest.mark.parametrize("a", ["1/2", "1", "3/10", "2/3", "1/7"])
+def test_polynomial_values_are_the_engines_formula_bit_for_bit(a):
+    schedule = Schedule.polynomial(a)
+    a_float = float(Fraction(a))
+    values = schedule.unit_values(0, 5000)
+    expected = np.array([(t + 2.0) ** (-a_float) for t in range(5000)])  # Python's float power, one by one
+    assert np.array_equal(values, expected)
+    assert np.array_equal(schedule.unit_values(1234, 2345), expected[1234:2345])
+    assert schedule.unit_value(4321) == expected[4321]
+
+
+@pytest.mark.parametrize("text", ["eta0", "eta0*(t+2)**(-3/2)", "eta0*(t+2)**(-2)", "eta0*(t+3)**(-1/2)",
+                                  "2*eta0*(t+2)**(-1/2)", "eta0*(t+2)**(-1/2)*log(t+2)"])
+def test_expressions_outside_the_polynomial_family_have_no_a(text):
+    schedule = Schedule.parse(text)
+    assert schedule.a is None and not schedule.is_polynomial and schedule.to_json() == {"expr": schedule.text}
+
+
+def first_offending_step(f, stop=10**4):
+    """The first integer t >= 0 where f(t) is not a finite number > 0 (a plain loop in Python floats)."""
+    for t in range(stop):
+        try:
+            value = f(t)
+        except (ZeroDivisionError, ValueError):
+            return t
+        if not (math.isfinite(value) and value > 0):
+            return t
+    return None
+
+
+@pytest.mark.parametrize("text,f,problem", [
+    ("eta0*sin(t)", math.sin, "not > 0"),                        # sin(0) = 0
+    ("eta0*sin(t+1)", lambda t: math.sin(t + 1), "not > 0"),     # sin(4) < 0
+    ("eta0/(t-3)", lambda t: 1 / (t - 3), "not > 0"),            # negative before the pole
+    ("eta0/(t-3)**2", lambda t: 1 / (t - 3) ** 2, "not finite"),  # infinite at t = 3
+    ("eta0*sqrt(t-3)", lambda t: math.sqrt(t - 3), "not finite"),
+    ("eta0*(t-100)**2/(t+2)", lambda t: (t - 100) ** 2 / (t + 2), "not > 0"),
+])
+def test_values_that_are_not_a_learning_rate_name_the_first_offending_step(text, f, problem):
+    expected = first_offending_step(f)
+    assert expected is not None
+    with pytest.raises(InputError) as error:
+        Schedule.parse(text)
+    message = str(error.value)
+    assert message.startswith("--schedule: ") and "\n" not in message
+    assert f"at t = {expected} " in message and problem in message, message
+
+
+def test_sin_schedule_offends_first_at_zero_and_its_shifted_form_at_three():
+    assert first_offending_step(math.sin) == 0 and first_offending_step(lambda t: math.sin(t + 1)) == 3
+    assert math.sin(4) < 0 < math.sin(3)
+
+
+def test_a_value_that_goes_bad_beyond_the_dense_range_is_found_on_the_log_grid():
+    with pytest.raises(InputError, match=r"not > 0 at t = 2000000 "):
+        Schedule.parse("eta0*(2*10**6 - t)")
+    with pytest.raises(InputError, match=r"not > 0 at t = 123456789 "):
+        Schedule.parse("eta0*(123456789 - t)")
+    Schedule.parse("eta0*(10**13 - t)")  # positive at every step checked: accepted
+
+
+@pytest.mark.parametrize("text,pattern", [
+    ("eta0*x", r"unknown symbol x"),
+    ("eta0*alpha*(t+2)**(-1/2)", r"unknown symbol alpha"),
+    ("eta0*foo(t)", r"unknown function foo"),
+    ("eta0*(t+2", r"not parseable"),
+    ("eta0 */ t", r"not parseable"),
+    ("t.__class__", r"not parseable"),
+    ("eta0*[1][0]", r"not parseable"),
+    ("", r"empty"),
+    ("eta0**2/(t+2)", r"must be eta0 times a function of t"),
+    ("eta0**2*(t+2)**(-1/2)", r"must be eta0 times a function of t"),
+    ("1/sqrt(t+2)", r"must be eta0 times a function of t"),
+    ("eta0 + 1/(t+2)", r"must be eta0 times a function of t"),
+    ("Piecewise((eta0, t < eta0), (eta0/(t+2), True))", r"must be eta0 times a function of t"),
+])
+def test_bad_expressions_are_refused_in_one_line(text, pattern):
+    with pytest.raises(InputError, match=pattern) as error:
+        Schedule.parse(text)
+    assert str(error.value).startswith("--schedule: ") and "\n" not in str(error.value)
+
+
+def test_eta0_is_taken_out_of_min_max_and_sums():
+    assert str(Schedule.parse("Max(eta0/(t+2), eta0/100)").unit_expr) == "Max(1/100, 1/(t + 2))"
+    values = Schedule.parse("eta0*t/(t+2)**2 + eta0/(t+2)**2").unit_values(0, 100)
+    np.testing.assert_allclose(values, [(t + 1) / (t + 2) ** 2 for t in range(100)], rtol=1e-15)
+
+
+def test_a_rate_that_underflows_in_float64_is_refused_where_it_reaches_zero():
+    expected = next(t for t in range(10**6) if math.exp(-t / 1000) == 0.0)
+    with pytest.raises(InputError, match=rf"not > 0 at t = {expected} "):
+        Schedule.parse("eta0*exp(-t/1000)")
+
+
+def test_options_give_one_schedule():
+    assert schedule_from_options("1/2", None) == Schedule.polynomial("1/2")
+    assert schedule_from_options(None, "eta0/sqrt(t+2)") == Schedule.polynomial("1/2")
+    assert schedule_from_options(None, None, default_a="1/2") == Schedule.polynomial("1/2")
+    with pytest.raises(InputError, match=r"--a .* --schedule"):
+        schedule_from_options("1/2", "eta0/sqrt(t+2)")
+    with pytest.raises(InputError, match=r"--schedule"):
+        schedule_from_options(None, None)
+    with pytest.raises(InputError, match=r"^--a: must be in \(0, 1\]"):
+        schedule_from_options("3/2", None)
+
+
+def test_schedules_pickle_and_rebuild_their_values():
+    schedule = Schedule.parse("eta0/((t+2)*log(t+2))")
+    copy = pickle.loads(pickle.dumps(schedule))
+    assert copy == schedule and np.array_equal(copy.unit_values(0, 50), schedule.unit_values(0, 50))
+
+
+def test_importing_the_module_and_the_polynomial_family_need_no_sympy():
+    code = ("import sys; from rates.schedule import Schedule; s = Schedule.polynomial('1/2'); "
+            "s.unit_values(0, 3); s.label(); s.to_json(); print('sympy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "False"

@@ -251,3 +251,15 @@ def test_installed_package_works_in_every_command_and_on_dask_workers(tmp_path):
     assert swept.returncode == 0, swept.stderr
     assert "2 tasks run" in swept.stdout and swept.stdout.count("| l3-gd |") == 2
     assert "GLSS2018 = Gunasekar, Lee, Soudry, Srebro (2018)" in swept.stdout
+
+
+def test_the_guide_shows_the_example_packages_own_code():
+    """docs/extending.md teaches the plug-in from the example package's files, not from a sketch."""
+    guide = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = guide.split("## A plug-in package", 1)[1].split("\n## ", 1)[0]
+    python_block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert python_block.strip() in PLUGIN.read_text(encoding="utf-8")
+    toml = (PACKAGE / "pyproject.toml").read_text(encoding="utf-8")
+    for line in section.split("```toml\n", 1)[1].split("```", 1)[0].splitlines():
+        assert line.startswith("#") or line in toml, line
+    assert guide.index("## A plug-in package") < guide.index("## A norm kind")  # taught first

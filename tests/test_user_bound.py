@@ -170,3 +170,17 @@ def test_a_general_schedule_is_judged_without_a_stated_rate():
     assert record.stated is None and record.verdict.label == "loose", record.verdict.reason
     assert any("no stated rate" in note for note in record.verdict.notes)
     assert judge_user_bound([run], parse_bound("C/t")).verdict.label == "violated"
+
+
+def test_a_short_run_is_inconclusive_with_its_numbers():
+    run = synthetic_run(lambda t: 3 * t ** -0.25, t=checkpoints(800, 30).astype(np.int64), noise=0.01, a="3/4")
+    verdict = judge_user_bound([run], parse_bound("C/t")).verdict
+    assert verdict.label == "inconclusive" and "run too short for an asymptotic window (t >= 1000)" in verdict.reason
+
+
+def test_real_run_user_bound_draws_its_figure(signgd_run, tmp_path):
+    figure = tmp_path / "bound.png"
+    code, out, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C1*log(t)/t^(1/4) + C2/t",
+                             "--plot", str(figure)])
+    assert code == 0, err
+    assert "verdict        : loose" in out and figure.stat().st_size > 0 and figure.with_suffix(".pdf").exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -223,8 +224,10 @@ def _new_virtualenv(where: Path) -> Path:
 def test_installed_package_works_in_every_command_and_on_dask_workers(tmp_path):
     python = _new_virtualenv(tmp_path / "venv")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RATES_CACHE_DIR": str(tmp_path / "cache")}
+    package = tmp_path / PACKAGE.name  # a copy: setuptools writes build/ and *.egg-info next to the sources
+    shutil.copytree(PACKAGE, package)
     subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-                    str(PACKAGE)], check=True, env=env, timeout=300, cwd=tmp_path)
+                    str(package)], check=True, env=env, timeout=300, cwd=tmp_path)
 
     def rates(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run([str(python), "-m", "cli.app", *argv], capture_output=True, text=True, env=env,

@@ -80,9 +80,13 @@ def _root(plugin: Optional[list[Path]] = typer.Option(
         "plug-ins "
         "(entry-point group rates.plugins) are always loaded")) -> None:
     """Predict, run, fit and check implicit-bias rates of steepest-descent optimisers."""
-    from rates.plugins import load_plugins  # before the command parses its options: its names are then known
+    # before the command parses its options, so that their names are known; the loader is light (no numpy):
+    # the plug-ins themselves import rates.plugins, the public API
+    from rates.numeric.plugin_loading import load_file, load_installed
 
-    load_plugins([str(path) for path in plugin or ()])
+    load_installed()
+    for path in plugin or ():
+        load_file(path)
 
 
 def hoist_plugin_options(argv: list[str]) -> list[str]:

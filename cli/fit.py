@@ -258,6 +258,11 @@ def fit(**options) -> None:
         if user_window is not None:
             for run in runs:  # refuse a window outside any run before fitting or writing anything
                 choose_window(run, user_window)
+        if user_bound is not None:
+            from rates.judge.user_bound import check_positive
+
+            for run in runs:
+                check_positive(user_bound, run.config, run.t)
     else:
         for name, value in (("--algo", algo), ("--steps", steps)):
             if value is None:
@@ -271,6 +276,12 @@ def fit(**options) -> None:
         learning_rate = schedule_from_options(a, schedule)
         options["a"] = str(learning_rate.a) if learning_rate.is_polynomial else None
         options["schedule"] = None if learning_rate.is_polynomial else learning_rate
+        if user_bound is not None:  # a term that is not positive where this run can be judged: refused before it runs
+            from rates.judge.user_bound import check_positive, planned_checkpoints
+
+            planned = {"a": options["a"], "eta0": options["eta0"],
+                       "schedule": None if learning_rate.is_polynomial else learning_rate.text}
+            check_positive(user_bound, planned, planned_checkpoints(steps))
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
                               progress=progress_wanted(progress))

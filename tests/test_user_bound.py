@@ -184,3 +184,22 @@ def test_real_run_user_bound_draws_its_figure(signgd_run, tmp_path):
                              "--plot", str(figure)])
     assert code == 0, err
     assert "verdict        : loose" in out and figure.stat().st_size > 0 and figure.with_suffix(".pdf").exists()
+
+
+@pytest.mark.parametrize("schedule", [["--a", "1/2"], ["--schedule", "eta0/((t+2)*log(t+2))"]])
+def test_a_term_negative_where_the_run_is_judged_is_refused_before_it_runs(schedule, tmp_path):
+    # log(t) - 5 < 0 for t < e^5 ~ 148: sympy cannot tell its sign, the checkpoints can; S(2) - 0.9 too, since
+    # S_2(2) = 1/2 + 1/3 at a = 1/2 and 1/(2 log 2)^2 + 1/(3 log 3)^2 = 0.61 for the other schedule
+    for text, first in (("C*(log(t) - 5)", "t = 2"), ("C*(S(2) - 0.9)", "t = 2")):
+        out = tmp_path / "never.json"
+        code, stdout, err = invoke(["fit", "--algo", "signgd", *schedule, "--steps", "1000", "--bound", text,
+                                    "--out", str(out)])
+        assert code == 2 and stdout == "" and not out.exists(), err
+        assert err.startswith("rates: error: --bound: the term") and f"at {first};" in err, err
+
+
+def test_a_term_negative_on_a_files_checkpoints_is_refused(signgd_run, tmp_path):
+    figure = tmp_path / "never.png"
+    code, stdout, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C*(log(t) - 5)", "--plot", str(figure)])
+    assert code == 2 and stdout == "" and not figure.exists()
+    assert "the term log(t) - 5 is -4.31 at t = 2;" in err, err

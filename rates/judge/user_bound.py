@@ -59,6 +59,7 @@ ALLOWED = ("t, numbers, + - * / ** (or ^), log(.), sqrt(.), exp(.), S(p) for p >
 # float64 partial sums are formed chunk by chunk (the pairwise sum of each chunk, then math.fsum of the
 # chunks): a 1e8-step run costs 1e8 schedule values but never holds more than one chunk of them
 SUM_CHUNK = 1 << 20
+MIN_CHECKED_T = 2
 
 t_symbol = sp.Symbol("t", positive=True)
 
@@ -273,6 +274,21 @@ class BoundOnRun:
 
     def bound_shape(self, t: np.ndarray) -> np.ndarray:
         return np.sum(self._values(t), axis=0)
+
+
+def check_positive(bound: UserBound, config: dict[str, Any], t: np.ndarray) -> None:
+    """Refuse (one line naming ``--bound``, the term and the first offending ``t``) a bound with a term that is
+    not positive and finite at some checkpoint ``t >= 2`` -- where a window may lie and the fit figure draws the
+    bound (``log t`` is 0 at ``t = 1``, which only a user window starting there would judge). Called before a
+    run starts or a file is fitted, so that nothing is written for a bound that cannot be judged."""
+    t = np.unique(np.floor(np.asarray(t, dtype=float)))
+    BoundOnRun(bound, config)._values(t[t >= MIN_CHECKED_T])
+
+
+def planned_checkpoints(steps: int, count: int = 200) -> np.ndarray:
+    """Log-spaced ``t`` in ``[2, steps]``: where a run of ``steps`` steps can be judged (a superset's stand-in)."""
+    top = max(int(steps), MIN_CHECKED_T)
+    return np.unique(np.round(np.logspace(math.log10(MIN_CHECKED_T), math.log10(top), count)))
 
 
 # ------------------------------------------------------------------------------------------------ orders

@@ -201,7 +201,10 @@ def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: flo
     # the grid's order (seeds of one configuration adjacent and ascending); merged grids' leftovers last
     keyed = sorted(store.runs(), key=lambda item: order.get(item[0], len(order)))
     runs = [run for _, run in keyed]
-    records = [fit_group(group) for group in group_runs(runs)]
+    groups = group_runs(runs)
+    # a schedule outside eta0 (t+2)^-a has no derived rate to judge against here: its runs stay in the store
+    unjudged = [group for group in groups if group[0].config.get("a") is None and group[0].config.get("schedule")]
+    records = [fit_group(group) for group in groups if not any(group is other for other in unjudged)]
     varying = [_CONFIG_FIELD.get(key, key) for key in GRID_KEYS if key not in _TABLE_FIXED_KEYS
                and len({json.dumps(v, default=str) for g in grids.values() for v in g["grid"].get(key, [])}) > 1]
     slugs = _unique_slugs(records, varying)
@@ -215,6 +218,11 @@ def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: flo
         more = f" and {len(failed) - 3} more (failed.jsonl)" if len(failed) > 3 else ""
         seeds_note += (f" {len(failed)} configuration(s) failed and are not in the table: {shown}{more}; "
                        "rerun with --retry-failed to run them again.")
+    if unjudged:
+        shown = "; ".join(f"{group[0].config['algo']} schedule {group[0].config['schedule']}" for group in unjudged[:3])
+        seeds_note += (f" {len(unjudged)} configuration(s) are not in the table: {shown}"
+                       f"{' and more' if len(unjudged) > 3 else ''}; no verdict, because the rate for this schedule "
+                       "is not derived on this branch (their trajectories are in the sweep directory).")
     meta = {"command": "rates sweep", "grids": list(grids), "wall_s": time.perf_counter() - started}
     written = write_outputs(records, out_dir, seeds_note, caption="Sweep: predicted vs fitted margin-gap rates",
                             figures=figures, meta=meta, trajectories=False,

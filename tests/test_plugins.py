@@ -188,11 +188,11 @@ def test_a_broken_plugin_file_is_one_line_exit_2(clean, tmp_path, body, words):
     assert code == 2 and "is not a Python file (.py) that exists" in err
 
 
-def test_predict_cache_keys_see_the_plugins_code(clean, tmp_path):
+def test_predict_cache_keys_see_the_plugins_code(clean, tmp_path, monkeypatch):
     from cli.predict import answer_key
 
     options = {"algo": "l3-gd", "a": "1/2"}
-    os.environ.setdefault("RATES_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path / "cache"))
     before = answer_key({"algo": "signgd", "a": "1/2"})
     plugin_loading.load_file(PLUGIN)
     first = answer_key(options)
@@ -200,7 +200,7 @@ def test_predict_cache_keys_see_the_plugins_code(clean, tmp_path):
     changed.write_text(PLUGIN.read_text() + "\n# an edit\n")
     plugins.unregister_all()
     plugin_loading.load_file(changed)
-    assert answer_key(options) != first  # another plug-in text, another answer
+    assert first is not None and answer_key(options) != first  # another plug-in text, another answer
     plugins.unregister_all()
     assert answer_key({"algo": "signgd", "a": "1/2"}) == before  # no plug-in: the key the built-ins always had
 

@@ -79,6 +79,13 @@ def test_member_orders_are_the_leading_orders(a, text, exponent, log_power):
     assert (order.exponent, order.log_power) == (sp.Rational(exponent), log_power)
 
 
+def test_a_member_outside_the_class_gets_no_order():
+    # 1/log log t: t^0 (log t)^0 times a factor that still tends to 0 -- not O(1), so no order is claimed
+    (order,) = member_orders(parse_bound("C/log(log(t))"), {"a": "1/2"})
+    assert not order.known and "not of the form" in order.note
+    assert stated_order([order]) is None
+
+
 def test_stated_rate_is_the_largest_member():
     bound = parse_bound("C1/S(1) + C2*S(2)/S(1)")
     stated = stated_order(member_orders(bound, {"a": "1/2"}))

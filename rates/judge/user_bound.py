@@ -335,7 +335,13 @@ def _order(expr: sp.Expr) -> tuple[Optional[sp.Rational], Optional[sp.Rational]]
         k = sp.limit(sp.log(expr * t_symbol ** (-e)) / sp.log(sp.log(t_symbol)), t_symbol, sp.oo)
         if not (k.is_number and k.is_finite):
             return None, None
-        return sp.Rational(e), sp.Rational(sp.nsimplify(k, rational=True))
+        k = sp.nsimplify(k, rational=True)
+        # the class holds only if what is left tends to a positive constant: 1/log log t has e = k = 0 but is
+        # no constant, and is refused here rather than called O(1)
+        rest = sp.limit(expr * t_symbol ** (-e) * sp.log(t_symbol) ** (-k), t_symbol, sp.oo)
+        if not (rest.is_number and rest.is_finite and rest.is_positive):
+            return None, None
+        return sp.Rational(e), sp.Rational(k)
     except (NotImplementedError, ValueError, TypeError, sp.PoleError):
         return None, None
 
@@ -358,7 +364,8 @@ def member_orders(bound: UserBound, config: dict[str, Any]) -> list[MemberOrder]
     for label, member in zip(bound.labels, bound.members):
         e, k = _order(member.subs(subs))
         if e is None:
-            orders.append(MemberOrder(label, None, None, "sympy could not find its limit as t -> infinity"))
+            orders.append(MemberOrder(label, None, None, "not of the form c t^e (log t)^k as t -> infinity, or "
+                                                         "sympy could not find the limits that decide it"))
         else:
             orders.append(MemberOrder(label, -e, k))
     return orders

@@ -462,7 +462,7 @@ def judge_user_bound(runs: Sequence[Run], bound: UserBound, tolerance: float = D
              "constants unknown and positive; 'violated' means no choice of them fits the gap's decay over the window"]
     if stated is not None and stated.log_power.q != 1:
         notes.append(f"the largest term's log power {stated.log_power} is not an integer: finding (iii) compares the "
-                     "slope only")
+                     "gap with the bound's shape, unit constants")
         exponent = None
     elif stated is not None:
         log_power = int(stated.log_power)

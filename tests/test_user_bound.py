@@ -117,6 +117,13 @@ def test_a_log_factor_the_bound_misses_is_violated():
     assert judge_user_bound([run], parse_bound("C*log(t)/t^(1/4)")).verdict.label == "tight"
 
 
+def test_a_window_where_an_asymptotically_smaller_term_is_slowest_is_pre_asymptotic():
+    # log(t)^10/sqrt(t) grows until t = e^20 while t^(-1/4) is the bound's order: over [1e4, 1e6] the slowest
+    # term is the wrong one, so (iii) cannot be measured; the data are t^(-1/4), which the bound does not refute
+    verdict = judge_user_bound([quarter_run()], parse_bound("C1/t^(1/4) + C2*log(t)^10/t^(1/2)")).verdict
+    assert verdict.label == "inconclusive" and "pre-asymptotic for this bound" in verdict.reason, verdict.reason
+
+
 def test_a_frozen_gap_is_inconclusive_not_violated():
     run = quarter_run(lambda t: 0.3 + 0 * t, noise=0.0)  # SignGD whose sign pattern never changes
     verdict = judge_user_bound([run], parse_bound("C/t")).verdict

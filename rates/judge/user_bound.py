@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -475,8 +475,15 @@ def judge_user_bound(runs: Sequence[Run], bound: UserBound, tolerance: float = D
         slowest = verdict.envelope.labels[int(np.argmax(verdict.envelope.members))]
         order = next(order for order in orders if order.label == slowest)
         if (order.exponent, order.log_power) != (stated.exponent, stated.log_power):
-            notes.append(f"over the window the slowest term is {slowest}, not the asymptotically largest "
-                         f"{stated.label}: the window may be pre-asymptotic for this bound")
+            slopes = dict(zip(verdict.envelope.labels, verdict.envelope.members))
+            why = (f"over the window the slowest term is {slowest} (slope {slopes[slowest]:+.3f}), not the "
+                   f"asymptotically largest {stated.label} (slope {slopes[stated.label]:+.3f}): the window is "
+                   "pre-asymptotic for this bound")
+            if verdict.label in ("tight", "loose"):  # (iii) was measured against the wrong term; 'violated' stands
+                verdict = replace(verdict, label="inconclusive", reason=f"{why}; run longer (was {verdict.label}: "
+                                                                         f"{verdict.reason})")
+            else:
+                notes.append(why)
     verdict.notes[:0] = notes
     seeds = seeds if seeds is not None else [run.config.get("seed", i) for i, run in enumerate(runs)]
     return UserBoundRecord({k: v for k, v in config.items() if k not in PER_SEED_KEYS}, seeds, bound, on_run,

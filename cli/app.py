@@ -33,6 +33,8 @@ try:  # Ctrl-C while typer/click load must not print a 36-line traceback either
     import time
     import traceback
     import warnings
+    from pathlib import Path
+    from typing import Optional
 
     import click
     import typer
@@ -72,8 +74,41 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root() -> None:
+def _root(plugin: Optional[list[Path]] = typer.Option(
+        None, "--plugin", metavar="PATH.py", help="load a plug-in file (PATH.py) that registers optimisers, "
+        "theorem families or papers (rates.plugins); repeatable, and accepted after the command name too. Installed "
+        "plug-ins "
+        "(entry-point group rates.plugins) are always loaded")) -> None:
     """Predict, run, fit and check implicit-bias rates of steepest-descent optimisers."""
+    # before the command parses its options, so that their names are known; the loader is light (no numpy):
+    # the plug-ins themselves import rates.plugins, the public API
+    from rates.numeric.plugin_loading import load_file, load_installed
+
+    load_installed()
+    for path in plugin or ():
+        load_file(path)
+
+
+def hoist_plugin_options(argv: list[str]) -> list[str]:
+    """Move every ``--plugin PATH`` (or ``--plugin=PATH``) to the front, so that the option is accepted after the
+    command name as well (``rates sweep --plugin my.py grid.toml``) and is read by the root callback, which runs
+    before the command parses its own options. Arguments after ``--`` are left alone."""
+    hoisted, rest, i = [], [], 0
+    while i < len(argv):
+        item = argv[i]
+        if item == "--":
+            rest += argv[i:]
+            break
+        if item == "--plugin" and i + 1 < len(argv):
+            hoisted += argv[i:i + 2]
+            i += 2
+            continue
+        if item.startswith("--plugin="):
+            hoisted.append(item)
+        else:
+            rest.append(item)
+        i += 1
+    return hoisted + rest
 
 
 def _output_options(callback) -> dict[str, tuple[str, bool]]:
@@ -162,6 +197,7 @@ def main(argv: list[str] | None = None) -> None:
     # overflows is reported as diverged, in one line, by the code that sees it
     warnings.filterwarnings("ignore", category=RuntimeWarning,
                             message="(overflow|invalid value|divide by zero|underflow) encountered")
+    argv = hoist_plugin_options(list(sys.argv[1:] if argv is None else argv))
     try:
         code = app(args=argv, standalone_mode=False)
     except _NO_ARGS as err:

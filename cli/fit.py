@@ -124,6 +124,16 @@ def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], devic
     return trajectory.runs
 
 
+def _user_bound_record(runs, bound, tolerance: float, window):
+    """One configuration's independent replicates judged against the user's bound (:mod:`rates.judge.user_bound`)."""
+    from rates.judge.user_bound import judge_user_bound
+    from rates.studies.report import independent_replicates
+
+    independent, replicates = independent_replicates(runs)
+    seeds = [run.config.get("seed", i) for i, run in enumerate(independent)]
+    return judge_user_bound(independent, bound, tolerance, window, seeds=seeds, replicates=replicates)
+
+
 def _fit_parameters() -> list[inspect.Parameter]:
     """``rates fit`` takes the options of ``rates run`` (one source of truth: cli/run.py) plus its own.
 
@@ -138,6 +148,10 @@ def _fit_parameters() -> list[inspect.Parameter]:
                                           help="slope tolerance of 'tight', in (0, 1)")),
         "plot": (Optional[Path], typer.Option(None, "--plot", help="draw the fit to FILE.png or FILE.pdf")),
         "as_json": (bool, typer.Option(False, "--json", help="print the fit records as JSON")),
+        "bound": (Optional[str], typer.Option(None, "--bound", help=(
+            "judge your own bound instead of the theorem's: a sum of terms, each with its own unknown constant "
+            "C..., in t, log, sqrt, exp and the schedule's power sums S(p), e.g. 'C1/S(1) + C2*S(2)/S(1)' or "
+            "'C1*log(t)/t^(1/4) + C2/t'"))),
     }
     params = [inspect.Parameter("from_file", inspect.Parameter.KEYWORD_ONLY, default=own["from_file"][1],
                                 annotation=own["from_file"][0])]
@@ -159,8 +173,8 @@ def _fit_parameters() -> list[inspect.Parameter]:
 
 def fit(**options) -> None:
     """Fit the empirical rate of the margin gap (of a run or a file) and judge it against the predicted bound."""
-    from_file, window, tolerance, plot, as_json = (
-        options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json"))
+    from_file, window, tolerance, plot, as_json, bound_text = (
+        options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json", "bound"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
     schedule = options.pop("schedule")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
@@ -174,6 +188,11 @@ def fit(**options) -> None:
 
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")
+    user_bound = None
+    if bound_text is not None:  # read before anything runs: a bad bound writes nothing
+        from rates.judge.user_bound import parse_bound
+
+        user_bound = parse_bound(bound_text)
     user_window = parse_window(window) if window is not None else None
     wanted = parse_seeds(seed, seeds) if seeds is not None else None
     wanted_draws = parse_seeds(seed, data_seeds, "--data-seeds") if data_seeds is not None else None
@@ -196,6 +215,11 @@ def fit(**options) -> None:
         if user_window is not None:
             for run in runs:  # refuse a window outside any run before fitting or writing anything
                 choose_window(run, user_window)
+        if user_bound is not None:
+            from rates.judge.user_bound import check_positive
+
+            for run in runs:
+                check_positive(user_bound, run.config, run.t)
     else:
         for name, value in (("--algo", algo), ("--steps", steps)):
             if value is None:
@@ -209,12 +233,21 @@ def fit(**options) -> None:
         learning_rate = schedule_from_options(a, schedule)
         options["a"] = str(learning_rate.a) if learning_rate.is_polynomial else None
         options["schedule"] = None if learning_rate.is_polynomial else learning_rate
+        if user_bound is not None:  # a term that is not positive where this run can be judged: refused before it runs
+            from rates.judge.user_bound import check_positive, planned_checkpoints
+
+            planned = {"a": options["a"], "eta0": options["eta0"],
+                       "schedule": None if learning_rate.is_polynomial else learning_rate.text}
+            check_positive(user_bound, planned, planned_checkpoints(steps))
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
                               progress=progress_wanted(progress))
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
-    records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
+    if user_bound is not None:  # the user's own bound judges every schedule, derived rate or not
+        records = [_user_bound_record(group, user_bound, tolerance, user_window) for group in group_runs(runs)]
+    else:
+        records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
     figures = []
     if plot is not None:
         _check_plottable(runs)
@@ -222,14 +255,14 @@ def fit(**options) -> None:
             if isinstance(rec, per_sample.PerSampleRecord):
                 print(f"figure: none for {rec.title} (judged on its limit direction; no rate to draw)", file=sys.stderr)
                 continue
-            figures.append(plot_fit(rec.runs, rec.verdict, rec.prediction,
+            own = user_bound is not None
+            figures.append(plot_fit(rec.runs, rec.verdict, rec.on_run if own else rec.prediction,
                                     _plot_path(plot, run_slug(rec.config), len(records) > 1),
-                                    title=rec.title, bound_label=bound_label(rec)))
+                                    title=rec.title, bound_label="user bound" if own else bound_label(rec)))
     if as_json:
         print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
     else:
-        print("\n\n".join(rec.describe() if isinstance(rec, per_sample.PerSampleRecord)
-                          else describe(rec) for rec in records))
+        print("\n\n".join(rec.describe() if hasattr(rec, "describe") else describe(rec) for rec in records))
         for figure in figures:
             print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
     if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):

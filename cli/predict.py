@@ -137,10 +137,13 @@ def answer_key(options: dict) -> str | None:
     """The cache key of an answer: the options and the source and libraries that derive it; ``None`` with
     ``--data``, whose file's content the key would not see."""
     from rates import cache
+    from rates.numeric.plugin_loading import fingerprint
 
-    if options.get("data") is not None:
+    plugins = fingerprint()  # a plug-in's family or paper changes the answer: its code is in the key
+    if options.get("data") is not None or plugins is None:
         return None
-    return cache.key_for(ANSWERS, sorted(options.items()), packages=("rates", "cli"), libraries=_DERIVING_LIBRARIES)
+    parts = (sorted(options.items()),) + ((plugins,) if plugins else ())
+    return cache.key_for(ANSWERS, *parts, packages=("rates", "cli"), libraries=_DERIVING_LIBRARIES)
 
 
 def answer(**options) -> str:

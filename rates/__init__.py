@@ -6,6 +6,7 @@ The package is the pipeline, one subpackage per stage; a stage imports only the 
     rates.symbolic  -> rates.numeric -> rates.judge -> rates.output -> rates.studies -> rates.sweep
     (predictions)      (trajectories)   (verdicts)     (tables,         (runs + fits +     (grids over
                                                          figures)         tables per paper)   a cluster)
+    -> rates.plugins (the public API of plug-ins, which registers into every stage)
 
 The modules at this level are the foundation every stage may use: the norms that define the geometry
 (:mod:`rates.norms`), schedules and exponent parsing (:mod:`rates.schedule`), errors, the on-disk cache, resource
@@ -16,4 +17,5 @@ __version__ = "0.1.0"
 
 # The order of the pipeline's stages: a module in stage i may import stage j only for j <= i (the
 # foundation modules above are stage -1 and import nothing from a stage).
-STAGES = ("symbolic", "numeric", "judge", "output", "studies", "sweep")
+# rates.plugins, the public plug-in API, registers into every stage, so it comes last.
+STAGES = ("symbolic", "numeric", "judge", "output", "studies", "sweep", "plugins")

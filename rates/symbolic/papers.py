@@ -15,29 +15,36 @@ file of this repository. Titles are the papers' own first lines; years are those
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 
 @dataclass(frozen=True)
 class Reference:
-    """One paper: the short name used in citations across the code, and what a bibliography needs."""
+    """One paper: the short name used in citations across the code, and what a bibliography needs.
+
+    ``arxiv_id`` or ``address`` (a URL or DOI link) locates it; a plug-in family may cite any paper
+    (:func:`register_reference`).
+    """
 
     short_name: str
     authors: tuple[str, ...]
     year: int
     title: str
-    arxiv_id: str
+    arxiv_id: Optional[str] = None
+    address: Optional[str] = None
 
     @property
-    def arxiv(self) -> str:
-        return f"arXiv:{self.arxiv_id}"
+    def arxiv(self) -> Optional[str]:
+        return f"arXiv:{self.arxiv_id}" if self.arxiv_id else None
 
     @property
-    def url(self) -> str:
-        return f"https://arxiv.org/abs/{self.arxiv_id}"
+    def url(self) -> Optional[str]:
+        return self.address or (f"https://arxiv.org/abs/{self.arxiv_id}" if self.arxiv_id else None)
 
     def citation(self) -> str:
         """``Authors (year). Title. arXiv:id`` -- one line, for text output and table notes."""
-        return f"{', '.join(self.authors)} ({self.year}). {self.title}. {self.arxiv}"
+        where = self.arxiv or self.url
+        return f"{', '.join(self.authors)} ({self.year}). {self.title}" + (f". {where}" if where else "")
 
     def to_json(self) -> dict:
         return {"short_name": self.short_name, "authors": list(self.authors), "year": self.year,
@@ -55,6 +62,28 @@ SIGNADAM = Reference(
     "Implicit Bias of SignGD and Adam on Multiclass Separable Data", "2502.04664")
 
 REFERENCES: dict[str, Reference] = {ref.short_name: ref for ref in (FLAVORS, MINIBATCH, SIGNADAM)}
+BUILT_IN = tuple(REFERENCES)
+
+
+def register_reference(reference: Reference) -> Reference:
+    """Make ``reference`` citable by its short name (``Source(short_name, theorem)``): the public route is
+    :func:`rates.plugins.register_reference`. The three papers above cannot be replaced."""
+    key = reference.short_name.upper()
+    if not key or " " in key or "(" in key:
+        raise ValueError(f"a reference's short name is one word, got {reference.short_name!r}")
+    if key in BUILT_IN:
+        raise ValueError(f"{reference.short_name!r} is one of the built-in papers ({', '.join(BUILT_IN)})")
+    if not (reference.arxiv_id or reference.address):
+        raise ValueError(f"reference {reference.short_name!r} needs an arXiv id or an address (URL or DOI link)")
+    REFERENCES[key] = reference
+    return reference
+
+
+def forget_reference(short_name: str) -> None:
+    """Undo :func:`register_reference` (the built-in papers stay)."""
+    key = short_name.upper()
+    if key not in BUILT_IN:
+        REFERENCES.pop(key, None)
 
 
 def reference_for(text: str) -> Reference | None:
@@ -66,7 +95,7 @@ def reference_for(text: str) -> Reference | None:
 def references_in(texts) -> list[Reference]:
     """The distinct papers named anywhere in ``texts`` (in the order FLAVORS, MINIBATCH, SIGNADAM)."""
     joined = " ".join(str(text) for text in texts).upper()
-    return [ref for name, ref in REFERENCES.items() if name in joined or ref.arxiv_id in joined]
+    return [ref for name, ref in REFERENCES.items() if name in joined or (ref.arxiv_id and ref.arxiv_id in joined)]
 
 
 def references_note(texts) -> str:

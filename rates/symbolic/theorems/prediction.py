@@ -22,6 +22,8 @@ FAMILIES: dict[str, Callable[[Any], BoundTemplate]] = {
 
 
 def template_for(config: Any) -> BoundTemplate:
+    if config.family not in FAMILIES and config.family in REGISTRY and REGISTRY[config.family].template is not None:
+        return REGISTRY[config.family].template(config)  # a plug-in family (rates.plugins.register_family)
     if config.family in REGISTRY and config.family not in FAMILIES:
         family = REGISTRY[config.family]
         raise InputError("batch", f"{config.name} with b = 1 is covered by the {family.name} family "

@@ -39,6 +39,27 @@ REGISTRY: dict[str, FamilyDeclaration] = {family.name: family for family in DECL
 COVERED, NO_THEOREM, NOT_APPLICABLE = "covered", "no-theorem", "not-applicable"
 
 
+def register_declaration(family: FamilyDeclaration) -> FamilyDeclaration:
+    """Add a plug-in family to the gate (the public route is :func:`rates.plugins.register_family`); its
+    ``covers`` is asked before the built-in families' (:data:`rates.symbolic.theorems.coverage.PLUGIN_COVERS`)."""
+    from rates.symbolic.theorems.coverage import COVERS, PLUGIN_COVERS
+
+    if family.name in COVERS:
+        raise ValueError(f"{family.name!r} is a built-in family ({', '.join(COVERS)}); choose another name")
+    REGISTRY[family.name] = family
+    PLUGIN_COVERS[family.name] = family.covers
+    return family
+
+
+def forget_declaration(name: str) -> None:
+    """Undo :func:`register_declaration` (the built-in families stay)."""
+    from rates.symbolic.theorems.coverage import PLUGIN_COVERS
+
+    if name in PLUGIN_COVERS:
+        PLUGIN_COVERS.pop(name)
+        REGISTRY.pop(name, None)
+
+
 def family_of(config) -> Optional[FamilyDeclaration]:
     """The declaration covering ``config`` (None: no family covers it), decided by the declarations' own
     predicates, which :func:`rates.symbolic.theorems.coverage.family_name` holds without sympy."""

@@ -1,0 +1,219 @@
+"""``rates fit --bound``: a user's conjectured bound, judged as a theorem's template is.
+
+Independent expectations: synthetic gaps with a known law (``t^-1/4``, ``log t / t^(1/4)``), whose slopes are
+closed forms; the power sums against a plain loop over the schedule; the members' orders against the
+leading orders of docs/theory.md section 4 typed by hand; and, on one short real SignGD run, the theorem's own
+verdict on the same trajectory (the user bound ``C1/S(1) + C2*S(2)/S(1)`` is the NSD template of SIGNADAM
+Thm 5.3, so its envelope must be the theorem's).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sympy as sp
+from cli_invoke import invoke
+from test_compare import checkpoints, synthetic_run
+
+from rates.judge.user_bound import judge_user_bound, member_orders, parse_bound, power_sums, stated_order
+
+
+def test_members_are_the_derivatives_in_the_constants():
+    bound = parse_bound("(C2*S(2) + C0)/S(1)")
+    assert [str(c) for c in bound.constants] == ["C0", "C2"]
+    assert bound.labels == ("1/S(1)", "S(2)/S(1)")
+    # a constant shared by two terms is one member; ^ is a power, binding tighter than / as written
+    shared = parse_bound("C1*(log(t)/t + 1/t) + C2/t^(1/4)")
+    t = sp.Symbol("t", positive=True)
+    assert sp.simplify(shared.members[0] - (sp.log(t) + 1) / t) == 0
+    assert sp.simplify(shared.members[1] - t ** sp.Rational(-1, 4)) == 0
+    assert parse_bound("C*0.25/t").members == (sp.Rational(1, 4) / t,)  # a decimal is read exactly
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "is empty"),
+    ("C1/(t", "cannot be parsed"),
+    ("x/t", "unknown name 'x'"),
+    ("C1**2/t", "not a plain factor"),
+    ("C1*C2/t", "not a plain factor"),
+    ("log(C1)/t", "not a plain factor"),
+    ("1/t + C/t", "carries no constant"),
+    ("1/t", "no unknown constant"),
+    ("-C/t", "never positive"),
+    ("C*S(0)/t", "S(p) needs a number p > 0"),
+    ("C*S(t)", "S(p) needs a number p > 0"),
+    ("__import__('os').getcwd()", "is not allowed"),
+    ("C.real/t", "is not allowed"),
+    ("C/t if t else C", "is not allowed"),
+])
+def test_bad_bounds_are_refused_in_one_line_with_exit_2(text, words, tmp_path):
+    out = tmp_path / "never.json"
+    code, stdout, err = invoke(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "100", "--bound", text,
+                                "--out", str(out)])
+    assert code == 2 and stdout == "" and not out.exists()
+    assert err.count("\n") == 1 and err.startswith("rates: error: --bound: ") and words in err, err
+
+
+def test_power_sums_are_the_schedules_own_partial_sums():
+    t = np.array([1, 7, 100, 5000])
+    s = np.arange(5000)
+    eta = 0.5 * (s + 2.0) ** -0.5
+    expected = {p: np.cumsum(eta ** float(p))[t - 1] for p in (1, 2, sp.Rational(3, 2))}
+    sums = power_sums({"a": "1/2", "eta0": 0.5}, list(expected), t)
+    for p, values in expected.items():
+        np.testing.assert_allclose(sums[p], values, rtol=1e-12)
+
+
+@pytest.mark.parametrize("a, text, exponent, log_power", [
+    ("1/2", "C*S(2)/S(1)", "1/2", 1),    # sum 1/(s+2) ~ log t over sum (s+2)^-1/2 ~ 2 sqrt t
+    ("3/4", "C*S(2)/S(1)", "1/4", 0),    # sum (s+2)^-3/2 converges; 1/S_1 ~ t^-1/4
+    ("1", "C/S(1)", "0", -1),            # 1/log t
+    ("3/10", "C*S(2)/S(1)", "3/10", 0),  # t^(1-3/5) / t^(7/10)
+    ("1/2", "C*log(t)^2/sqrt(t)", "1/2", 2),
+])
+def test_member_orders_are_the_leading_orders(a, text, exponent, log_power):
+    bound = parse_bound(text)
+    (order,) = member_orders(bound, {"a": a})
+    assert (order.exponent, order.log_power) == (sp.Rational(exponent), log_power)
+
+
+def test_a_member_outside_the_class_gets_no_order():
+    # 1/log log t: t^0 (log t)^0 times a factor that still tends to 0 -- not O(1), so no order is claimed
+    (order,) = member_orders(parse_bound("C/log(log(t))"), {"a": "1/2"})
+    assert not order.known and "not of the form" in order.note
+    assert stated_order([order]) is None
+
+
+def test_stated_rate_is_the_largest_member():
+    bound = parse_bound("C1/S(1) + C2*S(2)/S(1)")
+    stated = stated_order(member_orders(bound, {"a": "1/2"}))
+    assert stated.label == "S(2)/S(1)" and (stated.exponent, stated.log_power) == (sp.Rational(1, 2), 1)
+
+
+def quarter_run(law=lambda t: 3 * t ** -0.25, noise: float = 0.01):
+    return synthetic_run(law, t=checkpoints(1e6, 60).astype(np.int64), noise=noise, a="3/4")
+
+
+def test_a_false_bound_is_violated_and_a_true_one_tight():
+    run = quarter_run()
+    false = judge_user_bound([run], parse_bound("C/t"))
+    assert false.verdict.label == "violated"
+    assert false.verdict.envelope.slowest == pytest.approx(-1.0, abs=1e-12)
+    assert false.verdict.fit.slope == pytest.approx(-0.25, abs=0.01)
+    true = judge_user_bound([run], parse_bound("C1/S(1) + C2*S(2)/S(1)"))
+    assert true.verdict.label == "tight", true.verdict.reason
+    # a bound that decays slower than the data holds but is not attained: loose
+    slack = judge_user_bound([run], parse_bound("C1*log(t)/t^(1/4) + C2/t"))
+    assert slack.verdict.label == "loose", slack.verdict.reason
+
+
+def test_a_log_factor_the_bound_misses_is_violated():
+    # gap log t / t^(1/4): its slope over [1e4, 1e6] is -1/4 + 1/log t ~ -0.16, slower than C t^-1/4 by ~0.09
+    run = quarter_run(lambda t: np.log(t) * t ** -0.25)
+    verdict = judge_user_bound([run], parse_bound("C/t^(1/4)")).verdict
+    assert verdict.label == "violated", verdict.reason
+    assert judge_user_bound([run], parse_bound("C*log(t)/t^(1/4)")).verdict.label == "tight"
+
+
+def test_a_window_where_an_asymptotically_smaller_term_is_slowest_is_pre_asymptotic():
+    # log(t)^10/sqrt(t) grows until t = e^20 while t^(-1/4) is the bound's order: over [1e4, 1e6] the slowest
+    # term is the wrong one, so (iii) cannot be measured; the data are t^(-1/4), which the bound does not refute
+    verdict = judge_user_bound([quarter_run()], parse_bound("C1/t^(1/4) + C2*log(t)^10/t^(1/2)")).verdict
+    assert verdict.label == "inconclusive" and "pre-asymptotic for this bound" in verdict.reason, verdict.reason
+
+
+def test_a_frozen_gap_is_inconclusive_not_violated():
+    run = quarter_run(lambda t: 0.3 + 0 * t, noise=0.0)  # SignGD whose sign pattern never changes
+    verdict = judge_user_bound([run], parse_bound("C/t")).verdict
+    assert verdict.label == "inconclusive" and "pre-asymptotic" in verdict.reason
+
+
+@pytest.fixture(scope="module")
+def signgd_run(tmp_path_factory):
+    """One short real run: SignGD at a = 3/4 on the default preset, 20000 steps (gap ~ t^-1/4, SIGNADAM Cor. 5.4)."""
+    path = tmp_path_factory.mktemp("signgd") / "run.json"
+    code, _, err = invoke(["fit", "--algo", "signgd", "--a", "3/4", "--steps", "20000", "--device", "cpu",
+                           "--no-progress", "--out", str(path)])
+    assert code == 0, err
+    return path
+
+
+def test_real_run_false_bound_exits_1_violated(signgd_run):
+    code, out, _ = invoke(["fit", "--from", str(signgd_run), "--bound", "C/t"])
+    assert code == 1
+    assert "user bound     : C/t" in out and "verdict        : violated" in out
+
+
+def test_real_run_theorem_template_as_user_bound_matches_the_theorem(signgd_run):
+    code, out, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C1/S(1) + C2*S(2)/S(1)", "--json"])
+    assert code == 0, err
+    (mine,) = json.loads(out)
+    code, out, err = invoke(["fit", "--from", str(signgd_run), "--json"])
+    (theirs,) = json.loads(out)
+    assert mine["user_bound"]["source"] == "user bound" and mine["prediction"] is None
+    assert mine["verdict"]["verdict"] in ("tight", "loose")
+    assert mine["verdict"]["verdict"] == theirs["verdict"]["verdict"]
+    np.testing.assert_allclose(mine["verdict"]["envelope"]["members"], theirs["verdict"]["envelope"]["members"],
+                               rtol=1e-9)
+    assert mine["verdict"]["fit"]["slope"] == theirs["verdict"]["fit"]["slope"]
+
+
+def test_power_sums_of_any_schedule_are_chunked_exact_sums(monkeypatch):
+    import rates.judge.user_bound as user_bound
+
+    monkeypatch.setattr(user_bound, "SUM_CHUNK", 1000)  # several chunks, checkpoints inside and on their edges
+    t = np.array([3000, 1, 999, 1000, 1001, 2500])
+    s = np.arange(3000, dtype=float)
+    eta = 2.0 / ((s + 2) * np.log(s + 2))
+    config = {"a": None, "schedule": "eta0/((t+2)*log(t+2))", "eta0": 2.0}
+    sums = power_sums(config, [sp.Integer(1), sp.Integer(2)], t)
+    for p in (1, 2):
+        np.testing.assert_allclose(sums[p], np.cumsum(eta**p)[t - 1], rtol=1e-12)
+    # the polynomial family through the same call: Hurwitz-zeta sums, equal to the loop
+    poly = power_sums({"a": "1/2", "eta0": 2.0}, [sp.Integer(1)], t)[sp.Integer(1)]
+    np.testing.assert_allclose(poly, np.cumsum(2.0 * (s + 2) ** -0.5)[t - 1], rtol=1e-12)
+
+
+def test_a_general_schedule_is_judged_without_a_stated_rate():
+    run = quarter_run()
+    run.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    record = judge_user_bound([run], parse_bound("C1/S(1) + C2*S(2)/S(1)"))
+    # 1/S_1 ~ 1/log log t decays far slower than the data's t^-1/4: the bound holds, and the data are faster
+    assert record.stated is None and record.verdict.label == "loose", record.verdict.reason
+    assert any("no stated rate" in note for note in record.verdict.notes)
+    assert judge_user_bound([run], parse_bound("C/t")).verdict.label == "violated"
+
+
+def test_a_short_run_is_inconclusive_with_its_numbers():
+    run = synthetic_run(lambda t: 3 * t ** -0.25, t=checkpoints(800, 30).astype(np.int64), noise=0.01, a="3/4")
+    verdict = judge_user_bound([run], parse_bound("C/t")).verdict
+    assert verdict.label == "inconclusive" and "run too short for an asymptotic window (t >= 1000)" in verdict.reason
+
+
+def test_real_run_user_bound_draws_its_figure(signgd_run, tmp_path):
+    figure = tmp_path / "bound.png"
+    code, out, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C1*log(t)/t^(1/4) + C2/t",
+                             "--plot", str(figure)])
+    assert code == 0, err
+    assert "verdict        : loose" in out and figure.stat().st_size > 0 and figure.with_suffix(".pdf").exists()
+
+
+@pytest.mark.parametrize("schedule", [["--a", "1/2"], ["--schedule", "eta0/((t+2)*log(t+2))"]])
+def test_a_term_negative_where_the_run_is_judged_is_refused_before_it_runs(schedule, tmp_path):
+    # log(t) - 5 < 0 for t < e^5 ~ 148: sympy cannot tell its sign, the checkpoints can; S(2) - 0.9 too, since
+    # S_2(2) = 1/2 + 1/3 at a = 1/2 and 1/(2 log 2)^2 + 1/(3 log 3)^2 = 0.61 for the other schedule
+    for text, first in (("C*(log(t) - 5)", "t = 2"), ("C*(S(2) - 0.9)", "t = 2")):
+        out = tmp_path / "never.json"
+        code, stdout, err = invoke(["fit", "--algo", "signgd", *schedule, "--steps", "1000", "--bound", text,
+                                    "--out", str(out)])
+        assert code == 2 and stdout == "" and not out.exists(), err
+        assert err.startswith("rates: error: --bound: the term") and f"at {first};" in err, err
+
+
+def test_a_term_negative_on_a_files_checkpoints_is_refused(signgd_run, tmp_path):
+    figure = tmp_path / "never.png"
+    code, stdout, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C*(log(t) - 5)", "--plot", str(figure)])
+    assert code == 2 and stdout == "" and not figure.exists()
+    assert "the term log(t) - 5 is -4.31 at t = 2;" in err, err

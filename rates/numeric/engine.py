@@ -249,8 +249,9 @@ def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
 
 def resolve_engine(engine: str, device: Any) -> str:
     """``auto`` -> ``fused`` on the CPU when numba imports, ``graph`` on cuda, else ``torch``; ``fused`` needs
-    the CPU and ``graph`` cuda (``--engine``). A recipe ``graph`` cannot record runs eagerly (:func:`run_group`).
-    ``device``: a ``torch.device`` or a device name (``cpu``)."""
+    the CPU and ``graph`` cuda (``--engine``); ``gemm`` runs on either (on the CPU it needs numba). A recipe
+    ``graph`` cannot record runs eagerly (:func:`run_group`); which groups ``auto`` gives to ``gemm`` is decided per
+    group by :func:`group_stepper`. ``device``: a ``torch.device`` or a device name (``cpu``)."""
     key = check("engine", engine)
     from rates.numeric.fused import available
 
@@ -263,8 +264,28 @@ def resolve_engine(engine: str, device: Any) -> str:
         raise InputError("engine", f"graph (CUDA graphs) runs on cuda only (device {device}); use --engine auto")
     if key == "fused" and kind != "cpu":
         raise InputError("engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
-    if key == "fused" and not available():
-        raise InputError("engine", "fused needs numba, which does not import here; use --engine torch")
+    if key in ("fused", "gemm") and kind == "cpu" and not available():
+        raise InputError("engine", f"{key} needs numba, which does not import here; use --engine torch")
+    return key
+
+
+def group_stepper(engine: str, device: Any, recipe: Recipe, k: int, d: int, n: int) -> str:
+    """The stepper of one group of runs (one recipe, data of n samples, d features, k classes): the engine's
+    choice (:func:`resolve_engine`), except that ``auto`` on the CPU gives full-batch groups on data sets where
+    the products dominate (:func:`rates.numeric.gemm.worth_gemm`) to ``gemm``. A function of the recipe and the
+    data's shape, so a run takes the same path alone or in any batch. ``gemm`` asked for a recipe that is not
+    full batch is refused (``--engine``)."""
+    key = resolve_engine(engine, device)
+    if key == "gemm":
+        if recipe.source != "full":
+            raise InputError("engine", f"gemm runs full-batch gradients only (this run's source is "
+                                       f"{recipe.source}); use --engine auto")
+        return key
+    if str(engine).strip().lower() == "auto" and key == "fused" and recipe.source == "full":
+        from rates.numeric.gemm import worth_gemm
+
+        if worth_gemm(k, d, n):
+            return "gemm"
     return key
 
 
@@ -283,7 +304,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     on_host = isinstance(H, np.ndarray)
     if H.ndim == 3:
         return _run_group_per_run_data(runs, H, y, k, steps, times, advance, engine)
-    if resolve_engine(engine, "cpu" if on_host else H.device) == "fused":
+    stepper = group_stepper(engine, "cpu" if on_host else H.device, recipe, k, H.shape[-1], H.shape[-2])
+    if stepper == "fused":
         from rates.numeric.fused.group import supports
 
         if supports(recipe):
@@ -303,6 +325,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
     measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=torch.float64, device=H.device)
+    if stepper == "gemm":
+        optimizer, measure = _gemm_program(optimizer, H, y, k, recipe, measure)
     if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
         from rates.numeric.graphed import GraphedSteps, graphable, worth_recording
 
@@ -314,7 +338,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     wanted = iter(times.tolist())
     next_t = next(wanted, None)
     report_every = max(1, min(10_000, steps // 200))
-    with torch.inference_mode(), single_thread_on_cpu(H.device):
+    blas_threads = one_blas_thread() if stepper == "gemm" and H.device.type == "cpu" else contextlib.nullcontext()
+    with torch.inference_mode(), single_thread_on_cpu(H.device), blas_threads:
         for t in range(steps):
             W, state = optimizer.step(W, state, t)
             if t + 1 == next_t:
@@ -327,13 +352,32 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     return W, records
 
 
+def _gemm_program(optimizer: Any, H: torch.Tensor, y: torch.Tensor, k: int, recipe: Recipe,
+                  measure: Any) -> tuple[Any, Any]:
+    """The torch program of ``recipe`` with its full-batch source replaced by the stacked GEMMs of
+    :mod:`rates.numeric.gemm` (same signal: the gradient with its log-scales; the rest of the recipe unchanged),
+    and, on the CPU, the checkpoints measured in numpy as the fused path does."""
+    from rates.numeric.gemm import GemmGradient
+    from rates.numeric.optim.compose import Optimizer
+
+    per_row = optimizer.source.per_row
+    program = Optimizer(GemmGradient(H, y, k, per_row), optimizer.transform)
+    if H.device.type != "cpu":
+        return program, measure
+    from rates.numeric.fused.measure import NumpyMeasure
+
+    host_measure = NumpyMeasure(H.numpy(), y.numpy(), k, recipe.norm, REPORTED_NORMS)
+    return program, lambda W: host_measure(W.numpy())
+
+
 def _run_group_per_run_data(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, times: np.ndarray,
                             advance=None, engine: str = "auto") -> tuple[Any, list[dict[str, np.ndarray]]]:
     """:func:`run_group` with one dataset per run: one fused call where the kernels take per-run data, else
     one call per distinct dataset (runs on equal data stay together), merged back into the runs' order."""
     recipe = runs[0].recipe
     on_host = isinstance(H, np.ndarray)
-    if resolve_engine(engine, "cpu" if on_host else H.device) == "fused" and recipe.source != "vr":
+    stepper = group_stepper(engine, "cpu" if on_host else H.device, recipe, k, H.shape[-1], H.shape[-2])
+    if stepper == "fused" and recipe.source != "vr":
         from rates.numeric.fused.group import supports
 
         if supports(recipe):
@@ -411,6 +455,14 @@ def single_thread_on_cpu(device: torch.device) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def one_blas_thread() -> Any:
+    """NumPy's BLAS on one thread for the GEMM stepper (:mod:`rates.numeric.gemm`): one thread per group, as every
+    other stepper here, for the most steps per CPU second on a shared 2-core machine and a fixed order of sums."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) -> dict[str, Any]:
@@ -556,6 +608,10 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
 
         if not all(supports(r.recipe) for r in resolved):
             stepper = "fused, torch for norm kinds without kernels"
+    chosen = {group_stepper(engine, dev, r.recipe, int(datasets[number].k), int(datasets[number].d),
+                            int(datasets[number].n)) for number, r in plan}
+    if "gemm" in chosen and stepper != "gemm":
+        stepper = "gemm" if chosen == {"gemm"} else f"{stepper}, gemm for full-batch runs on large data"
     elif stepper == "graph":
         from rates.numeric.graphed import graphable
 

@@ -110,7 +110,7 @@ class GemmGradient:
 
             logits = torch.mm(W.reshape(R * k, d), self.Ht).view(R, k, -1)
             coeff, log_scale = coefficients(logits, self.labels, self.per_row)
-            G = torch.mm(coeff.view(R * k, -1), self.H_mean).view(R, k, d)
+            G = torch.mm(coeff.reshape(R * k, -1), self.H_mean).view(R, k, d)
             return Signal(G, log_scale), state
         G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
         if self.per_row:

@@ -322,11 +322,12 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
         return W.numpy(), records
     from rates.numeric.optim.compose import build
 
-    optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
-    measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=torch.float64, device=H.device)
     if stepper == "gemm":
-        optimizer, measure = _gemm_program(optimizer, H, y, k, recipe, measure)
+        optimizer, measure = _gemm_program(runs, H, y, k)
+    else:
+        optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
+        measure = _Measure(H, y, k, recipe.norm)
     if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
         from rates.numeric.graphed import GraphedSteps, graphable, worth_recording
 
@@ -352,18 +353,18 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     return W, records
 
 
-def _gemm_program(optimizer: Any, H: torch.Tensor, y: torch.Tensor, k: int, recipe: Recipe,
-                  measure: Any) -> tuple[Any, Any]:
-    """The torch program of ``recipe`` with its full-batch source replaced by the stacked GEMMs of
-    :mod:`rates.numeric.gemm` (same signal: the gradient with its log-scales; the rest of the recipe unchanged),
-    and, on the CPU, the checkpoints measured in numpy as the fused path does."""
+def _gemm_program(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int) -> tuple[Any, Any]:
+    """The torch program of the runs' recipe with the stacked GEMMs of :mod:`rates.numeric.gemm` as its full-batch
+    source (the same signal: the gradient with its log-scales; the rest of the recipe unchanged), and its
+    checkpoint measurement: in numpy on the CPU, as the fused path measures."""
     from rates.numeric.gemm import GemmGradient
-    from rates.numeric.optim.compose import Optimizer
+    from rates.numeric.optim.compose import Optimizer, signal_scales, transform_of
 
-    per_row = optimizer.source.per_row
-    program = Optimizer(GemmGradient(H, y, k, per_row), optimizer.transform)
+    recipe = runs[0].recipe
+    _, per_row = signal_scales(recipe)
+    program = Optimizer(GemmGradient(H, y, k, per_row), transform_of(recipe, _hyper(runs, H.device)))
     if H.device.type != "cpu":
-        return program, measure
+        return program, _Measure(H, y, k, recipe.norm)
     from rates.numeric.fused.measure import NumpyMeasure
 
     host_measure = NumpyMeasure(H.numpy(), y.numpy(), k, recipe.norm, REPORTED_NORMS)

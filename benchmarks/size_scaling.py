@@ -32,7 +32,7 @@ its steps (set-up and its two checkpoint measurements). The load average is prin
 
 Usage (jax optional: ``pip install jax jaxlib``)::
 
-    python3 benchmarks/size_scaling.py [--quick] [--seconds 1.5] [--repeats 1] [--sizes 1,64]
+    python3 benchmarks/size_scaling.py [--quick] [--seconds 1.5] [--repeats 1] [--sizes 1,64] [--shapes 10x784x2000]
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def rate_of(program: Callable[[int], object], R: int, seconds: float, repeats: i
     ``s`` and ``s + steps`` steps, whose difference is ``steps`` steps alone; ``steps`` is set from a first call of
     ``first_steps`` (also the warm-up) so that it takes about ``seconds`` of CPU."""
     _, cpu, _ = clocked(lambda: program(first_steps))
-    steps = max(first_steps, int(seconds * first_steps / max(cpu, 1e-9)))
+    steps = max(first_steps, 4, int(seconds * first_steps / max(cpu, 1e-9)))
     short = max(1, steps // 4)
     cpu_rates, wall_rates, per_call = [], [], []
     for _ in range(repeats):
@@ -121,7 +121,6 @@ def engine_program(H: np.ndarray, y: np.ndarray, k: int, pairs) -> Callable[[int
 
 def torch_program(H: np.ndarray, y: np.ndarray, k: int) -> Callable[[int], np.ndarray]:
     import torch
-
     from engine_speed import plain_torch_signgd
 
     def program(steps: int) -> np.ndarray:
@@ -144,7 +143,6 @@ def jax_peer() -> Optional[Callable]:
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     from jax import lax
-
     from jax_peer import jax_program
 
     run = jax_program(jax, jnp, lax)
@@ -160,23 +158,26 @@ def jax_peer() -> Optional[Callable]:
 
 def main(argv: Optional[list[str]] = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="about 0.6 s of CPU per timing, one repeat")
+    parser.add_argument("--quick", action="store_true", help="about 0.8 s of CPU per timing, one repeat")
     parser.add_argument("--seconds", type=float, default=1.5, help="CPU seconds per timing")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--sizes", default="1,64", help="configuration counts R")
+    parser.add_argument("--shapes", default=",".join(f"{k}x{d}x{n}" for k, d, n in SHAPES),
+                        help="k x d x n of each data set, comma-separated (default: the four above)")
     args = parser.parse_args(argv)
-    seconds = 0.6 if args.quick else args.seconds
+    shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
+    seconds = 0.8 if args.quick else args.seconds
     sizes = [int(s) for s in args.sizes.split(",")]
     jax_for = jax_peer()
     print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}; python "
           f"{sys.version.split()[0]}" + ("" if jax_for else "; jax not installed: the JAX column is skipped"))
-    head = (f"{'k x d x n':>16} {'R':>3} {'stepper':>7} | {'engine cpu':>10} {'wall':>8} | {'JAX cpu':>9} {'wall':>8} | "
-            f"{'torch cpu':>9} | {'limit':>9} {'GF/s':>5} | {'eng/JAX':>7} {'limit/eng':>9} | first call eng, JAX; "
-            f"eng per call (cpu s)")
+    head = (f"{'k x d x n':>16} {'R':>3} {'stepper':>7} | {'engine cpu':>10} {'wall':>8} | {'JAX cpu':>9} "
+            f"{'wall':>8} | {'torch cpu':>9} | {'limit':>9} {'GF/s':>5} | {'eng/JAX':>7} {'limit/eng':>9} | "
+            f"first call eng, JAX; eng per call (cpu s)")
     print("configuration-steps per second (CPU: process time, all threads; wall: elapsed)\n" + head + "\n"
           + "-" * len(head))
     rows = []
-    for k, d, n in SHAPES:
+    for k, d, n in shapes:
         H, y = clouds(k, d, n)
         first = max(2, int(2e6 / (k * d * n)))  # a first run of a few ms
         torch_cpu = None

@@ -81,7 +81,8 @@ def test_one_scale_brings_rows_to_the_largest_exponent_by_exact_powers_of_two():
 # steepest direction by 2.7e-10 at t = 1000; the GEMM path was as far (9.1e-12, 4.7e-3; 3.2e-10).
 RECIPES = [(RunSpec("signgd", "1/4", 2.0), 1000), (RunSpec("signum", "1/3", 1.0, momentum=0.9), 1000),
            (RunSpec("ngd", "1/2", 1.0), 1000), (RunSpec("adam", "1/2", 0.5), 1000),
-           (RunSpec("adam", "1/2", 0.5, adam_eps=1e-8), 1000), (RunSpec("momentum-ngd", "1/2", 1.0, momentum=0.5), 1000),
+           (RunSpec("adam", "1/2", 0.5, adam_eps=1e-8), 1000),
+           (RunSpec("momentum-ngd", "1/2", 1.0, momentum=0.5), 1000),
            (RunSpec("spectral-gd", "1/2", 1.0), 30), (RunSpec("nsd", "1/2", 1.0, norm="lp:3"), 30)]
 
 

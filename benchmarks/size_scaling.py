@@ -10,7 +10,7 @@ Programs, timed one after another in this process:
 
 * the engine: :func:`rates.numeric.engine.run_group` with ``engine="auto"``, what ``rates run`` does: the fused
   kernels on the small set, the stacked GEMMs of :mod:`rates.numeric.gemm` on the others (the stepper used is
-  printed), two checkpoints;
+  printed), one checkpoint at the last step;
 * the JAX peer of ``benchmarks/jax_peer.py`` (``jit`` + ``vmap`` over the configurations + ``fori_loop`` over
   the steps, log-domain weights), optional: skipped with a line when JAX does not import. XLA runs its own
   thread pool;
@@ -28,7 +28,8 @@ machine, and wall seconds. Rates are of the steps alone: each is the difference 
 ``s + steps`` steps, with ``steps`` set for ``--seconds`` of CPU time. Reported apart: the first call of each
 program for each shape and R (the engine: numba's kernels loaded from the on-disk cache, or compiled when it is
 cold, and the imports of a first use; JAX: trace and XLA compile), and the engine's CPU seconds per call besides
-its steps (set-up and its two checkpoint measurements). The load average is printed at the start and the end.
+its steps (set-up and its one checkpoint measurement, at the last step). The load average is printed at the start
+and the end.
 
 Usage (jax optional: ``pip install jax jaxlib``)::
 
@@ -46,7 +47,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from rates.numeric.engine import RunSpec, checkpoint_times, group_stepper, resolve_spec, run_group
+from rates.numeric.engine import RunSpec, group_stepper, resolve_spec, run_group
 
 SHAPES = ((3, 5, 30), (10, 100, 1000), (10, 784, 2000), (10, 784, 10000))  # (k, d, n)
 EXPONENTS = [0.25, 1 / 3, 0.4, 0.5, 0.6, 2 / 3, 0.75, 1.0]
@@ -75,12 +76,12 @@ def clocked(call: Callable[[], object]) -> tuple[object, float, float]:
 def rate_of(program: Callable[[int], object], R: int, seconds: float, repeats: int,
             first_steps: int) -> tuple[float, float, float]:
     """Median configuration-steps per CPU second and per wall second of ``program``'s steps, and its CPU seconds per
-    call besides the steps (set-up, the engine's two checkpoint measurements). Each timing is a pair of calls,
+    call besides the steps (set-up, the engine's checkpoint measurement). Each timing is a pair of calls,
     ``s`` and ``s + steps`` steps, whose difference is ``steps`` steps alone; ``steps`` is set from a first call of
     ``first_steps`` (also the warm-up) so that it takes about ``seconds`` of CPU."""
     _, cpu, _ = clocked(lambda: program(first_steps))
-    steps = max(first_steps, 4, int(seconds * first_steps / max(cpu, 1e-9)))
-    short = max(1, steps // 4)
+    steps = max(first_steps, 8, int(seconds * first_steps / max(cpu, 1e-9)))
+    short = max(2, steps // 4)
     cpu_rates, wall_rates, per_call = [], [], []
     for _ in range(repeats):
         _, cpu_short, wall_short = clocked(lambda: program(short))
@@ -116,7 +117,8 @@ def gemm_limit(k: int, d: int, n: int, R: int, seconds: float = 0.5) -> tuple[fl
 
 def engine_program(H: np.ndarray, y: np.ndarray, k: int, pairs) -> Callable[[int], np.ndarray]:
     runs = [resolve_spec(RunSpec("signgd", EXACT[a], eta0=eta0), len(y)) for eta0, a in pairs]
-    return lambda steps: run_group(runs, H, y, k, steps, checkpoint_times(steps, 2))[0]
+    # one checkpoint, at the end, whatever the step count: the two calls of a timing then differ by their steps only
+    return lambda steps: run_group(runs, H, y, k, steps, np.array([steps]))[0]
 
 
 def torch_program(H: np.ndarray, y: np.ndarray, k: int) -> Callable[[int], np.ndarray]:

@@ -64,8 +64,11 @@ def worth_gemm(k: int, d: int, n: int) -> bool:
 
 
 class GemmState(NamedTuple):
-    """Scratch of the coefficient kernel (CPU): per class and sample ``K`` (k, n), per sample ``T, L, U, P``."""
+    """Scratch of a step (CPU), made once: the logits and coefficients ``Z`` ((R k), n), and the coefficient kernel's
+    per class and sample ``K`` (k, n) and per sample ``T, L, U, P`` (n,). Reusing ``Z`` saves the page faults of a
+    fresh 10 MB array per step at R = 64, k = 10, n = 2000."""
 
+    Z: Any = None
     K: Any = None
     T: Any = None
     L: Any = None
@@ -97,8 +100,7 @@ class GemmGradient:
     def init(self, W: torch.Tensor) -> GemmState:
         if not self.on_host:
             return GemmState()
-        n = self.Xt.shape[1]
-        return GemmState(np.empty((self.k, n)), *(np.empty(n) for _ in range(4)))
+        return scratch(W.shape[0], self.k, self.Xt.shape[1])
 
     def __call__(self, W: torch.Tensor, state: GemmState, t: int) -> tuple[Any, GemmState]:
         from rates.numeric.optim.base import Signal
@@ -131,13 +133,18 @@ def host_gradient(W: np.ndarray, Xt: np.ndarray, y: np.ndarray,
 
     R, k, d = W.shape
     n = Xt.shape[1]
-    if state is None or state.K is None:
-        state = GemmState(np.empty((k, n)), *(np.empty(n) for _ in range(4)))
-    Z = np.matmul(W.reshape(R * k, d), Xt).reshape(R, k, n)
+    if state is None or state.Z is None or state.Z.shape != (R * k, n):
+        state = scratch(R, k, n)
+    Z = np.matmul(W.reshape(R * k, d), Xt, out=state.Z).reshape(R, k, n)
     log2_scale = np.empty((R, k))
     kernels.logit_coefficients(Z, y, state.K, state.T, state.L, state.U, state.P, log2_scale)
     G = np.matmul(Z.reshape(R * k, n), Xt.T).reshape(R, k, d)
     return G, log2_scale
+
+
+def scratch(R: int, k: int, n: int) -> GemmState:
+    """The :class:`GemmState` of R runs, k classes, n samples."""
+    return GemmState(np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)))
 
 
 def one_scale(G: np.ndarray, log2_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

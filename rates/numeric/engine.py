@@ -32,7 +32,9 @@ the CPU. ``auto`` picks ``fused`` on the CPU when numba imports (``gemm`` for th
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.numeric.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
-inside a batch and from one call to the next.
+inside a batch and from one call to the next; on the ``gemm`` stepper (large data sets) the same from one call
+to the next, and alone or in a batch to the rounding of its sums (bit for bit for sign steps; see
+:mod:`rates.numeric.gemm`).
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ compare against. On cuda, ``graph`` replays that same torch program's steps as r
 (:mod:`rates.numeric.graphed`) for the recipes it can record, and runs the others eagerly. ``gemm``
 (:mod:`rates.numeric.gemm`) computes a full-batch group's gradients as two GEMMs of all its runs stacked, and the
 rest of the recipe with the torch program: on data sets where the products are the step (from k d n = 2e5 and
-d = 16 on, :func:`group_stepper`) it is several times faster than the fused kernels, and ``auto`` takes it there on
-the CPU. ``auto`` picks ``fused`` on the CPU when numba imports (``gemm`` for those groups), ``graph`` on cuda, else
-``torch``. All record the same checkpoints with the same :class:`_Measure`.
+d = 16 on, :func:`group_stepper`) it is faster than the fused kernels (1.4-2x measured, docs/benchmarks.md), and
+``auto`` takes it there on the CPU. ``auto`` picks ``fused`` on the CPU when numba imports (``gemm`` for those
+groups), ``graph`` on cuda, else ``torch``. All record the same checkpoints with the same :class:`_Measure`.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.numeric.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or

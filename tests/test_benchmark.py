@@ -46,3 +46,30 @@ def test_jax_peer_is_skipped_with_a_message_where_jax_is_absent(capsys):
     spec.loader.exec_module(peer)
     assert peer.main([]) == {}
     assert "jax is not installed here: the JAX peer benchmark is skipped" in capsys.readouterr().out
+
+
+def _size_scaling():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "size_scaling.py"
+    spec = importlib.util.spec_from_file_location("size_scaling", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_size_scaling_runs_R_distinct_configurations_and_its_limit_counts_both_products(monkeypatch):
+    """benchmarks/size_scaling.py: 64 configurations are 64 distinct (eta0, a) pairs, all advanced by one engine
+    call; the GEMM limit's GFLOP/s equal its configuration-steps per second times 4 k d n (two products of
+    2 k d n flops)."""
+    import numpy as np
+
+    sizes = _size_scaling()
+    pairs = sizes.pairs_of(64)
+    assert len(pairs) == 64 and len(set(pairs)) == 64
+    seen = []
+    real = sizes.run_group
+    monkeypatch.setattr(sizes, "run_group", lambda runs, *args: seen.append(len(runs)) or real(runs, *args))
+    H, y = sizes.clouds(3, 5, 30)
+    W = sizes.engine_program(H, y, 3, pairs)(4)
+    assert seen == [64] and W.shape == (64, 3, 5) and np.isfinite(W).all()
+    limit, gflops = sizes.gemm_limit(3, 20, 50, 2, seconds=0.05)
+    assert np.isclose(gflops, limit * 4 * 3 * 20 * 50 / 1e9)

@@ -35,11 +35,13 @@ NORM_FOR_NSD = "lp:3"  # a name that leaves the norm to --norm is run in a norm 
 
 
 def engines(run) -> list[str]:
-    """The CPU engines that run this recipe: the fused kernels where they have its direction, and torch."""
+    """The CPU engines that run this recipe: the fused kernels where they have its direction, the stacked GEMMs
+    (rates.numeric.gemm) for full-batch recipes, and torch."""
     from rates.numeric.fused import available
     from rates.numeric.fused.group import supports
 
-    return (["fused"] if available() and supports(run.recipe) else []) + ["torch"]
+    return ((["fused"] if available() and supports(run.recipe) else [])
+            + (["gemm"] if available() and run.recipe.source == "full" else []) + ["torch"])
 
 
 def spec_of(name: str, **options) -> RunSpec:
@@ -97,7 +99,8 @@ def test_every_registered_name_is_a_case():
     """The cases are the registry: nothing registered is left out (and the engines list is not empty)."""
     assert {case.values[0].algo for case in CASES} == set(ALGORITHMS)
     H, y, k = dataset()
-    assert engines(resolve_spec(spec_of("signgd"), len(y))) == ["fused", "torch"]
+    assert engines(resolve_spec(spec_of("signgd"), len(y))) == ["fused", "gemm", "torch"]
+    assert engines(resolve_spec(spec_of("signsgd"), len(y))) == ["fused", "torch"]  # mini-batches: no GEMM path
 
 
 def test_the_comparison_tells_compositions_apart():

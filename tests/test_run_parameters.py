@@ -42,7 +42,7 @@ BAD: dict[str, tuple[str, str, dict[str, str]] | None] = {
     "device": ("gpu", "must be auto, cpu, cuda or cuda:I, got 'gpu'", {}),
     "seeds": ("0..x", "expected a range such as 0..4 or a list such as 0,3,7, got '0..x'", {}),
     "data_seeds": ("-1", "expected distinct non-negative seeds, got '-1'", {}),
-    "engine": ("jit", "must be auto, fused, torch or graph, got 'jit'", {}),
+    "engine": ("jit", "must be auto, fused, gemm, torch or graph, got 'jit'", {}),
 }
 
 BASE = {"algo": "signgd", "a": "1/2", "steps": "10"}
@@ -200,7 +200,7 @@ def test_device_and_engine_are_read_as_the_engine_reads_them():
         with pytest.raises(InputError, match="--device: must be auto, cpu, cuda or cuda:I"):
             check("device", bad)
     assert check("engine", "FUSED") == "fused"
-    with pytest.raises(InputError, match="--engine: must be auto, fused, torch or graph, got 'numba'"):
+    with pytest.raises(InputError, match="--engine: must be auto, fused, gemm, torch or graph, got 'numba'"):
         check("engine", "numba")
 
 

@@ -25,13 +25,18 @@ Steppers (``engine``): on the CPU the steps between two checkpoints run as one c
 path on
 cuda and stays callable on the CPU as the previous engine (``--engine torch``) that tests and benchmarks
 compare against. On cuda, ``graph`` replays that same torch program's steps as recorded CUDA graphs
-(:mod:`rates.numeric.graphed`) for the recipes it can record, and runs the others eagerly. ``auto`` picks ``fused``
-on the CPU when numba imports, ``graph`` on cuda, else ``torch``. All record the same checkpoints with the
-same :class:`_Measure`.
+(:mod:`rates.numeric.graphed`) for the recipes it can record, and runs the others eagerly. ``gemm``
+(:mod:`rates.numeric.gemm`) computes a full-batch group's gradients as two GEMMs of all its runs stacked, and the
+rest of the recipe with the torch program: on data sets where the products are the step (from k d n = 2e5 and
+d = 16 on, :func:`group_stepper`) it is faster than the fused kernels (1.4-2x measured, docs/benchmarks.md), and
+``auto`` takes it there on the CPU. ``auto`` picks ``fused`` on the CPU when numba imports (``gemm`` for those
+groups), ``graph`` on cuda, else ``torch``. All record the same checkpoints with the same :class:`_Measure`.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.numeric.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
-inside a batch and from one call to the next.
+inside a batch and from one call to the next; on the ``gemm`` stepper (large data sets) the same from one call
+to the next, and alone or in a batch to the rounding of its sums (bit for bit for sign steps; see
+:mod:`rates.numeric.gemm`).
 """
 
 from __future__ import annotations
@@ -283,8 +288,9 @@ def _hyper(runs: Sequence[ResolvedRun], device: torch.device) -> Hyper:
 
 def resolve_engine(engine: str, device: Any) -> str:
     """``auto`` -> ``fused`` on the CPU when numba imports, ``graph`` on cuda, else ``torch``; ``fused`` needs
-    the CPU and ``graph`` cuda (``--engine``). A recipe ``graph`` cannot record runs eagerly (:func:`run_group`).
-    ``device``: a ``torch.device`` or a device name (``cpu``)."""
+    the CPU and ``graph`` cuda (``--engine``); ``gemm`` runs on either (on the CPU it needs numba). A recipe
+    ``graph`` cannot record runs eagerly (:func:`run_group`); which groups ``auto`` gives to ``gemm`` is decided per
+    group by :func:`group_stepper`. ``device``: a ``torch.device`` or a device name (``cpu``)."""
     key = check("engine", engine)
     from rates.numeric.fused import available
 
@@ -297,8 +303,28 @@ def resolve_engine(engine: str, device: Any) -> str:
         raise InputError("engine", f"graph (CUDA graphs) runs on cuda only (device {device}); use --engine auto")
     if key == "fused" and kind != "cpu":
         raise InputError("engine", f"fused runs on the CPU only (device {device}); use --device cpu or --engine torch")
-    if key == "fused" and not available():
-        raise InputError("engine", "fused needs numba, which does not import here; use --engine torch")
+    if key in ("fused", "gemm") and kind == "cpu" and not available():
+        raise InputError("engine", f"{key} needs numba, which does not import here; use --engine torch")
+    return key
+
+
+def group_stepper(engine: str, device: Any, recipe: Recipe, k: int, d: int, n: int) -> str:
+    """The stepper of one group of runs (one recipe, data of n samples, d features, k classes): the engine's
+    choice (:func:`resolve_engine`), except that ``auto`` on the CPU gives full-batch groups on data sets where
+    the products dominate (:func:`rates.numeric.gemm.worth_gemm`) to ``gemm``. A function of the recipe and the
+    data's shape, so a run takes the same path alone or in any batch. ``gemm`` asked for a recipe that is not
+    full batch is refused (``--engine``)."""
+    key = resolve_engine(engine, device)
+    if key == "gemm":
+        if recipe.source != "full":
+            raise InputError("engine", f"gemm runs full-batch gradients only (this run's source is "
+                                       f"{recipe.source}); use --engine auto")
+        return key
+    if str(engine).strip().lower() == "auto" and key == "fused" and recipe.source == "full":
+        from rates.numeric.gemm import worth_gemm
+
+        if worth_gemm(k, d, n):
+            return "gemm"
     return key
 
 
@@ -317,7 +343,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     on_host = isinstance(H, np.ndarray)
     if H.ndim == 3:
         return _run_group_per_run_data(runs, H, y, k, steps, times, advance, engine)
-    if resolve_engine(engine, "cpu" if on_host else H.device) == "fused":
+    stepper = group_stepper(engine, "cpu" if on_host else H.device, recipe, k, H.shape[-1], H.shape[-2])
+    if stepper == "fused":
         from rates.numeric.fused.group import supports
 
         if supports(recipe):
@@ -334,9 +361,12 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
         return W.numpy(), records
     from rates.numeric.optim.compose import build
 
-    optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
-    measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=torch.float64, device=H.device)
+    if stepper == "gemm":
+        optimizer, measure = _gemm_program(runs, H, y, k)
+    else:
+        optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
+        measure = _Measure(H, y, k, recipe.norm)
     if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
         from rates.numeric.graphed import GraphedSteps, graphable, worth_recording
 
@@ -348,7 +378,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     wanted = iter(times.tolist())
     next_t = next(wanted, None)
     report_every = max(1, min(10_000, steps // 200))
-    with torch.inference_mode(), single_thread_on_cpu(H.device):
+    blas_threads = one_blas_thread() if stepper == "gemm" and H.device.type == "cpu" else contextlib.nullcontext()
+    with torch.inference_mode(), single_thread_on_cpu(H.device), blas_threads:
         for t in range(steps):
             W, state = optimizer.step(W, state, t)
             if t + 1 == next_t:
@@ -361,13 +392,32 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     return W, records
 
 
+def _gemm_program(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int) -> tuple[Any, Any]:
+    """The torch program of the runs' recipe with the stacked GEMMs of :mod:`rates.numeric.gemm` as its full-batch
+    source (the same signal: the gradient with its log-scales; the rest of the recipe unchanged), and its
+    checkpoint measurement: in numpy on the CPU, as the fused path measures."""
+    from rates.numeric.gemm import GemmGradient
+    from rates.numeric.optim.compose import Optimizer, signal_scales, transform_of
+
+    recipe = runs[0].recipe
+    _, per_row = signal_scales(recipe)
+    program = Optimizer(GemmGradient(H, y, k, per_row), transform_of(recipe, _hyper(runs, H.device)))
+    if H.device.type != "cpu":
+        return program, _Measure(H, y, k, recipe.norm)
+    from rates.numeric.fused.measure import NumpyMeasure
+
+    host_measure = NumpyMeasure(H.numpy(), y.numpy(), k, recipe.norm, REPORTED_NORMS)
+    return program, lambda W: host_measure(W.numpy())
+
+
 def _run_group_per_run_data(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, times: np.ndarray,
                             advance=None, engine: str = "auto") -> tuple[Any, list[dict[str, np.ndarray]]]:
     """:func:`run_group` with one dataset per run: one fused call where the kernels take per-run data, else
     one call per distinct dataset (runs on equal data stay together), merged back into the runs' order."""
     recipe = runs[0].recipe
     on_host = isinstance(H, np.ndarray)
-    if resolve_engine(engine, "cpu" if on_host else H.device) == "fused" and recipe.source != "vr":
+    stepper = group_stepper(engine, "cpu" if on_host else H.device, recipe, k, H.shape[-1], H.shape[-2])
+    if stepper == "fused" and recipe.source != "vr":
         from rates.numeric.fused.group import supports
 
         if supports(recipe):
@@ -445,6 +495,14 @@ def single_thread_on_cpu(device: torch.device) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def one_blas_thread() -> Any:
+    """NumPy's BLAS on one thread for the GEMM stepper (:mod:`rates.numeric.gemm`): one thread per group, as every
+    other stepper here, for the most steps per CPU second on a shared 2-core machine and a fixed order of sums."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) -> dict[str, Any]:
@@ -594,6 +652,10 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
 
         if not all(supports(r.recipe) for r in resolved):
             stepper = "fused, torch for norm kinds without kernels"
+    chosen = {group_stepper(engine, dev, r.recipe, int(datasets[number].k), int(datasets[number].d),
+                            int(datasets[number].n)) for number, r in plan}
+    if "gemm" in chosen and stepper != "gemm":
+        stepper = "gemm" if chosen == {"gemm"} else f"{stepper}, gemm for full-batch runs on large data"
     elif stepper == "graph":
         from rates.numeric.graphed import graphable
 

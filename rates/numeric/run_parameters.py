@@ -37,8 +37,9 @@ from typing import Any, Callable, Mapping, Optional
 
 from rates.errors import InputError
 
-# the steppers of rates.numeric.engine (docs/design.md): auto picks fused on the CPU, graph on cuda
-ENGINES = ("auto", "fused", "torch", "graph")
+# the steppers of rates.numeric.engine (docs/design.md): auto picks fused on the CPU (gemm for full-batch runs on
+# large data sets), graph on cuda
+ENGINES = ("auto", "fused", "gemm", "torch", "graph")
 # how a spectral steepest direction takes the polar factor: an SVD, or Muon's Newton-Schulz iteration
 POLAR_METHODS = ("exact", "newton-schulz")
 # the device names torch is asked for; cuda:I picks one GPU

@@ -666,6 +666,66 @@ def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quad
             G[c, l] = G_quads[c * width + l]
 
 
+@njit(cache=True, error_model="numpy", nogil=True)
+def logit_coefficients(Z, y, K, T, L, U, P, log_scale):
+    """The gradient's coefficients from logits formed elsewhere (the GEMM path, :mod:`rates.numeric.gemm`):
+    ``Z`` (R, k, n), each run's logits ``z_{c,j}`` over all n samples, becomes in place the coefficients
+    ``mu 2^{E - N_c}`` of :func:`_gradient_lanes` (the mean's 1/n included) and ``log_scale`` (R, k) their row
+    exponents ``N_c``, so that row c of run r's mean gradient is ``2^{N_c} sum_j Z[r, c, j] x_j``.
+
+    The same arithmetic as the middle of :func:`_gradient_one` (top wrong logit, exponentials as mantissa and
+    exact integer exponent by :func:`_exp_parts`, ``A_j``, the label's ``-V_j``, row exponents as the integer
+    maximum of ``E``, flush below ``2^FLUSH_EXPONENT``), operation for operation: given the same logits it
+    gives the same coefficients bit for bit. ``y`` (n,) labels; scratch ``K`` (k, n), ``T``, ``L``, ``U``, ``P``
+    (n,). Sample loops innermost, with unit strides, so they vectorise. Releases the GIL."""
+    R, k, n = Z.shape
+    inv_count = 1.0 / n
+    for r in range(R):
+        for j in range(n):
+            T[j] = -np.inf
+            L[j] = 0.0
+        for c in range(k):
+            for j in range(n):
+                z = Z[r, c, j]
+                wrong = c != y[j]
+                T[j] = _larger(T[j], z if wrong else -np.inf)
+                L[j] = _pick(wrong, L[j], z)
+        for j in range(n):
+            L[j] -= T[j]
+        for c in range(k):
+            for j in range(n):
+                shifted = Z[r, c, j] - T[j]
+                Z[r, c, j] = shifted if c != y[j] else -abs(L[j])
+        for c in range(k):
+            for j in range(n):
+                Z[r, c, j], K[c, j] = _exp_parts(Z[r, c, j])
+        for j in range(n):
+            U[j] = Z[r, y[j], j]
+            P[j] = K[y[j], j]
+            T[j] = 0.0
+        for c in range(k):
+            for j in range(n):
+                term = Z[r, c, j] * _power_of_two(K[c, j])
+                T[j] += term if c != y[j] else 0.0
+        for j in range(n):
+            above = L[j] > 0.0
+            slot = U[j] * _power_of_two(P[j])
+            total = T[j] * slot + 1.0 if above else T[j] + slot
+            U[j] = (U[j] if above else 1.0) / total * inv_count
+            P[j] = _pick(above, P[j], 0.0)
+        for c in range(k):
+            top = np.int64(0)  # below the bits of every E + 1.5 * 2^52 (positive doubles; |E| < 2^51)
+            for j in range(n):
+                K[c, j] = (K[c, j] if c != y[j] else 0.0) + P[j]
+                top = max(top, _bits_of(K[c, j] + _ROUND))
+            log_scale[r, c] = _float_of(top) - _ROUND
+        for c in range(k):
+            for j in range(n):
+                wrong = c != y[j]
+                exponent = K[c, j] - log_scale[r, c]
+                Z[r, c, j] = (Z[r, c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
+
+
 @njit(cache=True)
 def _coefficients(W, H, y, count, coeff, log_top, row_scale, per_row):
     """Per-sample coefficients ``(S_i - e_{y_i})`` of the gradient over all n samples (VR snapshot), row c

@@ -68,18 +68,29 @@ class Optimizer:
 def build(recipe: Recipe, H: torch.Tensor, y: torch.Tensor, k: int, hyper: Hyper) -> Optimizer:
     """Compose the optimiser of ``recipe`` for data ``H`` (n, d), labels ``y`` (n,) on one device: each
     piece of ``recipe.composition`` (:mod:`rates.numeric.optim.alias`) becomes its torch transform."""
-    # Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
-    # needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
-    # steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
-    # Directions that weigh entries against each other get one scale per run: per-row scales would add the
-    # rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees.
+    exact_scale, per_row = signal_scales(recipe)
+    source = SOURCES[recipe.composition.source](recipe, H, y, k, hyper, exact_scale, per_row)
+    return Optimizer(source, transform_of(recipe, hyper))
+
+
+def signal_scales(recipe: Recipe) -> tuple[bool, bool]:
+    """``(exact_scale, per_row)``: whether the recipe's signal must carry its true log-scale, and one per class row.
+
+    Momentum and Adam mix signals of different times, so they need each signal's true scale; the sign
+    needs each class row's own scale (rows can lie 1e-400 apart, and every entry's sign counts); another
+    steepest direction alone is invariant to the scale, and skipping it saves two kernels per step.
+    Directions that weigh entries against each other get one scale per run: per-row scales would add the
+    rounding of the log-scales (~|s| eps) to the ratios of rows, which the polar factor's rank test sees."""
     composition = recipe.composition
-    norm = parse_norm(recipe.norm)
-    per_row = composition.adam or takes_signs(norm)
-    exact_scale = composition.momentum or per_row
-    source = SOURCES[composition.source](recipe, H, y, k, hyper, exact_scale, per_row)
-    parts = [TRANSFORMS[piece.role](piece, recipe, hyper, per_row) for piece in composition.transforms()]
-    return Optimizer(source, chain(*parts))
+    per_row = composition.adam or takes_signs(parse_norm(recipe.norm))
+    return composition.momentum or per_row, per_row
+
+
+def transform_of(recipe: Recipe, hyper: Hyper) -> GradientTransformation:
+    """The chain of the recipe's pieces after its source (momentum, Adam or the steepest direction, schedule)."""
+    _, per_row = signal_scales(recipe)
+    return chain(*[TRANSFORMS[piece.role](piece, recipe, hyper, per_row)
+                   for piece in recipe.composition.transforms()])
 
 
 # piece role -> its torch transform (the pieces of rates.numeric.optim.alias)

@@ -1,0 +1,164 @@
+"""The full-batch log-domain gradient as two GEMMs, for data sets where the products are the whole step.
+
+Setting: docs/theory.md sections 1 and 7, the engine's full-batch signal ``grad L(W_t)`` (one per run of a group,
+R runs sharing one data set ``H`` (n, d), labels ``y``). Per step and run the gradient costs two products of
+k x d x n multiply-adds (the logits ``W X^T`` and the weighted sum of the samples) and k n exponentials. On the
+papers' sets (n = 30-48, d = 5-6) the fused kernels (:mod:`rates.numeric.fused`) are the fast path: tiny
+products, 64 runs vectorised side by side. From some ``k d n`` on, the products dominate and a BLAS GEMM,
+blocked for the caches and the vector units, does them faster than the kernels' loops over one run at a time
+(measured: 1.4-1.8x at k d n = 1e6, about 2x at 10 x 784 x 2000; docs/benchmarks.md, "Data size");
+:func:`worth_gemm` is where the engine switches.
+
+Algorithm (one step, every run of the group at once): the runs' iterates stacked as one (R k) x d matrix,
+``Z = W X^T`` one GEMM ((R k) x n); the coefficients of :func:`rates.numeric.fused.kernels.logit_coefficients`
+(the fused kernels' formula, in place in Z: every exponential as mantissa times an exact power of two, each
+class row with its own exponent ``N_c``, nothing underflows); ``G = Z X`` one GEMM ((R k) x d). On the CPU the
+GEMMs are NumPy's (OpenBLAS, one thread: on this project's 2-core machines one thread gives the most steps per
+CPU second, and the engine's other paths are single-threaded too); on cuda the same three stages are torch
+``mm`` calls and :func:`rates.numeric.losses.coefficients`. The rest of the recipe (momentum, Adam, the
+steepest direction, the schedule) is the torch program of :mod:`rates.numeric.optim`, the one definition of
+every recipe, fed this source's :class:`~rates.numeric.optim.base.Signal`.
+
+Exact signs (tests/test_exact_sign.py, tests/test_gemm.py). The coefficients follow the fused rules: each
+class row carries its own exponent for sign-type directions (SignGD, Signum, Adam), and for the others the
+rows are brought to one scale by exact powers of two, as the fused kernel does. What differs from the fused
+kernels is only the rounding of the two sums: a GEMM sums a dot product in its own blocked order with fused
+multiply-adds, where the kernels sum in index order without them. Both are sums of the same terms with a
+relative error of ~(count + |z| + 10) eps of ``sum_j |coef_j x_j|`` (the bound of
+:func:`rates.numeric.fused.kernels._gradient_lanes`; a GEMM's blocked sum has a bound no larger), so the sign
+of an entry is exact under the same condition: unless it cancels to ~1e-12 of its own terms. The iterates
+therefore agree with the fused kernels' and with the mpmath reference to rounding (tests hold them to 1e-12
+relative), not bit for bit.
+
+Batch independence (what differs from the other steppers): a run's logits and gradient rows are rows of the
+stacked products, and OpenBLAS rounds a row according to where it falls in its blocking (edge blocks have their
+own kernels), so a run advanced among others can differ from the same run alone by the rounding of its sums
+(measured: k = 7, d = 300, n = 700, 33 runs, the gradient rows of a run differed in the last bits; 6 NGD steps
+later the iterates too). Steps that take the sign of the fresh gradient (SignGD, Adam at beta1 = beta2 = 0)
+see the same signs, so their iterates are equal bit for bit (tests/test_gemm.py, 64 runs); the others agree to
+rounding, 1e-13 relative in the same test. A given group is deterministic: the same runs together give the same
+bits on every call (one thread, fixed shapes). The fused kernels and the torch engine keep the stronger property
+(a run's bits do not depend on its batch), and every set of the papers' size runs on the fused kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from rates.lazy import lazy_module
+
+torch = lazy_module("torch", globals())
+
+# auto takes this path for full-batch groups with at least this many multiply-adds per product and run
+# (k d n). Measured on the 2-core AMD EPYC (benchmarks/size_scaling.py, SignGD, one thread, configuration-steps
+# per CPU second): see docs/benchmarks.md; below it the fused kernels win, far below it by 64 runs per vector.
+GEMM_MIN_WORK = 200_000
+# ... and at least this many features: with a handful of features a GEMM's inner dimension is too short to pay
+# (k = 3, d = 5, n = 30,000: the fused kernels 1.3x faster at one and at 64 runs; from d = 20 on the GEMMs won)
+GEMM_MIN_FEATURES = 16
+
+
+def worth_gemm(k: int, d: int, n: int) -> bool:
+    """Whether a full-batch group on ``n`` samples of ``d`` features and ``k`` classes runs faster as GEMMs.
+
+    A function of the data's shape only, so a run takes the same path alone or in any batch."""
+    return k * d * n >= GEMM_MIN_WORK and d >= GEMM_MIN_FEATURES
+
+
+class GemmState(NamedTuple):
+    """Scratch of a step (CPU), made once: the logits and coefficients ``Z`` ((R k), n), and the coefficient kernel's
+    per class and sample ``K`` (k, n) and per sample ``T, L, U, P`` (n,). Reusing ``Z`` saves the page faults of a
+    fresh 10 MB array per step at R = 64, k = 10, n = 2000."""
+
+    Z: Any = None
+    K: Any = None
+    T: Any = None
+    L: Any = None
+    U: Any = None
+    P: Any = None
+
+
+class GemmGradient:
+    """``grad L(W_t)`` over all n samples, every run of the group in two stacked GEMMs per step: the source
+    protocol of :class:`rates.numeric.optim.sources.FullGradient` (``init``, ``__call__``).
+
+    ``per_row``: the signal keeps one log-scale per class row (sign-type directions and Adam); otherwise one per
+    run, the rows brought to it by exact powers of two (the fused kernels' rule). The signal always carries its
+    exact scale (momentum needs it; a steepest direction alone ignores it)."""
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, per_row: bool = True):
+        self.k, self.per_row = k, per_row
+        self.on_host = H.device.type == "cpu"
+        if self.on_host:
+            self.Xt = np.ascontiguousarray(H.numpy().T, dtype=np.float64)  # (d, n): both products read this copy
+            self.y = np.ascontiguousarray(y.numpy(), dtype=np.int64)
+        else:
+            from rates.numeric.losses import labels
+
+            self.Ht = H.transpose(0, 1).contiguous()
+            self.H_mean = H / H.shape[0]
+            self.labels = labels(y, k, H.dtype)
+
+    def init(self, W: torch.Tensor) -> GemmState:
+        if not self.on_host:
+            return GemmState()
+        return scratch(W.shape[0], self.k, self.Xt.shape[1])
+
+    def __call__(self, W: torch.Tensor, state: GemmState, t: int) -> tuple[Any, GemmState]:
+        from rates.numeric.optim.base import Signal
+
+        R, k, d = W.shape
+        if not self.on_host:
+            from rates.numeric.losses import coefficients
+
+            logits = torch.mm(W.reshape(R * k, d), self.Ht).view(R, k, -1)
+            coeff, log_scale = coefficients(logits, self.labels, self.per_row)
+            G = torch.mm(coeff.reshape(R * k, -1), self.H_mean).view(R, k, d)
+            return Signal(G, log_scale), state
+        G, log2_scale = host_gradient(W.numpy(), self.Xt, self.y, state)
+        if self.per_row:
+            log_scale = log2_scale * math.log(2.0)
+        else:
+            G, top = one_scale(G, log2_scale)
+            log_scale = top * math.log(2.0)
+        return Signal(torch.from_numpy(G), torch.from_numpy(log_scale[..., None])), state
+
+
+def host_gradient(W: np.ndarray, Xt: np.ndarray, y: np.ndarray,
+                  state: Optional[GemmState] = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(G, N)`` for iterates ``W`` (R, k, d) on the samples ``Xt`` (d, n) (transposed, contiguous) with labels
+    ``y``: row c of run r's mean gradient is ``2^{N[r, c]} G[r, c]``, ``G`` (R, k, d), ``N`` (R, k) exact integers.
+    Two NumPy GEMMs around :func:`rates.numeric.fused.kernels.logit_coefficients`, both reading the one array
+    ``Xt`` (the second as its transpose, a BLAS flag): with a separate (n, d) copy the two products stream twice
+    the memory, measured 3.08 -> 2.43 ms per step at k = 10, d = 784, n = 2000 with one copy."""
+    from rates.numeric.fused import kernels
+
+    R, k, d = W.shape
+    n = Xt.shape[1]
+    if state is None or state.Z is None or state.Z.shape != (R * k, n):
+        state = scratch(R, k, n)
+    Z = np.matmul(W.reshape(R * k, d), Xt, out=state.Z).reshape(R, k, n)
+    log2_scale = np.empty((R, k))
+    kernels.logit_coefficients(Z, y, state.K, state.T, state.L, state.U, state.P, log2_scale)
+    G = np.matmul(Z.reshape(R * k, n), Xt.T).reshape(R, k, d)
+    return G, log2_scale
+
+
+def scratch(R: int, k: int, n: int) -> GemmState:
+    """The :class:`GemmState` of R runs, k classes, n samples."""
+    return GemmState(np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)))
+
+
+def one_scale(G: np.ndarray, log2_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows brought to one exponent per run, as the fused kernel does for directions that weigh entries against
+    each other: row c times ``2^{N_c - top}`` (exact; 0 below ``2^FLUSH_EXPONENT``); returns ``(G, top)`` with
+    ``top`` (R, 1)."""
+    from rates.numeric.fused.kernels import FLUSH_EXPONENT
+
+    top = log2_scale.max(axis=1, keepdims=True)
+    shift = log2_scale - top
+    factor = np.where(shift >= FLUSH_EXPONENT, np.ldexp(1.0, np.maximum(shift, FLUSH_EXPONENT).astype(np.int64)), 0.0)
+    return G * factor[..., None], top

@@ -231,7 +231,7 @@ def _cache_key(text: str):
 def _numpy_namespace() -> dict:
     import numpy as np
 
-    return {**vars(np), "Min": lambda *args: functools.reduce(np.minimum, args),
+    return {**vars(np), "reduce": functools.reduce, "Min": lambda *args: functools.reduce(np.minimum, args),
             "Max": lambda *args: functools.reduce(np.maximum, args), "__builtins__": {"abs": abs}}
 
 

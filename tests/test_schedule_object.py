@@ -224,6 +224,7 @@ def test_a_damaged_cache_entry_is_a_miss(tmp_path, monkeypatch):
 
     monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+    schedule._parsed.cache_clear()
     text = "eta0*(3+cos(t))/(t+2)"
     key = schedule._cache_key(text)
     Schedule.parse(text)  # stores the entry
@@ -233,3 +234,22 @@ def test_a_damaged_cache_entry_is_a_miss(tmp_path, monkeypatch):
     assert schedule._restore(key) is None  # an evaluator that does not give the stored values again
     cache.store(schedule.CACHE_KIND, key, {**entry, "numpy": "def _lambdifygenerated(t):\n    return ("})
     assert schedule._restore(key) is None  # source that does not compile
+
+
+@pytest.mark.parametrize("text", [*EXPRESSIONS, "Max(eta0/(t+2), eta0*exp(-t)/10)",
+                                  "eta0*(1 + Abs(cos(t)) + floor(t/3) + ceiling(t/7)*E/pi)/(t+2)"])
+def test_every_function_a_schedule_may_name_is_restored_from_the_cache(text, tmp_path, monkeypatch):
+    """The cached numpy source runs in the namespace :func:`rates.schedule._numpy_namespace` gives it: every
+    allowed function must be found there, or the cache would never be used."""
+    from rates import schedule
+
+    monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+    schedule._parsed.cache_clear()  # parsed by an earlier test: this process would not store it again
+    parsed = Schedule.parse(text)
+    restored = schedule._restore(schedule._cache_key(text))
+    assert restored == parsed
+    if not parsed.is_polynomial:
+        steps = np.arange(0, 500, dtype=np.float64)
+        fresh = schedule._evaluate(schedule._compiled(parsed.text)[2], steps)
+        assert np.array_equal(schedule._evaluate(schedule._NUMPY_EVALUATORS[parsed.text], steps), fresh)

@@ -83,7 +83,8 @@ def measure(R: int, steps: int, repeats: int, device: torch.device, data, checkp
         engine_best = min(engine_best, engine_clock() - start)
         with threadpool_limits(1):  # one BLAS thread, as the engine has: CPU time then compares like with like
             start = time.process_time()
-            W_numpy = np.stack([numpy_signgd(data.H, data.y, data.k, float(r.a), r.spec.eta0, steps) for r in runs])
+            W_numpy = np.stack([numpy_signgd(data.H, data.y, data.k, float(r.schedule.a), r.spec.eta0, steps)
+                                for r in runs])
             numpy_best = min(numpy_best, time.process_time() - start)
     W_engine = W_engine.cpu().numpy()
     difference = float(np.abs(W_engine - W_numpy).max() / np.abs(W_numpy).max())

@@ -12,7 +12,10 @@ stays what it was.
 
 Importing this module does not import sympy (``rates run --a`` starts without it, tests/test_startup.py):
 :meth:`Schedule.polynomial` needs only :mod:`fractions`; parsing, the symbolic forms and the values of a
-non-polynomial schedule import sympy on first use, once per process and expression.
+non-polynomial schedule import sympy on first use, once per process and expression. A parsed schedule is kept
+in the on-disk cache (:mod:`rates.cache`, folder ``schedules``) with its float64 evaluator's numpy source, so a
+schedule parsed once is read back, and evaluated, without sympy (a repeated ``rates run --schedule``, a Dask
+worker): the entry is used only when its evaluator reproduces the stored values at a few steps bit for bit.
 
 The exponent ``a`` is read by :func:`parse_exponent_fraction` with the string rules of sympy's
 ``Rational(str)`` (sympy 1.14, ``Rational.__new__``), which themselves use :class:`fractions.Fraction`: at most
@@ -77,6 +80,9 @@ ALLOWED_CONSTANTS = ("pi", "E")
 DENSE_CHECK_STOP = 10**6 + 1
 SPARSE_CHECK_MAX = 10**12
 MAX_TEXT_LENGTH = 1000
+CACHE_KIND = "schedules"
+# steps where a cached evaluator must give the stored float64 values again, bit for bit, to be used
+PROBE_STEPS = (0, 1, 2, 3, 10, 99, 100, 1000, 12345, 10**6, 10**9)
 # Python syntax that a schedule never needs and that would reach past the expression language
 # (attribute access, subscripts, lambdas, strings, statements).
 _FORBIDDEN = re.compile(r"__|[\[\]{}:;'\"@!`$\\#]|[A-Za-z_)]\s*\.")
@@ -158,7 +164,7 @@ class Schedule:
             exponent = -float(self.a)
             return np.fromiter(((t + 2.0) ** exponent for t in range(start, stop)), np.float64,
                                count=max(stop - start, 0))
-        return _evaluate(_compiled(self.text)[2], np.arange(start, stop, dtype=np.float64))
+        return _evaluate(_evaluator(self.text), np.arange(start, stop, dtype=np.float64))
 
     def unit_value(self, t: int) -> float:
         """``f(t)`` in float64 at one step (the same bits as ``unit_values(t, t + 1)[0]``)."""
@@ -195,15 +201,99 @@ def schedule_from_options(a: str | None, schedule: str | None, default_a: str | 
 
 @functools.lru_cache(maxsize=256)
 def _parsed(text: str, option: str) -> Schedule:
-    # once per text and process: a file of many runs of one schedule checks its values once
+    # once per text and process (a file of many runs of one schedule checks its values once), and once per
+    # text and machine through the on-disk cache
+    key = _cache_key(text)
+    restored = _restore(key)
+    if restored is not None:
+        return restored
     expr = _parse_expression(text, option)
     unit = _unit_of(expr, option)
     exponent = _polynomial_exponent(unit)
     if exponent is not None:
-        return Schedule.polynomial(exponent, option)
-    schedule = Schedule(str(expr), None)
-    _check_values(schedule, option)
+        schedule = Schedule.polynomial(exponent, option)
+    else:
+        schedule = Schedule(str(expr), None)
+        _check_values(schedule, option)
+    _remember(schedule, key, _cache_key(schedule.text))
     return schedule
+
+
+_NUMPY_EVALUATORS: dict = {}  # canonical text -> float64 evaluator restored from the on-disk cache
+
+
+def _cache_key(text: str):
+    from rates import cache
+
+    return cache.key_for("schedule", text, packages=("rates",), libraries=("sympy", "numpy"))
+
+
+def _numpy_namespace() -> dict:
+    import numpy as np
+
+    return {**vars(np), "reduce": functools.reduce, "Min": lambda *args: functools.reduce(np.minimum, args),
+            "Max": lambda *args: functools.reduce(np.maximum, args), "__builtins__": {"abs": abs}}
+
+
+def _remember(schedule: Schedule, *keys) -> None:
+    """Store a parsed schedule under each key: its text and a, and (outside the polynomial family) the numpy
+    source of its evaluator with its values at :data:`PROBE_STEPS`."""
+    import inspect
+
+    import numpy as np
+
+    from rates import cache
+
+    value: dict = {"text": schedule.text, "a": None if schedule.a is None else str(schedule.a)}
+    if schedule.a is None:
+        evaluator = _compiled(schedule.text)[2]
+        try:
+            value["numpy"] = inspect.getsource(evaluator)
+        except (OSError, TypeError):
+            return
+        value["probe"] = [float(v).hex() for v in _evaluate(evaluator, np.array(PROBE_STEPS, dtype=np.float64))]
+    for key in dict.fromkeys(k for k in keys if k is not None):
+        cache.store(CACHE_KIND, key, value)
+
+
+def _restore(key):
+    """The schedule stored under ``key``, its evaluator registered, or None (absent, foreign, or an evaluator
+    that does not give the stored values again)."""
+    import numpy as np
+
+    from rates import cache
+
+    value = cache.load(CACHE_KIND, key) if key is not None else None
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        return None
+    if value.get("a") is not None:
+        try:
+            return Schedule.polynomial(str(value["a"]))
+        except InputError:
+            return None
+    source, probe = value.get("numpy"), value.get("probe")
+    if not isinstance(source, str) or not isinstance(probe, list):
+        return None
+    namespace = _numpy_namespace()
+    try:
+        exec(compile(source, f"<schedule {value['text']}>", "exec"), namespace)  # our own lambdify output
+        evaluator = namespace["_lambdifygenerated"]
+        again = [float(v).hex() for v in _evaluate(evaluator, np.array(PROBE_STEPS, dtype=np.float64))]
+    except Exception:  # noqa: BLE001 - a damaged entry is a miss
+        return None
+    if again != probe:
+        return None
+    _NUMPY_EVALUATORS[value["text"]] = evaluator
+    return Schedule(value["text"], None)
+
+
+def _evaluator(text: str):
+    """The float64 evaluator of a schedule's ``f``: restored from the cache (no sympy) or lambdified."""
+    if text not in _NUMPY_EVALUATORS:
+        restored = _restore(_cache_key(text))
+        if restored is None or restored.text != text:
+            return _compiled(text)[2]
+    return _NUMPY_EVALUATORS[text]
 
 
 def _parse_expression(text: str, option: str):

@@ -196,3 +196,60 @@ def test_importing_the_module_and_the_polynomial_family_need_no_sympy():
             "s.unit_values(0, 3); s.label(); s.to_json(); print('sympy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "False"
+
+
+def test_a_schedule_parsed_once_is_read_back_and_evaluated_without_sympy(tmp_path):
+    """The on-disk cache keeps a parsed schedule with its evaluator's numpy source; a second process parses
+    the same text, evaluates it and reads its canonical text back (a Dask worker, a trajectory file) without
+    importing sympy, and gets the same bits as the first."""
+    import json
+    import os
+
+    code = ("import sys, json; from rates.schedule import Schedule; "
+            "s = Schedule.parse('Piecewise((eta0*(t+1)/100, t < 99), (eta0*log(t+2)/sqrt(t+2), True))'); "
+            "again = Schedule.parse(s.text); v = s.unit_values(0, 300); "
+            "print(json.dumps([s.text, s.a, again == s, v.tobytes().hex(), 'sympy' in sys.modules]))")
+    env = {**os.environ, "RATES_CACHE_DIR": str(tmp_path)}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                      timeout=120, env=env).stdout) for _ in range(2)]
+    (text, a, equal, values, first_sympy), (text2, a2, equal2, values2, second_sympy) = runs
+    assert first_sympy and not second_sympy
+    assert (text, a, equal, values) == (text2, a2, equal2, values2) and equal and a is None
+    expected = np.array([(t + 1) / 100 if t < 99 else math.log(t + 2) / math.sqrt(t + 2) for t in range(300)])
+    np.testing.assert_allclose(np.frombuffer(bytes.fromhex(values)), expected, rtol=1e-15)
+
+
+def test_a_damaged_cache_entry_is_a_miss(tmp_path, monkeypatch):
+    from rates import cache, schedule
+
+    monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+    schedule._parsed.cache_clear()
+    text = "eta0*(3+cos(t))/(t+2)"
+    key = schedule._cache_key(text)
+    Schedule.parse(text)  # stores the entry
+    entry = cache.load(schedule.CACHE_KIND, key)
+    assert entry["text"] == "eta0*(cos(t) + 3)/(t + 2)" and schedule._restore(key) == Schedule.parse(text)
+    cache.store(schedule.CACHE_KIND, key, {**entry, "numpy": "def _lambdifygenerated(t):\n    return 2.0 + 0*t\n"})
+    assert schedule._restore(key) is None  # an evaluator that does not give the stored values again
+    cache.store(schedule.CACHE_KIND, key, {**entry, "numpy": "def _lambdifygenerated(t):\n    return ("})
+    assert schedule._restore(key) is None  # source that does not compile
+
+
+@pytest.mark.parametrize("text", [*EXPRESSIONS, "Max(eta0/(t+2), eta0*exp(-t)/10)",
+                                  "eta0*(1 + Abs(cos(t)) + floor(t/3) + ceiling(t/7)*E/pi)/(t+2)"])
+def test_every_function_a_schedule_may_name_is_restored_from_the_cache(text, tmp_path, monkeypatch):
+    """The cached numpy source runs in the namespace :func:`rates.schedule._numpy_namespace` gives it: every
+    allowed function must be found there, or the cache would never be used."""
+    from rates import schedule
+
+    monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+    schedule._parsed.cache_clear()  # parsed by an earlier test: this process would not store it again
+    parsed = Schedule.parse(text)
+    restored = schedule._restore(schedule._cache_key(text))
+    assert restored == parsed
+    if not parsed.is_polynomial:
+        steps = np.arange(0, 500, dtype=np.float64)
+        fresh = schedule._evaluate(schedule._compiled(parsed.text)[2], steps)
+        assert np.array_equal(schedule._evaluate(schedule._NUMPY_EVALUATORS[parsed.text], steps), fresh)

@@ -230,7 +230,8 @@ class FusedGroup:
                         self.beta2[part], self.eps[part], self.mom[part], self.mom_scale[part], self.adam_m[part],
                         self.adam_v[part], self.adam_s[part], perms[part], epoch0, self.snap_coeff[part],
                         self.snap_full[part], self.snap_scale[part], self._lanes(self.lane_H, part),
-                        self._lanes(self.lane_y, part), self.schedule_row[part], self.table, self.table_t0)
+                        self._lanes(self.lane_y, part), self.schedule_row[part],
+                        self.table if self.tabled else None, self.table_t0)
 
     def _cover(self, t1: int) -> int:
         """Fill the schedules' table so that it covers the steps from ``self.t`` on (refilled only when they

@@ -951,6 +951,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     Schedules: run r's step size is ``eta0[r] * (t + 2)^-a[r]`` (the polynomial family) where
     ``schedule_row[r]`` is -1, else ``eta0[r] * schedule_table[schedule_row[r], t - table_t0]``: the float64
     values ``f(t)`` of its schedule for the steps ``table_t0 ..`` (one row per distinct schedule, covering t0 .. t1).
+    ``schedule_table`` None (no run outside the polynomial family) compiles a specialisation without the table,
+    the step loop the polynomial family had before schedules were expressions.
 
     Per-run arrays have a leading R axis: hyper-parameters (R,), momentum (R, k, d) with one log-scale per
     class row (R, k), Adam's m and sqrt(v) (R, k, d) with one log-scale per row shared by the two (R, k),
@@ -1085,11 +1087,15 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
             else:
                 _gradient_one(W_one, XT_one, X_quads, Y_one, Z_one, Z_flat, K_one, K_flat, T_flat, L_flat, U_flat,
                               P_flat, G_one, G_quads, width, log_scale_one)
-            for u in range(distinct):
-                if rows[u] < 0:
+            if schedule_table is None:  # the polynomial family only: numba prunes the table's branch
+                for u in range(distinct):
                     powers[u] = (t + 2.0) ** (-exponents[u])
-                else:
-                    powers[u] = schedule_table[rows[u], t - table_t0]
+            else:
+                for u in range(distinct):
+                    if rows[u] < 0:
+                        powers[u] = (t + 2.0) ** (-exponents[u])
+                    else:
+                        powers[u] = schedule_table[rows[u], t - table_t0]
             for r in range(stop - first):
                 eta_lanes[r] = eta0[first + r] * powers[exponent_of[r]]
             if plain_sign:  # direction and update in one block loop

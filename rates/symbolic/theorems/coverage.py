@@ -78,9 +78,3 @@ def family_name(config) -> Optional[str]:
     if len(covering) > 1:  # the predicates are meant to be disjoint; two claims would make the gate ambiguous
         raise AssertionError(f"{config.name}: covered by {', '.join(covering)}")
     return covering[0] if covering else None
-
-
-def uses_assumption_34(config) -> bool:
-    """Momentum (MINIBATCH Thm 4.3; Thm 4.6 with momentum) and Adam (SIGNADAM Thm 6.3) need MINIBATCH Assumption
-    3.4 of the schedule; the other families need Assumption 3.3 only."""
-    return bool(getattr(config, "adam", False)) or float(getattr(config, "momentum", 0.0) or 0.0) > 0

@@ -33,7 +33,7 @@ from typing import Any, Optional
 import mpmath
 import sympy as sp
 
-from rates.symbolic.theorems.base import B, alpha, curvature_alpha, _subs
+from rates.symbolic.theorems.base import B, _subs, alpha, curvature_alpha
 
 _STEP = sp.Symbol("eta_step", positive=True)
 

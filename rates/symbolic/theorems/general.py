@@ -45,7 +45,7 @@ from rates.symbolic.growth import (
 from rates.symbolic.power_sums import partial_sums
 from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide
 from rates.symbolic.theorems.base import BoundTemplate, _subs
-from rates.symbolic.theorems.coverage import uses_assumption_34
+from rates.symbolic.theorems.hypotheses import uses_assumption_34
 from rates.symbolic.theorems.sources import Source
 
 GENERAL_REGIME = "general schedule"

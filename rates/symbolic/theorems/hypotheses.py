@@ -131,12 +131,16 @@ def a_in_unit_interval(source: str) -> Hypothesis:
     return Hypothesis("a in (0, 1]", "schedule eta_t = eta_0 (t+2)^(-a) with a in (0, 1]", source, STRUCTURE, check)
 
 
+def uses_assumption_34(config) -> bool:
+    """Momentum (MINIBATCH Thm 4.3; Thm 4.6 with momentum) and Adam (SIGNADAM Thm 6.3) need MINIBATCH Assumption
+    3.4 of the schedule; the other families need Assumption 3.3 only."""
+    return bool(getattr(config, "adam", False)) or float(getattr(config, "momentum", 0.0) or 0.0) > 0
+
+
 def schedule_hypotheses(config) -> tuple[Hypothesis, ...]:
     """The schedule hypotheses a family needs for a general schedule, in place of ``a in (0, 1]``: MINIBATCH
     Assumption 3.3 (three parts) and, for momentum and Adam, Assumption 3.4 [rebuilt]
     (:mod:`rates.symbolic.schedule_hypotheses` decides them; sympy is imported only when one is checked)."""
-    from rates.symbolic.theorems.coverage import uses_assumption_34
-
     names = ["eventually non-increasing", "sum eta_t = inf", "eta_t -> 0"]
     if uses_assumption_34(config):
         names.append("Assumption 3.4")

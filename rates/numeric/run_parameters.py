@@ -184,7 +184,12 @@ def parse_seeds(seed: int, seeds: Optional[str], option: str = "seeds") -> list[
     try:
         if ".." in text:
             low, _, high = text.partition("..")
-            values = list(range(int(low), int(high) + 1))
+            low, high = int(low), int(high)
+            if high - low + 1 > 1:  # the count is checked before the list is made
+                from rates import budget
+
+                budget.check_count(high - low + 1, option)
+            values = list(range(low, high + 1))
         else:
             values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:

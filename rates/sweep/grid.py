@@ -32,6 +32,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,7 +200,14 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
     validates its options before the first step."""
     from rates.numeric.data import parse_data
 
+    from rates import budget
+
     keys = list(columns)
+    count = math.prod(len(columns[k]) for k in keys)
+    # before any data are drawn: the configurations' records alone must fit (the full estimate comes later)
+    budget.check_count(count, "GRID", checkpoints=min((int(c) for c in columns.get("checkpoints", [2])
+                                                       if isinstance(c, int)), default=2),
+                       what="configuration(s)")
     datasets: dict[tuple[str, int], Any] = {}
     devices: set[str] = set()
     configurations = []

@@ -102,6 +102,7 @@ class RunSpec:
     adam_beta2: float = 0.999
     adam_eps: float = 0.0
     polar: str = "exact"
+    init_scale: float = 0.0  # W_0 = init_scale * N(0, 1) entries (seeded by ``seed``); 0: W_0 = 0, the seeds' setting
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,8 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     if algorithm.adam:
         for name in ("adam_beta1", "adam_beta2", "adam_eps"):
             check(name, getattr(spec, name))
+    if spec.init_scale:
+        check("init_scale", spec.init_scale)
     recipe = Recipe(for_run(named, source, algorithm.norm, algorithm.momentum > 0), batch,
                     polar=spec.polar if algorithm.norm == "spectral" else "exact")
     return ResolvedRun(spec, algorithm, a, recipe)
@@ -268,6 +271,20 @@ def resolve_engine(engine: str, device: Any) -> str:
     return key
 
 
+INIT_STREAM = 0x1D17  # the initialisation's random stream, apart from the reshuffling stream of the same seed
+
+
+def initial_weights(runs: Sequence[ResolvedRun], k: int, d: int) -> np.ndarray:
+    """W_0 of each run, (R, k, d): ``init_scale`` times i.i.d. standard normal entries from
+    ``numpy.random.default_rng([INIT_STREAM, seed])``, zero where ``init_scale`` is 0 (FLAVORS section 5 starts its
+    runs from a small random initialisation; the seeds' linear theorems from W_0 = 0)."""
+    W = np.zeros((len(runs), k, d))
+    for index, run in enumerate(runs):
+        if run.spec.init_scale:
+            W[index] = run.spec.init_scale * np.random.default_rng([INIT_STREAM, run.spec.seed]).standard_normal((k, d))
+    return W
+
+
 def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, times: np.ndarray, advance=None,
               engine: str = "auto") -> tuple[Any, list[dict[str, np.ndarray]]]:
     """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records.
@@ -303,6 +320,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
     measure = _Measure(H, y, k, recipe.norm)
     W = torch.zeros((len(runs), k, H.shape[1]), dtype=torch.float64, device=H.device)
+    if any(r.spec.init_scale for r in runs):
+        W = torch.as_tensor(initial_weights(runs, k, H.shape[1]), device=H.device)
     if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
         from rates.numeric.graphed import GraphedSteps, graphable, worth_recording
 
@@ -372,6 +391,8 @@ def _run_group_fused(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, 
     from rates.numeric.fused.measure import NumpyMeasure
 
     group = FusedGroup(runs, H, y, k)
+    if any(r.spec.init_scale for r in runs):
+        group.W[...] = initial_weights(runs, k, group.W.shape[2])
     measure = NumpyMeasure(H, y, k, runs[0].recipe.norm, REPORTED_NORMS)
     records = []
     for t in times.tolist():
@@ -424,6 +445,8 @@ def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) 
     )
 
     config["data_facts"] = data_facts(data)
+    if not config.get("init_scale"):  # W_0 = 0: the config reads as it always has
+        config.pop("init_scale", None)
     if not alg.adam:
         for key in ("adam_beta1", "adam_beta2", "adam_eps"):
             config.pop(key)
@@ -629,6 +652,7 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
             margins=margins, margin_errors=margin_errors, cosines=cosines,
             references={**{name: {"name": name, "skipped": why} for name, why in skipped.items()},
                         **{name: ref.to_json() for name, ref in run_references.items()}},
+            weights=column["W"],
         ))
     first = datasets[0]
     meta = {"engine": "rates.numeric.engine.simulate", "stepper": stepper, "steps": int(steps), "device": str(dev),

@@ -136,6 +136,8 @@ PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
     RunParameter("seeds", checked_by="parse_seeds (below)", in_grid=False),
     RunParameter("data_seeds", checked_by="parse_seeds (below)", in_grid=False),
     RunParameter("engine", english_or(ENGINES), _choice(ENGINES), in_grid=False, caseless=True),
+    RunParameter("init_scale", "a finite number >= 0", _keep_if(lambda v: _real(v) and 0 <= v < math.inf),
+                 in_grid=False),
 )}
 
 # the keys of a sweep's [grid] table (rates.sweep.grid): the RunSpec fields, then data, steps, checkpoints, device

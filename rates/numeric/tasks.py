@@ -69,7 +69,9 @@ class EngineTask:
     @property
     def key(self) -> str:
         """A stable digest of everything that determines the result (not the label)."""
-        payload = {"specs": [asdict(spec) for spec in self.specs], "data": self.data, "data_seed": self.data_seed,
+        specs = [{key: value for key, value in asdict(spec).items() if key != "init_scale" or value}
+                 for spec in self.specs]  # W_0 = 0 keeps the keys of before (sweep stores resume)
+        payload = {"specs": specs, "data": self.data, "data_seed": self.data_seed,
                    "steps": self.steps, "checkpoints": self.checkpoints, "device": self.device}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
 

@@ -183,3 +183,65 @@ def test_predict_data_refuses_constants_given_twice(tmp_path):
     assert code == 2 and "--data" in err and "--gamma" in err
     code, _, err = invoke(["predict", "--algo", "signgd", "--a", "1/2", "--data", "default", "--n", "7"])
     assert code == 2 and "--n" in err and "n = 30" in err
+
+
+# ----------------------------------------------------------------------------- weights kept, initialisation
+
+
+def _run(tmp_path, name, *extra):
+    path = tmp_path / name
+    code, _, err = invoke(["run", "--algo", "signgd", "--a", "1/2", "--steps", "200", "--checkpoints", "12",
+                           "--out", str(path), *extra])
+    assert code == 0, err
+    return path
+
+
+def test_kept_weights_round_trip_and_are_the_measured_iterates(tmp_path):
+    from rates.numeric.margins import margin_of
+    from rates.numeric.trajectory import load
+
+    final = load(_run(tmp_path, "final.json", "--keep-weights", "final")).runs[0]
+    every = load(_run(tmp_path, "every.json", "--keep-weights", "checkpoints")).runs[0]
+    assert final.weights.shape == (1, 3, 5) and every.weights.shape == (len(every.t), 3, 5)
+    assert np.array_equal(final.final_W, every.final_W)
+    ds = parse_data("default")
+    # each kept W_t has the margin the trajectory recorded at its checkpoint (computed here from W alone)
+    for index in (0, len(every.t) // 2, -1):
+        assert margin_of(every.weights[index], ds, "max") == pytest.approx(every.margin[index], rel=1e-12)
+    # saving what was loaded writes the same weights again
+    from rates.numeric.trajectory import save
+
+    save(load(tmp_path / "every.json"), tmp_path / "again.json")
+    assert json.loads((tmp_path / "again.json").read_text())["runs"][0]["weights"] == \
+        json.loads((tmp_path / "every.json").read_text())["runs"][0]["weights"]
+    plain = json.loads(_run(tmp_path, "plain.json").read_text())
+    assert "weights" not in plain["runs"][0]  # not asked: not written
+
+
+def test_init_scale_is_seeded_gaussian_and_zero_stays_the_default(tmp_path):
+    from rates.numeric.engine import INIT_STREAM, RunSpec, simulate
+
+    ds = parse_data("default")
+    zero = simulate([RunSpec("signgd", "1/2")], ds, 50, checkpoints=4, device="cpu").runs[0]
+    explicit = simulate([RunSpec("signgd", "1/2", init_scale=0.0)], ds, 50, checkpoints=4, device="cpu").runs[0]
+    assert np.array_equal(zero.weights, explicit.weights) and "init_scale" not in zero.config
+    one = simulate([RunSpec("signgd", "1/2", init_scale=0.3, seed=4)], ds, 1, checkpoints=2, device="cpu").runs[0]
+    again = simulate([RunSpec("signgd", "1/2", init_scale=0.3, seed=4)], ds, 1, checkpoints=2, device="cpu").runs[0]
+    other = simulate([RunSpec("signgd", "1/2", init_scale=0.3, seed=5)], ds, 1, checkpoints=2, device="cpu").runs[0]
+    assert np.array_equal(one.weights, again.weights) and not np.array_equal(one.weights, other.weights)
+    # W_1 = W_0 - eta_0 (0+2)^(-1/2) * (SignGD step): W_0 from its own stream, then one step of the known size
+    W0 = 0.3 * np.random.default_rng([INIT_STREAM, 4]).standard_normal((3, 5))
+    step = one.weights[0] - W0
+    assert np.allclose(np.abs(step), 2 ** -0.5, rtol=0, atol=1e-15)  # every entry moves by eta_0 (t+2)^-a
+    assert one.config["init_scale"] == 0.3
+    fused = simulate([RunSpec("ngd", "1/2", init_scale=0.3, seed=4)], ds, 30, checkpoints=3, device="cpu").runs[0]
+    torch_ = simulate([RunSpec("ngd", "1/2", init_scale=0.3, seed=4)], ds, 30, checkpoints=3, device="cpu",
+                      engine="torch").runs[0]
+    assert np.allclose(fused.weights, torch_.weights, rtol=1e-12, atol=1e-14)
+
+
+def test_init_scale_and_keep_weights_refuse_bad_values(tmp_path):
+    for flag, value in (("--init-scale", "-1"), ("--init-scale", "nan"), ("--keep-weights", "all")):
+        code, out, err = invoke(["run", "--algo", "signgd", "--a", "1/2", "--steps", "10", "--out",
+                                 str(tmp_path / "x.json"), flag, value])
+        assert code == 2 and flag in err and not (tmp_path / "x.json").exists()

@@ -185,6 +185,8 @@ def _weights(raw: Any, t: np.ndarray, where: str) -> tuple[Optional[np.ndarray],
                                  "(checkpoint steps)")
     return W, kept
 
+
+def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
     """Validate a decoded JSON object and build a Trajectory."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__

@@ -288,8 +288,9 @@ def test_predict_batch_1_on_gaussian_data_says_no_theorem(capsys):
                             "--json"], capsys)
     info = json.loads(out)
     assert code == 0 and info["theorem_applies"] is False and info["verdict_if_run"] == "no-theorem"
-    code, _, err = run_cli(["predict", "--algo", "signgd", "--a", "1/2", "--data", "default"], capsys)
-    assert code == 2 and "--data" in err
+    # a full-batch rate on data: gamma, B, k and n are read from them (no longer refused)
+    code, out, _ = run_cli(["predict", "--algo", "signgd", "--a", "1/2", "--data", "default"], capsys)
+    assert code == 0 and "derived from --data" in out and "n = 30, k = 3, d = 5" in out
 
 
 def test_old_trajectory_files_without_measures_still_load():

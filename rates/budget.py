@@ -169,10 +169,14 @@ CONIC_COPIES = 60
 SDP_DENSE_COPIES = 2
 
 
-def estimate_max_margin_bytes(n: int, k: int, d: int, semidefinite: bool, conic: bool) -> int:
-    """Peak bytes of one max-margin solve of data (n, d) with k classes, beside the interpreter."""
+DENSE_COPIES = 3  # a dense working-set block (NNLS): the matrix, its QR work space and a product
+
+
+def estimate_max_margin_bytes(n: int, k: int, d: int, semidefinite: bool, conic: bool, dense_rows: int = 0) -> int:
+    """Peak bytes of one max-margin solve of data (n, d) with k classes, beside the interpreter; ``dense_rows``
+    rows of a dense k d + 1 block on top (a working set solved by dense linear algebra)."""
     nonzeros = 2 * d * n * (k - 1) + k * d
-    bytes_ = (CONIC_COPIES if conic else LP_COPIES) * 12 * nonzeros
+    bytes_ = (CONIC_COPIES if conic else LP_COPIES) * 12 * nonzeros + DENSE_COPIES * 8 * dense_rows * (k * d + 1)
     if semidefinite:
         svec = (k + d) * (k + d + 1) // 2
         bytes_ += SDP_DENSE_COPIES * 8 * svec ** 2
@@ -180,9 +184,9 @@ def estimate_max_margin_bytes(n: int, k: int, d: int, semidefinite: bool, conic:
 
 
 def check_max_margin(n: int, k: int, d: int, norm_name: str, semidefinite: bool, conic: bool,
-                     available: Optional[int] = None) -> None:
+                     available: Optional[int] = None, dense_rows: int = 0) -> None:
     """Refuse (exit 2, ``--data``) a max-margin program that would not fit in the memory available now."""
-    need = estimate_max_margin_bytes(n, k, d, semidefinite, conic)
+    need = estimate_max_margin_bytes(n, k, d, semidefinite, conic, dense_rows)
     free = available_memory() if available is None else available
     if free is not None and need > MEMORY_SHARE * free:
         raise InputError("data", f"the {norm_name} max-margin program of n = {n}, k = {k}, d = {d} needs about "

@@ -451,6 +451,12 @@ def max_margin(ds: Dataset, norm: NormLike, budget_seconds: float | None = None)
     return _copy(_CACHE[key])
 
 
+def is_held(ds: Dataset, norm: NormLike) -> bool:
+    """Whether the max margin of ``ds`` in ``norm`` is held in this process's memory (a call returns at once)."""
+    H, y = np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y, dtype=np.int64)
+    return _cache_key(H, y, ds.k, _as_norm(norm)) in _CACHE
+
+
 def solved_for(ds: Dataset) -> dict[tuple, MarginResult]:
     """Every max margin of ``ds`` held in this process's memory (all norms solved so far), by cache key."""
     digest = data_digest(np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y, dtype=np.int64))
@@ -533,7 +539,11 @@ def _check_memory(n: int, k: int, d: int, norm: Norm) -> None:
     from rates import budget
 
     semidefinite = isinstance(norm, SchattenNorm) and not norm.is_frobenius
-    budget.check_max_margin(n, k, d, norm.name, semidefinite=semidefinite, conic=not norm.polyhedral)
+    # a large Frobenius program is solved on a working set by NNLS (:func:`_frobenius_ldp`): the sparse matrix as
+    # for an LP, plus the dense working-set block, at most k d rows of k d + 1 entries in the measured cases
+    ldp = norm.is_frobenius and n * (k - 1) * k * d > WORKING_SET_ENTRIES
+    budget.check_max_margin(n, k, d, norm.name, semidefinite=semidefinite, conic=not (norm.polyhedral or ldp),
+                            dense_rows=min(n * (k - 1), k * d) if ldp else 0)
 
 
 class _Pool:

@@ -214,7 +214,7 @@ def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict
     import sys
 
     from rates.errors import InputError
-    from rates.numeric.margins import OverBudgetError, max_margin
+    from rates.numeric.margins import OverBudgetError, is_held, max_margin
 
     from rates.numeric.margins import data_digest
 
@@ -230,6 +230,7 @@ def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict
         budget: Optional[float] = None
         if name not in required and name != "max" and size > CONIC_SIZE_LIMIT:
             budget = SIDE_BUDGET_SECONDS
+        if budget is not None and not is_held(data, name):
             print(f"rates: solving the {name} max margin for the cosines (a side measure; n(k-1) kd = {size}, "
                   f"at most {budget:g} s)", file=sys.stderr)
         try:

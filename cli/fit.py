@@ -102,7 +102,7 @@ def describe(record: FitRecord) -> str:
 
 def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: int,
                    checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None,
-                   progress: bool = False) -> list[Run]:
+                   progress: bool = False, keep_weights: str = "none") -> list[Run]:
     """Run one configuration for every (data draw, reshuffling stream) pair, exactly as ``rates run`` does.
 
     ``data_seeds`` are draws of a generated dataset, ``seeds`` reshuffling streams (``cli.run.SEED_MEANING``);
@@ -119,6 +119,8 @@ def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], devic
                                engine=options.get("engine", "auto"), progress=progress)
     for run in trajectory.runs if window is not None else ():
         choose_window(run, window)
+    for run in trajectory.runs:
+        run.keep_weights = keep_weights
     if out is not None:
         save(Trajectory(trajectory.runs, {**trajectory.meta, "command": "rates fit"}), out)
     return trajectory.runs
@@ -179,6 +181,7 @@ def fit(**options) -> None:
     schedule = options.pop("schedule")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
+    keep_weights = options.pop("keep_weights")
     from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.numeric.trajectory import load
     from rates.output.plots import check_figure_path, plot_fit
@@ -240,8 +243,12 @@ def fit(**options) -> None:
                        "schedule": None if learning_rate.is_polynomial else learning_rate.text}
             check_positive(user_bound, planned, planned_checkpoints(steps))
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
+        from rates.numeric.trajectory import KEEP_WEIGHTS
+
+        if keep_weights not in KEEP_WEIGHTS:
+            raise InputError("--keep-weights", f"must be one of {', '.join(KEEP_WEIGHTS)}, got {keep_weights!r}")
         runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
-                              progress=progress_wanted(progress))
+                              progress=progress_wanted(progress), keep_weights=keep_weights)
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
     if user_bound is not None:  # the user's own bound judges every schedule, derived rate or not

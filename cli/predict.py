@@ -115,8 +115,9 @@ def predict(
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
     adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (SIGNADAM Thm 6.3 needs 0)"),
-    data: Optional[str] = typer.Option(None, "--data", help="with --batch 1: orthogonal data (preset, "
-                                       "orthogonal:counts=...,scales=..., or a file) for the limit direction M/||M||"),
+    data: Optional[str] = typer.Option(None, "--data", help="data (preset, gaussian:..., orthogonal:..., or a "
+                                       ".npz/.csv file): gamma, B, k and n are read from it; with --batch 1 the "
+                                       "limit direction M/||M|| of orthogonal data"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Which theorem covers the configuration (its hypotheses, checked with the constants given), and the
@@ -188,8 +189,10 @@ def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
         resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
         return per_sample.predict(algo, str(exponent), data, as_json)
+    measured = None
     if data is not None:
-        raise InputError("--data", "is used with --batch 1 (per-sample limit direction) only; give --gamma/--B/--k")
+        measured = _constants_of(data, algo, norm, n, batch, momentum, vr, gamma, data_bound, classes)
+        n, gamma, data_bound, classes = measured["n"], measured["gamma"], measured["B"], measured["k"]
     config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")
@@ -213,9 +216,40 @@ def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[
     if as_json:
         payload = prediction.to_json()
         payload["rate"] = {**payload["rate"], "loglog_power": 0}
-        return json.dumps({**payload, "gate": result.to_json(), "schedule": learning_rate.to_json()}, indent=1,
-                          default=str)
-    return render_text(prediction) + "\n" + render_gate(result)
+        return json.dumps({**payload, "gate": result.to_json(), "schedule": learning_rate.to_json(),
+                           **({"data_constants": measured} if measured else {})}, indent=1, default=str)
+    return render_text(prediction) + "\n" + render_gate(result) + (_render_measured(measured) if measured else "")
+
+
+def _constants_of(data: str, algo: str, norm: Optional[str], n: Optional[int], batch: Optional[int],
+                  momentum: Optional[float], vr: bool, gamma: Optional[float], data_bound: Optional[float],
+                  classes: Optional[int]) -> dict:
+    """gamma, B, k and n read from ``--data`` (derived: gamma by the certified max-margin solver in the
+    algorithm's norm, B = max_i ||h_i||_1 as SIGNADAM Ass. 3.1 bounds the data, k and n counted)."""
+    from rates.numeric.algorithms import resolve_algorithm
+    from rates.numeric.data import parse_data
+    from rates.numeric.margins import max_margin
+    from rates.symbolic.theorems.hypotheses import data_facts
+
+    given = [flag for flag, value in (("--gamma", gamma), ("--B", data_bound), ("--k", classes)) if value is not None]
+    if given:
+        raise InputError("--data", f"reads gamma, B and k from the data; drop {', '.join(given)} or drop --data")
+    dataset = parse_data(data)
+    if n is not None and n != dataset.n:
+        raise InputError("--n", f"the data have n = {dataset.n} samples, got --n {n}; drop --n with --data")
+    config = resolve_algorithm(algo, norm=norm, n=dataset.n, batch=batch, momentum=momentum, vr=vr)
+    result = max_margin(dataset, config.norm)
+    facts = data_facts(dataset)
+    return {"data": dataset.name, "n": int(facts["n"]), "k": int(facts["k"]), "d": int(facts["d"]), "B": facts["B"],
+            "gamma": float(result.gamma), "gamma_norm": result.norm, "gamma_solver": result.solver,
+            "gamma_accuracy": float(result.accuracy), "source": "derived from --data"}
+
+
+def _render_measured(measured: dict) -> str:
+    return (f"\ndata        {measured['data']}: n = {measured['n']}, k = {measured['k']}, d = {measured['d']}, "
+            f"B = max_i ||h_i||_1 = {measured['B']:.10g}, gamma ({measured['gamma_norm']} norm) = "
+            f"{measured['gamma']:.10g} [derived from --data; {measured['gamma_solver']}, certified accuracy "
+            f"{measured['gamma_accuracy']:.1e}]")
 
 
 def render_schedule_hypotheses(hypotheses, needed) -> list[str]:

@@ -168,10 +168,15 @@ def run(
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
     adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (0 as in SIGNADAM Thm 6.3)"),
     out: str = typer.Option(..., "--out", help="Trajectory JSON to write"),
+    keep_weights: str = typer.Option("none", "--keep-weights", help="also write the iterates W_t: none, final "
+                                     "(W at the last step) or checkpoints (W_t at every checkpoint)"),
+    init_scale: float = typer.Option(0.0, "--init-scale", help="W_0 = init-scale x N(0, 1) entries, seeded by "
+                                     "--seed (>= 0; 0: W_0 = 0, as the linear theorems assume)"),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
-    """Run an optimiser from W = 0 and record gap, margins, log-loss and ||W|| at log-spaced checkpoints."""
+    """Run an optimiser from W = 0 (or a seeded Gaussian W_0, --init-scale) and record gap, margins, log-loss
+    and ||W|| at log-spaced checkpoints."""
     from rates.numeric.engine import RunSpec
     from rates.numeric.trajectory import save
     from rates.progress import wanted
@@ -183,15 +188,23 @@ def run(
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
     draws, shuffles = seed_plan(seed, seeds, data_seeds)
+    from rates.numeric.run_parameters import check
+    from rates.numeric.trajectory import KEEP_WEIGHTS
+
+    if keep_weights not in KEEP_WEIGHTS:
+        raise InputError("--keep-weights", f"must be one of {', '.join(KEEP_WEIGHTS)}, got {keep_weights!r}")
+    init_scale = check("init_scale", init_scale, "--init-scale")
 
     def make_spec(shuffle: int) -> RunSpec:
         return RunSpec(algo=algo, schedule=learning_rate, eta0=eta0, seed=shuffle, norm=norm, batch=batch,
                        momentum=momentum, vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps,
-                       polar=polar)
+                       polar=polar, init_scale=init_scale)
 
     trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
                                progress=wanted(progress))
     trajectory.meta["command"] = "rates run"
+    for kept_run in trajectory.runs:
+        kept_run.keep_weights = keep_weights
     save(trajectory, out)
     typer.echo(summary(trajectory))
     typer.echo(f"wrote {out}")

@@ -95,6 +95,42 @@ def check(estimate: Estimate, option: str = "seeds", available: Optional[int] = 
               file=sys.stderr)
 
 
+MIN_CHECKPOINTS = 2  # the fewest checkpoints any command records for a run
+
+
+def check_count(count: int, option: str, runs_per_seed: int = 1, checkpoints: int = MIN_CHECKPOINTS,
+                what: str = "seed(s)", available: Optional[int] = None) -> None:
+    """Refuse (exit 2, naming ``option``) ``count`` seeds whose runs' records alone would not fit in memory.
+
+    A floor checked before anything is built (a seed list, the tasks, the data draws): each seed costs at least
+    ``runs_per_seed`` run records of ``checkpoints`` checkpoints (:data:`CHECKPOINT_BYTES_PER_RUN` each), so a
+    request refused here would be refused, far later, by the full estimate too."""
+    need = BASE_BYTES + int(count) * int(runs_per_seed) * CHECKPOINT_BYTES_PER_RUN * int(checkpoints)
+    free = available_memory() if available is None else available
+    if free is not None and need > MEMORY_SHARE * free:
+        runs = f" x {runs_per_seed} runs" if runs_per_seed > 1 else ""
+        raise InputError(option, f"{count} {what}{runs}: the runs' records alone need about {need / 2**30:.1f} GiB, "
+                                 f"more than {MEMORY_SHARE:.0%} of the {free / 2**30:.1f} GiB available; ask for "
+                                 "fewer")
+
+
+# generated data: H and one same-sized draw of noise as float64, the labels as int64
+DATA_COPIES = 2
+
+
+def check_generated_data(n: int, k: int, d: int, what: str, available: Optional[int] = None) -> None:
+    """Refuse (exit 2, ``--data``) generated data that, with the max-norm LP that checks its separability, would
+    not fit in the memory available now; before any array is allocated."""
+    need = BASE_BYTES + DATA_COPIES * 8 * n * d + 8 * n
+    need += estimate_max_margin_bytes(n, k, d, semidefinite=False, conic=False) - BASE_BYTES
+    free = available_memory() if available is None else available
+    if free is not None and need > MEMORY_SHARE * free:
+        raise InputError("data", f"{what}: n = {n} points of d = {d} features with k = {k} classes need about "
+                                 f"{need / 2**30:.1f} GiB (the data and the max-margin LP that checks separability), "
+                                 f"more than {MEMORY_SHARE:.0%} of the {free / 2**30:.1f} GiB available; ask for "
+                                 "fewer points or features")
+
+
 PROBE_SECONDS = 0.1  # a probe long enough that timer noise and per-call costs are small against it
 
 
@@ -128,23 +164,29 @@ def measured_seconds(run_steps, steps: int, calls: int = 1) -> float:
 LP_COPIES = 24
 # cvxpy's canonicalisation and Clarabel's KKT system hold the constraint data several times over
 CONIC_COPIES = 60
-# the spectral / nuclear norms' semidefinite cone is a dense (k + d)^2 matrix, factored by Clarabel
-SDP_DENSE_COPIES = 6
+# the spectral / nuclear norms' semidefinite cone: Clarabel's scaling of a PSD cone of order k + d is a dense
+# block over its svec, (k + d)(k + d + 1)/2 squared, in the KKT matrix; it and its factor are held
+SDP_DENSE_COPIES = 2
 
 
-def estimate_max_margin_bytes(n: int, k: int, d: int, semidefinite: bool, conic: bool) -> int:
-    """Peak bytes of one max-margin solve of data (n, d) with k classes, beside the interpreter."""
+DENSE_COPIES = 3  # a dense working-set block (NNLS): the matrix, its QR work space and a product
+
+
+def estimate_max_margin_bytes(n: int, k: int, d: int, semidefinite: bool, conic: bool, dense_rows: int = 0) -> int:
+    """Peak bytes of one max-margin solve of data (n, d) with k classes, beside the interpreter; ``dense_rows``
+    rows of a dense k d + 1 block on top (a working set solved by dense linear algebra)."""
     nonzeros = 2 * d * n * (k - 1) + k * d
-    bytes_ = (CONIC_COPIES if conic else LP_COPIES) * 12 * nonzeros
+    bytes_ = (CONIC_COPIES if conic else LP_COPIES) * 12 * nonzeros + DENSE_COPIES * 8 * dense_rows * (k * d + 1)
     if semidefinite:
-        bytes_ += SDP_DENSE_COPIES * 8 * (k + d) ** 2
+        svec = (k + d) * (k + d + 1) // 2
+        bytes_ += SDP_DENSE_COPIES * 8 * svec ** 2
     return int(BASE_BYTES + bytes_)
 
 
 def check_max_margin(n: int, k: int, d: int, norm_name: str, semidefinite: bool, conic: bool,
-                     available: Optional[int] = None) -> None:
+                     available: Optional[int] = None, dense_rows: int = 0) -> None:
     """Refuse (exit 2, ``--data``) a max-margin program that would not fit in the memory available now."""
-    need = estimate_max_margin_bytes(n, k, d, semidefinite, conic)
+    need = estimate_max_margin_bytes(n, k, d, semidefinite, conic, dense_rows)
     free = available_memory() if available is None else available
     if free is not None and need > MEMORY_SHARE * free:
         raise InputError("data", f"the {norm_name} max-margin program of n = {n}, k = {k}, d = {d} needs about "

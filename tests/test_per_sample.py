@@ -288,8 +288,9 @@ def test_predict_batch_1_on_gaussian_data_says_no_theorem(capsys):
                             "--json"], capsys)
     info = json.loads(out)
     assert code == 0 and info["theorem_applies"] is False and info["verdict_if_run"] == "no-theorem"
-    code, _, err = run_cli(["predict", "--algo", "signgd", "--a", "1/2", "--data", "default"], capsys)
-    assert code == 2 and "--data" in err
+    # a full-batch rate on data: gamma, B, k and n are read from them (no longer refused)
+    code, out, _ = run_cli(["predict", "--algo", "signgd", "--a", "1/2", "--data", "default"], capsys)
+    assert code == 0 and "derived from --data" in out and "n = 30, k = 3, d = 5" in out
 
 
 def test_old_trajectory_files_without_measures_still_load():
@@ -309,13 +310,24 @@ def test_old_trajectory_files_without_measures_still_load():
     assert not handles_runs([old])
 
 
-def test_large_problems_skip_the_conic_side_measures_but_keep_the_run_norm(monkeypatch):
+def test_large_problems_solve_the_conic_side_measures_within_their_budget(monkeypatch, capsys):
     import rates.numeric.measures as measures
 
     monkeypatch.setattr(measures, "CONIC_SIZE_LIMIT", 10)  # every dataset is "large" now
-    ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.5])
+    ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.45])  # data no other test solves (nothing held in memory)
+    run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
+    assert set(run.cosines) == {"max", "frobenius", "spectral", BIAS_KEY}  # solved in time: no longer left out
+    assert "side measure" in capsys.readouterr().err  # the line that says a bounded side solve is running
+
+
+def test_side_measures_past_their_budget_are_skipped_with_the_reason_but_keep_the_run_norm(monkeypatch):
+    import rates.numeric.measures as measures
+
+    monkeypatch.setattr(measures, "CONIC_SIZE_LIMIT", 10)
+    monkeypatch.setattr(measures, "SIDE_BUDGET_SECONDS", 0.0)  # no conic side program can finish
+    ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.25])  # data no other test solves (nothing cached in memory)
     run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
     assert set(run.cosines) == {"max", BIAS_KEY}  # max: an LP, always solved
-    assert "n(k-1) kd = 12 > 10" in run.references["spectral"]["skipped"]
+    assert "did not finish within the side measures' budget of 0 s" in run.references["spectral"]["skipped"]
     ngd = simulate([RunSpec("ngd", "1/2")], ds, 50, checkpoints=5, device="cpu").runs[0]
     assert "frobenius" in ngd.cosines and "spectral" not in ngd.cosines  # the run's own norm is always solved

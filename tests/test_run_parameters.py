@@ -43,6 +43,7 @@ BAD: dict[str, tuple[str, str, dict[str, str]] | None] = {
     "seeds": ("0..x", "expected a range such as 0..4 or a list such as 0,3,7, got '0..x'", {}),
     "data_seeds": ("-1", "expected distinct non-negative seeds, got '-1'", {}),
     "engine": ("jit", "must be auto, fused, gemm, torch or graph, got 'jit'", {}),
+    "init_scale": ("-1", "must be a finite number >= 0, got -1.0", {}),
 }
 
 BASE = {"algo": "signgd", "a": "1/2", "steps": "10"}

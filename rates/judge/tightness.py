@@ -139,6 +139,21 @@ def _score(candidate: Candidate, algo: str, a: sp.Rational, steps: int, predicti
     return candidate
 
 
+def _check_budget(algo: str, a: str, budget: int, steps: int, seed: int) -> None:
+    """Refuse a search whose records cannot fit in memory, announce one over an hour (:mod:`rates.budget`), before
+    the first run; the time is refined by a timed probe of one candidate run, as ``rates run`` refines its own."""
+    from rates import budget as budgets
+    from rates.numeric.data import parse_data
+
+    def probe(probe_steps: int) -> None:  # on the default preset: larger than any candidate (n <= 6, d <= 3)
+        simulate([RunSpec(algo, a, eta0=1.0, seed=0)], parse_data("default"), probe_steps, checkpoints=2,
+                 device="cpu")
+
+    estimate = budgets.estimate_linear_runs(budget, steps, CHECKPOINTS, 6, 3, 3, calls=budget)
+    budgets.check(estimate, option="budget", advice="ask for a smaller --budget or fewer --steps",
+                  measure=lambda: budgets.measured_seconds(probe, steps, calls=budget))
+
+
 def search_worst_rate(algo: str, a: str, budget: int = 12, seed: int = 0, steps: int = 20000,
                       restarts: Optional[int] = None, progress=None) -> TightnessResult:
     """Search for the slowest-decaying margin gap of ``algo`` with ``eta_t = (t+2)^-a`` (module docstring)."""
@@ -155,6 +170,7 @@ def search_worst_rate(algo: str, a: str, budget: int = 12, seed: int = 0, steps:
     config = resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False)
     if config.family not in ("nsd", "adam"):
         raise InputError("algo", f"the search covers full-batch algorithms (nsd, adam families); got {algo!r}")
+    _check_budget(algo, a, budget, steps, seed)
     prediction = predict(config, exponent_a)
     rng = np.random.default_rng(seed)
     restarts = max(1, budget // 2) if restarts is None else restarts

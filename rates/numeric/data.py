@@ -28,6 +28,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from rates import budget
 from rates.errors import InputError, NotSeparableError
 from rates.numeric.run_parameters import check
 
@@ -138,6 +139,7 @@ def gaussian(k: int, d: int, per_class: int, sigma: float = DEFAULT_SIGMA, seed:
         raise InputError(OPTION, f"gaussian sigma must be a finite number >= 0, got {sigma!r}")
     if k * per_class < 2:
         raise InputError(OPTION, "gaussian data need at least 2 points")
+    budget.check_generated_data(k * per_class, k, d, "gaussian")
     rng = np.random.default_rng(seed)
     y = np.repeat(np.arange(k, dtype=np.int64), per_class)
     label = name or f"gaussian:k={k},d={d},per_class={per_class},sigma={sigma:g},seed={seed}"
@@ -167,6 +169,7 @@ def orthogonal_skewed(counts: Sequence[int], scales, name: Optional[str] = None)
     if len(counts) < 2 or min(counts) < 1:
         raise InputError(OPTION, f"orthogonal counts need k >= 2 classes with >= 1 sample each, got {counts}")
     k, n = len(counts), sum(counts)
+    budget.check_generated_data(n, k, k, "orthogonal")
     y = np.repeat(np.arange(k, dtype=np.int64), counts)
     s = np.asarray(scales, dtype=np.float64).reshape(-1)
     if s.size == 1:

@@ -113,6 +113,7 @@ class RunSpec:
     adam_beta2: float = 0.999
     adam_eps: float = 0.0
     polar: str = "exact"
+    init_scale: float = 0.0  # W_0 = init_scale * N(0, 1) entries (seeded by ``seed``); 0: W_0 = 0, the seeds' setting
     schedule: Union[Schedule, str, None] = None
 
     def __post_init__(self):
@@ -122,9 +123,12 @@ class RunSpec:
 
     def record(self) -> dict[str, Any]:
         """The spec as JSON-ready fields (a task's identity, a run's config): ``schedule`` as its text, and
-        left out where ``a`` gives the schedule (the records of the polynomial family stay as they were)."""
+        left out where ``a`` gives the schedule, ``init_scale`` left out at 0 (W_0 = 0): the records of the
+        polynomial family from W_0 = 0 stay as they were (sweep stores resume)."""
         fields = dataclasses.asdict(dataclasses.replace(self, schedule=None))
         fields.pop("schedule")
+        if not fields.get("init_scale"):
+            fields.pop("init_scale")
         if self.schedule is not None:
             fields["schedule"] = self.schedule.text if isinstance(self.schedule, Schedule) else str(self.schedule)
         return fields
@@ -224,6 +228,8 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
     if algorithm.adam:
         for name in ("adam_beta1", "adam_beta2", "adam_eps"):
             check(name, getattr(spec, name))
+    if spec.init_scale:
+        check("init_scale", spec.init_scale)
     recipe = Recipe(for_run(named, source, algorithm.norm, algorithm.momentum > 0), batch,
                     polar=spec.polar if algorithm.norm == "spectral" else "exact")
     return ResolvedRun(spec, algorithm, schedule, recipe)
@@ -328,6 +334,20 @@ def group_stepper(engine: str, device: Any, recipe: Recipe, k: int, d: int, n: i
     return key
 
 
+INIT_STREAM = 0x1D17  # the initialisation's random stream, apart from the reshuffling stream of the same seed
+
+
+def initial_weights(runs: Sequence[ResolvedRun], k: int, d: int) -> np.ndarray:
+    """W_0 of each run, (R, k, d): ``init_scale`` times i.i.d. standard normal entries from
+    ``numpy.random.default_rng([INIT_STREAM, seed])``, zero where ``init_scale`` is 0 (FLAVORS section 5 starts its
+    runs from a small random initialisation; the seeds' linear theorems from W_0 = 0)."""
+    W = np.zeros((len(runs), k, d))
+    for index, run in enumerate(runs):
+        if run.spec.init_scale:
+            W[index] = run.spec.init_scale * np.random.default_rng([INIT_STREAM, run.spec.seed]).standard_normal((k, d))
+    return W
+
+
 def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, times: np.ndarray, advance=None,
               engine: str = "auto") -> tuple[Any, list[dict[str, np.ndarray]]]:
     """Advance runs that share one recipe; returns the final W (R, k, d) and per-checkpoint records.
@@ -367,6 +387,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     else:
         optimizer = build(recipe, H, y, k, _hyper(runs, H.device))
         measure = _Measure(H, y, k, recipe.norm)
+    if any(r.spec.init_scale for r in runs):
+        W = torch.as_tensor(initial_weights(runs, k, H.shape[1]), device=H.device)
     if H.device.type == "cuda" and resolve_engine(engine, H.device) == "graph":
         from rates.numeric.graphed import GraphedSteps, graphable, worth_recording
 
@@ -456,6 +478,8 @@ def _run_group_fused(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, 
     from rates.numeric.fused.measure import NumpyMeasure
 
     group = FusedGroup(runs, H, y, k)
+    if any(r.spec.init_scale for r in runs):
+        group.W[...] = initial_weights(runs, k, group.W.shape[2])
     measure = NumpyMeasure(H, y, k, runs[0].recipe.norm, REPORTED_NORMS)
     records = []
     for t in times.tolist():
@@ -520,6 +544,8 @@ def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) 
     if not schedule.is_polynomial:
         config["schedule"] = schedule.text  # canonical text: "eta0/(t+2)" and "eta0/(2+t)" record alike
     config["data_facts"] = data_facts(data)
+    if not config.get("init_scale"):  # W_0 = 0: the config reads as it always has
+        config.pop("init_scale", None)
     if not alg.adam:
         for key in ("adam_beta1", "adam_beta2", "adam_eps"):
             config.pop(key)
@@ -729,6 +755,7 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
             margins=margins, margin_errors=margin_errors, cosines=cosines,
             references={**{name: {"name": name, "skipped": why} for name, why in skipped.items()},
                         **{name: ref.to_json() for name, ref in run_references.items()}},
+            weights=column["W"],
         ))
     first = datasets[0]
     meta = {"engine": "rates.numeric.engine.simulate", "stepper": stepper, "steps": int(steps), "device": str(dev),

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol, Union
@@ -74,6 +75,12 @@ TARGET_ACCURACY = 1e-9  # docs/theory.md section 7: gamma to <= 1e-9 relative
 POLISH_GOAL = 1e-11  # cheap active-set polishing continues until here, retries with other settings stop at target
 TOLERANCE_FAIL = 1e-7  # beyond this the bracket is not trusted at all and the solve fails loudly
 WIDE_LP_UNKNOWNS = 3000  # above this many entries of W, an LP's separate dual solve is skipped once certified
+# constraint rows x unknowns above which an LP is first solved on a working set of rows (constraint generation);
+# below it the whole LP is solved at once, as always (the presets' solutions stay the same vertices, bit for bit)
+WORKING_SET_ENTRIES = 2_000_000
+WORKING_SET_ROUNDS = 12
+WORKING_SET_START = 200  # rows of the first working set (at least; a quarter of the unknowns when more)
+WORKING_SET_STEP = 100  # violated rows added per round (at least; half the working set when more)
 NOT_SEPARABLE = 1e-9  # a dual certificate this small (data scaled to unit max entry) means gamma = 0
 
 
@@ -285,15 +292,35 @@ _RETRY_OPTIONS = (
 )
 
 
+class OverBudgetError(SolverError):
+    """A max margin solved under a time budget (:func:`max_margin`'s ``budget_seconds``) ran past it."""
+
+
+_DEADLINE: list[float] = []  # perf_counter() deadline of the solve in progress, when it has a budget
+
+
+def _check_deadline(what: str) -> dict:
+    """Clarabel's time limit for the next program (``{}`` without a budget); raises once the budget is spent."""
+    if not _DEADLINE:
+        return {}
+    left = _DEADLINE[-1] - time.perf_counter()
+    if not left > 0:
+        raise OverBudgetError(f"{what}: time budget spent")
+    return {"time_limit": left}
+
+
 def _solve_cvx(problem_cvx, what: str, options: dict) -> None:
     import cvxpy as cp
 
+    limit = _check_deadline(what)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            problem_cvx.solve(solver=cp.CLARABEL, **{**_CLARABEL_OPTIONS, **options})
+            problem_cvx.solve(solver=cp.CLARABEL, **{**_CLARABEL_OPTIONS, **options, **limit})
         except cp.error.SolverError as exc:
             raise SolverError(f"{what} failed: {exc}") from None
+    if limit and problem_cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        _check_deadline(what)  # raises when the time limit stopped it
     if problem_cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise SolverError(f"{what} failed: status {problem_cvx.status}")
 
@@ -344,6 +371,28 @@ def _frobenius_polish(problem: _Problem, lam: np.ndarray) -> tuple[np.ndarray, n
     return None
 
 
+def _frobenius_ldp(problem: _Problem, options: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The Frobenius max margin as least-distance programming, solved exactly by non-negative least squares.
+
+    ``min ||w||_2 s.t. M w >= 1`` (the margin is ``1 / ||w||``) is an LDP; Lawson & Hanson (Solving Least
+    Squares Problems, 1974, ch. 23) reduce it to NNLS: ``u = argmin_{u >= 0} ||E u - f||`` with
+    ``E = [M^T; 1^T]``, ``f = e_{D+1}``, then ``w = -r_{1..D} / r_{D+1}`` for ``r = E u - f``, and ``u`` are
+    the multipliers. An active-set method with dense linear algebra: for a working set of rows (a few
+    thousand), not the whole program; both points are scored exactly by the caller, like the conic solver's.
+    """
+    from scipy.optimize import nnls
+
+    m, D = problem.M.shape
+    E = np.vstack([problem.M.toarray().T, np.ones((1, m))])
+    f = np.zeros(D + 1)
+    f[-1] = 1.0
+    u, _ = nnls(E, f, maxiter=max(50 * m, 1000))
+    r = E @ u - f
+    if not abs(r[-1]) > 0:
+        raise SolverError("Frobenius least-distance program failed: the working set's rows are not separable")
+    return (-r[:D] / r[-1]).reshape(problem.k, problem.d), u
+
+
 _SOLVERS: dict[str, tuple[str, Callable, Callable]] = {
     "lp": ("highs-lp", _lp_primal, _lp_dual),
     "conic": ("clarabel-conic", _conic_primal, _conic_dual),
@@ -374,7 +423,7 @@ def _copy(result: MarginResult) -> MarginResult:
     return replace(result, W=result.W.copy(), checks=dict(result.checks), dual=result.dual.copy())
 
 
-def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
+def max_margin(ds: Dataset, norm: NormLike, budget_seconds: float | None = None) -> MarginResult:
     """Max margin ``gamma`` of ``ds`` in ``norm`` and a maximiser W with ``||W|| = 1``, certified.
 
     Raises :class:`~rates.errors.NotSeparableError` (parameter ``data``) when gamma <= 0,
@@ -382,6 +431,9 @@ def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     Schatten-p), :class:`~rates.errors.SolverError` when the certified bracket exceeds ``TOLERANCE_FAIL``.
     Results are cached on (data bytes, norm): in memory, and on disk (:mod:`rates.cache`) for the norm kinds
     of :mod:`rates.norms`, so a later process gets the same result bit for bit without cvxpy or scipy.
+
+    ``budget_seconds`` bounds a conic solve (a side measure's): past it :class:`OverBudgetError` is raised
+    and nothing is cached, so a later call without a budget solves it.
     """
     norm = _as_norm(norm)
     _check_supported(norm)
@@ -389,8 +441,20 @@ def max_margin(ds: Dataset, norm: NormLike) -> MarginResult:
     y = np.asarray(ds.y, dtype=np.int64)
     key = _cache_key(H, y, ds.k, norm)
     if key not in _CACHE:
-        _CACHE[key] = _solve_or_load(H, y, int(ds.k), norm, key)
+        if budget_seconds is not None:
+            _DEADLINE.append(time.perf_counter() + float(budget_seconds))
+        try:
+            _CACHE[key] = _solve_or_load(H, y, int(ds.k), norm, key)
+        finally:
+            if budget_seconds is not None:
+                _DEADLINE.pop()
     return _copy(_CACHE[key])
+
+
+def is_held(ds: Dataset, norm: NormLike) -> bool:
+    """Whether the max margin of ``ds`` in ``norm`` is held in this process's memory (a call returns at once)."""
+    H, y = np.asarray(ds.H, dtype=np.float64), np.asarray(ds.y, dtype=np.int64)
+    return _cache_key(H, y, ds.k, _as_norm(norm)) in _CACHE
 
 
 def solved_for(ds: Dataset) -> dict[tuple, MarginResult]:
@@ -475,7 +539,11 @@ def _check_memory(n: int, k: int, d: int, norm: Norm) -> None:
     from rates import budget
 
     semidefinite = isinstance(norm, SchattenNorm) and not norm.is_frobenius
-    budget.check_max_margin(n, k, d, norm.name, semidefinite=semidefinite, conic=not norm.polyhedral)
+    # a large Frobenius program is solved on a working set by NNLS (:func:`_frobenius_ldp`): the sparse matrix as
+    # for an LP, plus the dense working-set block, at most k d rows of k d + 1 entries in the measured cases
+    ldp = norm.is_frobenius and n * (k - 1) * k * d > WORKING_SET_ENTRIES
+    budget.check_max_margin(n, k, d, norm.name, semidefinite=semidefinite, conic=not (norm.polyhedral or ldp),
+                            dense_rows=min(n * (k - 1), k * d) if ldp else 0)
 
 
 class _Pool:
@@ -532,6 +600,47 @@ def _full_round(problem: _Problem, primal, dual, options: dict, tag: str, pool: 
             if polished is not None:
                 pool.add_W(f"kkt polish({source}){tag}", polished[0])
                 pool.add_lam(f"kkt polish({source}){tag}", polished[1])
+
+
+def _working_set_rounds(problem: _Problem, primal, options: dict, pool: _Pool) -> int:
+    """Constraint generation for a large program (LP or conic): solve on a working set of rows, add the rows the
+    solution violates.
+
+    Most of the n (k - 1) rows are far from active at the optimum; a reduced LP on the rows that matter has the
+    same optimum, and it is found by adding back every row the reduced solution violates (cutting planes).
+    Every point stays a certificate of the full problem: the reduced W is scored on all rows (lower bound), and
+    the reduced multipliers, zero elsewhere, lie in the full simplex (upper bound). Returns whether the pool is
+    the number of rows of the last working set; the caller solves the whole program when the pool is not
+    certified. Measured (k = 10, d = 100,
+    n = 1000, max norm): 9 rounds up to 2,188 of 9,000 rows, 3 s, against 17 s for the whole primal and dual.
+    """
+    m, D = problem.M.shape
+    start = problem.steepest_of_dual(np.full(m, 1.0 / m))  # the class-centroid direction, steepest for the norm
+    margins = problem.M @ start.reshape(-1)
+    rows = np.sort(np.argsort(margins, kind="stable")[:min(m, max(WORKING_SET_START, D // 4))])
+    for index in range(WORKING_SET_ROUNDS):
+        _check_deadline(f"the {problem.norm.name} max margin on a working set")
+        reduced = _Problem(sparse.csr_array(problem.M[rows]), problem.k, problem.d, problem.norm)
+        W, lam = primal(reduced, options)
+        full = np.zeros(m)
+        full[rows] = np.clip(lam, 0.0, None)
+        pool.add_W(f"working set {index}", W)
+        pool.add_lam(f"working set multipliers {index}", full)
+        if problem.norm.is_frobenius:
+            polished = _frobenius_polish(problem, full)
+            if polished is not None:
+                pool.add_W(f"kkt polish(working set {index})", polished[0])
+                pool.add_lam(f"kkt polish(working set {index})", polished[1])
+        if pool.certified(POLISH_GOAL):
+            return rows.size
+        all_margins = problem.M @ W.reshape(-1)
+        reduced_min = float(all_margins[rows].min())
+        violated = np.flatnonzero(all_margins < reduced_min - 1e-12 * abs(reduced_min))
+        if violated.size == 0:
+            return rows.size
+        violated = violated[np.argsort(all_margins[violated], kind="stable")][:max(rows.size // 2, WORKING_SET_STEP)]
+        rows = np.union1d(rows, violated)
+    return rows.size
 
 
 def _active_set_rounds(problem: _Problem, primal, dual, options: dict, tag: str, pool: _Pool,
@@ -627,7 +736,13 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
     solver, primal, dual = _SOLVERS["lp" if is_lp else "conic"]
     pool = _Pool(problem)
     rounds = 0
-    for options in ({},) + (() if is_lp else _RETRY_OPTIONS):
+    working_set = problem.M.shape[0] * problem.M.shape[1] > WORKING_SET_ENTRIES
+    working_rows = 0
+    if working_set:
+        working_rows = _working_set_rounds(problem, _frobenius_ldp if norm.is_frobenius else primal, {}, pool)
+        if norm.is_frobenius and pool.certified():
+            solver = "nnls-ldp"
+    for options in (() if working_set and pool.certified() else ({},) + (() if is_lp else _RETRY_OPTIONS)):
         tag = f" #{rounds}" if rounds else ""
         rounds += 1
         _full_round(problem, primal, dual, options, tag, pool)
@@ -679,6 +794,8 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
         "meets_target": accuracy <= TARGET_ACCURACY,
         "data_scale": scale,
         "solver_rounds": rounds,
+        **({"working_set": f"constraint generation: {working_rows} of {problem.M.shape[0]} rows in the last "
+                           "working set"} if working_set else {}),
     }
     lam = np.clip(pool.lam[best_lam], 0.0, None)
     return MarginResult(gamma=gamma, W=W, norm=norm.name, solver=solver, accuracy=accuracy,

@@ -32,6 +32,8 @@ Reference
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -41,13 +43,18 @@ from rates.errors import SolverError
 
 MEASURED_NORMS = ("max", "frobenius", "spectral")
 BIAS_KEY = "M"
-CONIC_SIZE_LIMIT = 100_000  # n (k-1) * k d above which a side measure's conic max-margin solve is skipped
+CONIC_SIZE_LIMIT = 100_000  # n (k-1) * k d above which a side measure's conic max-margin solve is time-bounded
+SIDE_BUDGET_SECONDS = 30.0  # the time a side measure's max margin (a norm other than the run's) may take
+# side measures left out in this process, by (data digest, k, norm, budget): a second call (after the run)
+# does not retry
+_SIDE_SKIPPED: dict[tuple, str] = {}
 _FACE_SLACK = 1e-9  # relative margin slack that defines the LP's optimal face (the solver's own accuracy)
 _FACE_WIDTH = 1e-6  # spread of a generic linear objective over the face above which W* is not unique
+FACE_BUDGET_SECONDS = 30.0  # the face test is a side measure: past this it is left undecided (unique = None)
 FACE_CACHE_KIND = "max-norm-faces"
 # answers of max_norm_solution_unique in this process, keyed by (data digest, k, gamma): also filled from the
 # worker processes that prepare data draws (rates.numeric.engine.prepare_draws), and used when the disk cache is off
-_FACE_MEMORY: dict[tuple, bool] = {}
+_FACE_MEMORY: dict[tuple, Optional[bool]] = {}
 
 SOLUTION_NOTES = {
     "max": "HiGHS dual-simplex vertex of the max-norm LP; the max-norm ball is not strictly convex, so other "
@@ -92,13 +99,19 @@ def relative_margin_error(margin: np.ndarray, gamma: float) -> np.ndarray:
     return (float(gamma) - np.asarray(margin, dtype=np.float64)) / float(gamma)
 
 
-def max_norm_solution_unique(data: Any, gamma: float) -> bool:
+def max_norm_solution_unique(data: Any, gamma: float, W: Optional[np.ndarray] = None,
+                             budget_seconds: Optional[float] = None) -> Optional[bool]:
     """Is the max-norm max-margin solution a single point? Two LPs over the optimal face.
 
     Face ``{W : |W_jl| <= 1, <A_ic, W> >= gamma (1 - slack)}``; a fixed generic objective ``C`` has
     ``max <C, W> - min <C, W> > width`` on it iff the face (up to the slack) is more than a point, for
     almost every ``C``. The answer is kept in :mod:`rates.cache` (as the max margins are), so a warm
     ``rates run`` does not import scipy for it.
+
+    A side measure, so bounded: on a large problem the two LPs are solved on a working set of rows (those
+    nearly active at ``W``, a max-norm solution, plus every row a solution violates) and both together get
+    ``budget_seconds`` (default :data:`FACE_BUDGET_SECONDS`); past it the answer is ``None`` (not decided),
+    which is not cached.
     """
     from rates import cache
     from rates.numeric.margins import constraint_matrix, data_digest
@@ -114,7 +127,11 @@ def max_norm_solution_unique(data: Any, gamma: float) -> bool:
     if isinstance(saved, bool):
         unique = saved
     else:
-        unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma)
+        budget = FACE_BUDGET_SECONDS if budget_seconds is None else float(budget_seconds)
+        unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma, W, budget)
+        if unique is None:  # undecided within the budget: held for this process only, never on disk
+            _FACE_MEMORY[memory_key] = None
+            return None
         if key is not None:
             cache.store(FACE_CACHE_KIND, key, unique)
     _FACE_MEMORY[memory_key] = unique
@@ -131,17 +148,49 @@ def remember_faces(answers: Mapping[tuple, bool]) -> None:
     _FACE_MEMORY.update(answers)
 
 
-def _face_is_a_point(A: np.ndarray, gamma: float) -> bool:
+def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
+                     budget_seconds: float = math.inf) -> Optional[bool]:
+    """The two LPs over the face (see :func:`max_norm_solution_unique`); ``None`` when they did not finish in
+    ``budget_seconds``. A problem of more than :data:`rates.numeric.margins.WORKING_SET_ENTRIES` entries
+    starting from a solution ``W`` is solved by constraint generation: each LP on the rows nearly active at
+    ``W``, adding every row its solution violates; the answer is that of the whole LP once none is violated."""
+    from scipy import sparse
     from scipy.optimize import linprog
 
-    C = np.random.default_rng(0).normal(size=A.shape[1])
-    bounds = [(-1.0, 1.0)] * A.shape[1]
-    b = -np.full(A.shape[0], float(gamma) * (1 - _FACE_SLACK))
+    from rates.numeric.margins import WORKING_SET_ENTRIES
+
+    started = time.perf_counter()
+    A = sparse.csr_array(A)
+    m, D = A.shape
+    C = np.random.default_rng(0).normal(size=D)
+    bounds = [(-1.0, 1.0)] * D
+    floor = float(gamma) * (1 - _FACE_SLACK)
+    all_rows = np.arange(m)
+    if W is not None and m * D > WORKING_SET_ENTRIES:
+        margins = A @ np.asarray(W, dtype=np.float64).reshape(-1)
+        start = np.flatnonzero(margins <= float(gamma) * (1 + 1e-3))
+    else:
+        start = all_rows
     values = []
     for sign in (1.0, -1.0):
-        res = linprog(sign * C, A_ub=-A, b_ub=b, bounds=bounds, method="highs-ds")
-        if res.status != 0:
-            raise SolverError(f"max-norm face LP failed: {res.message}")
+        rows = start
+        while True:
+            left = budget_seconds - (time.perf_counter() - started)
+            if not left > 0:
+                return None
+            options = {} if math.isinf(left) else {"time_limit": left}
+            res = linprog(sign * C, A_ub=-A[rows], b_ub=-np.full(rows.size, floor), bounds=bounds,
+                          method="highs-ds", options=options)
+            if res.status == 1:  # the time limit
+                return None
+            if res.status != 0:
+                raise SolverError(f"max-norm face LP failed: {res.message}")
+            if rows.size == m:
+                break
+            violated = np.flatnonzero(A @ res.x < floor * (1 - 1e-12))
+            if violated.size == 0:
+                break
+            rows = np.union1d(rows, violated)
         values.append(sign * res.fun)
     scale = max(1.0, float(np.abs(C).sum()))
     return abs(values[0] - values[1]) <= _FACE_WIDTH * scale
@@ -156,33 +205,61 @@ def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict
                                                                           dict[str, str]]:
     """``W*_N`` for the norms of :data:`MEASURED_NORMS`, and the norms left out with the reason.
 
-    Norms in ``required`` (a run's own norm, solved for its gap anyway) and the max norm (an LP, fast) are
-    always solved; the conic ones (Frobenius, spectral) only up to :data:`CONIC_SIZE_LIMIT` (measured: k = 10,
-    d = 32, n = 200 took 160 s of interior-point solves, which a max-norm run should not pay for a side
-    measure). A reported norm whose solver cannot certify its gamma is left out too.
+    Norms in ``required`` (a run's own norm, solved for its gap anyway) and the max norm (an LP) are always
+    solved. The others are side measures: up to :data:`CONIC_SIZE_LIMIT` they are solved as they come; above
+    it each gets :data:`SIDE_BUDGET_SECONDS` (a line on stderr says so) and is left out with the reason when
+    its program would not fit in memory or does not finish in time (measured before constraint generation:
+    k = 10, d = 32, n = 200 took 160 s of interior-point solves on the whole program). A reported norm whose
+    solver cannot certify its gamma is left out too, as is the face test of the max norm past its budget.
     """
-    from rates.numeric.margins import max_margin
+    import sys
+
+    from rates.errors import InputError
+    from rates.numeric.margins import OverBudgetError, data_digest, is_held, max_margin
 
     references: dict[str, ReferenceDirection] = {}
     skipped: dict[str, str] = {}
     size = problem_size(data)
+    digest = data_digest(np.asarray(data.H, dtype=np.float64), np.asarray(data.y, dtype=np.int64))
     for name in MEASURED_NORMS:
-        if name not in required and name != "max" and size > CONIC_SIZE_LIMIT:
-            skipped[name] = (f"not solved: the {name} max-margin program has size n(k-1) kd = {size} > "
-                             f"{CONIC_SIZE_LIMIT} (a run in that norm solves it)")
+        memo = (digest, int(data.k), name, SIDE_BUDGET_SECONDS)
+        if memo in _SIDE_SKIPPED and name not in required:
+            skipped[name] = _SIDE_SKIPPED[memo]
             continue
+        budget: Optional[float] = None
+        if name not in required and name != "max" and size > CONIC_SIZE_LIMIT:
+            budget = SIDE_BUDGET_SECONDS
+        if budget is not None and not is_held(data, name):
+            print(f"rates: solving the {name} max margin for the cosines (a side measure; n(k-1) kd = {size}, "
+                  f"at most {budget:g} s)", file=sys.stderr)
         try:
-            result = max_margin(data, name)
+            result = max_margin(data, name, budget_seconds=budget)
+        except OverBudgetError:
+            skipped[name] = (f"not solved: the {name} max-margin program (n(k-1) kd = {size}) did not finish "
+                             f"within the side measures' budget of {SIDE_BUDGET_SECONDS:g} s (a run in that norm "
+                             "solves it)")
+            _SIDE_SKIPPED[memo] = skipped[name]
+            continue
+        except InputError as err:
+            if budget is None:
+                raise
+            skipped[name] = f"not solved: {err.message}"
+            _SIDE_SKIPPED[memo] = skipped[name]
+            continue
         except SolverError as err:
             skipped[name] = f"not certified: {err}"
             continue
         unique: Optional[bool] = None
+        extra: dict = {}
         if name == "frobenius":
             unique = True
         elif name == "max":
-            unique = max_norm_solution_unique(data, result.gamma)
+            unique = max_norm_solution_unique(data, result.gamma, result.W * 1.0)
+            if unique is None:
+                extra["unique_reason"] = (f"uniqueness not decided: the face LPs did not finish within "
+                                          f"{FACE_BUDGET_SECONDS:g} s")
         references[name] = ReferenceDirection(name, result.W, float(result.gamma), result.solver,
-                                              float(result.accuracy), unique, SOLUTION_NOTES[name])
+                                              float(result.accuracy), unique, SOLUTION_NOTES[name], extra)
     return references, skipped
 
 

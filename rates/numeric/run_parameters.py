@@ -139,6 +139,8 @@ PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
     RunParameter("seeds", checked_by="parse_seeds (below)", in_grid=False),
     RunParameter("data_seeds", checked_by="parse_seeds (below)", in_grid=False),
     RunParameter("engine", english_or(ENGINES), _choice(ENGINES), in_grid=False, caseless=True),
+    RunParameter("init_scale", "a finite number >= 0", _keep_if(lambda v: _real(v) and 0 <= v < math.inf),
+                 in_grid=False),
 )}
 
 # the keys of a sweep's [grid] table (rates.sweep.grid): the RunSpec fields, then data, steps, checkpoints, device
@@ -187,7 +189,12 @@ def parse_seeds(seed: int, seeds: Optional[str], option: str = "seeds") -> list[
     try:
         if ".." in text:
             low, _, high = text.partition("..")
-            values = list(range(int(low), int(high) + 1))
+            low, high = int(low), int(high)
+            if high - low + 1 > 1:  # the count is checked before the list is made
+                from rates import budget
+
+                budget.check_count(high - low + 1, option)
+            values = list(range(low, high + 1))
         else:
             values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:

@@ -29,7 +29,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -61,6 +61,10 @@ class Run:
     margin_errors: dict[str, np.ndarray] = field(default_factory=dict)
     cosines: dict[str, np.ndarray] = field(default_factory=dict)
     references: dict[str, Any] = field(default_factory=dict)
+    # the iterates W_t (T, k, d) at the checkpoints ``t`` (the engine fills it, the last one is W at t = steps);
+    # written only as ``keep_weights`` says: "none" (default), "final" (W at the last checkpoint) or "checkpoints"
+    weights: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+    keep_weights: str = field(default="none", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         checkpoints = {name: _floats(getattr(self, name)) for name in CHECKPOINT_ARRAYS}
@@ -70,7 +74,16 @@ class Run:
         out = {"config": self.config, "gamma": self.gamma, "checkpoints": checkpoints}
         if self.references:
             out["references"] = self.references
+        if self.keep_weights != "none" and self.weights is not None:
+            kept = slice(-1, None) if self.keep_weights == "final" else slice(None)
+            out["weights"] = {"kept": self.keep_weights, "t": [int(v) for v in self.t[kept]],
+                              "W": np.asarray(self.weights[kept], dtype=np.float64).tolist()}
         return out
+
+    @property
+    def final_W(self) -> Optional[np.ndarray]:
+        """W at the last checkpoint (t = steps), when the weights were kept or are in memory."""
+        return None if self.weights is None else np.asarray(self.weights[-1])
 
 
 @dataclass
@@ -166,6 +179,24 @@ def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], wher
                                    f"the max margin gamma = {value:.6g} (beyond its accuracy {accuracy:.1e})")
 
 
+KEEP_WEIGHTS = ("none", "final", "checkpoints")
+
+
+def _weights(raw: Any, t: np.ndarray, where: str) -> tuple[Optional[np.ndarray], str]:
+    """The kept iterates of a run (``{"kept", "t", "W"}``), or ``(None, "none")`` when the file has none."""
+    if raw is None:
+        return None, "none"
+    try:
+        kept, times = raw["kept"], np.asarray(raw["t"], dtype=np.int64)
+        W = np.asarray(raw["W"], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        raise InputError("from", f"{where} needs kept, t and W (W a list of k x d matrices)") from None
+    if kept not in KEEP_WEIGHTS[1:] or W.ndim != 3 or len(W) != len(times) or not np.all(np.isin(times, t)):
+        raise InputError("from", f"{where}: kept must be final or checkpoints, W one k x d matrix per listed t "
+                                 "(checkpoint steps)")
+    return W, kept
+
+
 def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
     """Validate a decoded JSON object and build a Trajectory."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -209,8 +240,9 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
         references = raw.get("references", {})
         if not isinstance(references, dict):
             raise InputError("from", f"{path}: {where}.references must be an object")
+        weights, kept = _weights(raw.get("weights"), t, f"{path}: {where}.weights")
         runs.append(Run(config=config, gamma=gamma, t=t.astype(np.int64), references=references, **series,
-                        **{k: arrays[k] for k in CHECKPOINT_ARRAYS if k != "t"}))
+                        **{k: arrays[k] for k in CHECKPOINT_ARRAYS if k != "t"}, weights=weights, keep_weights=kept))
     meta = data.get("meta", {})
     return Trajectory(runs=runs, meta=meta if isinstance(meta, dict) else {})
 

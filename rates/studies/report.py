@@ -1008,6 +1008,10 @@ def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: Any, eta0: f
     """The default study's configurations on the given data draws (``run_default_study`` fixes the size)."""
     if not data_seeds:
         raise InputError("data_seeds", "needs at least one data draw")
+    from rates import budget
+
+    budget.check_count(len(data_seeds), "data_seeds", runs_per_seed=len(DEFAULT_STUDY_CONFIGS),
+                       checkpoints=STUDY_CHECKPOINTS, what="data draw(s)")  # before the tasks are built
     started = time.perf_counter()
     # quick runs stay in-process: starting worker processes would cost more than the runs
     runs = simulate_study_seeds(list(data_seeds), steps, options.device, options.progress, eta0,

@@ -121,6 +121,9 @@ def fit_runs(runs):
     return report.fit_group(runs)
 
 
+STUDY_CHECKPOINTS_FLOOR = 16  # the fewest checkpoints a study's run records (a floor for the seed-count check)
+
+
 def study_seeds(options, default: int) -> list[int]:
     """Seeds ``0..N-1`` of a study: the count of ``--seeds`` (``options.seeds``) or the study's own default."""
     from rates.errors import InputError
@@ -128,6 +131,9 @@ def study_seeds(options, default: int) -> list[int]:
     count = options.seeds if options.seeds is not None else default
     if count < 1:
         raise InputError("seeds", f"must be a positive number of seeds, got {count}")
+    from rates import budget
+
+    budget.check_count(count, "seeds", checkpoints=STUDY_CHECKPOINTS_FLOOR)  # before the tasks are built
     return list(range(count))
 
 

@@ -34,6 +34,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,9 +208,15 @@ def _checked(call: Callable[[], Any], key: str, cell: Any, where: str) -> Any:
 def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_device: bool = True) -> list[Configuration]:
     """The Cartesian product of ``columns`` (from :func:`normalise_grid`), each validated as ``rates run``
     validates its options before the first step."""
+    from rates import budget
     from rates.numeric.data import parse_data
 
     keys = list(columns)
+    count = math.prod(len(columns[k]) for k in keys)
+    # before any data are drawn: the configurations' records alone must fit (the full estimate comes later)
+    budget.check_count(count, "GRID", checkpoints=min((int(c) for c in columns.get("checkpoints", [2])
+                                                       if isinstance(c, int)), default=2),
+                       what="configuration(s)")
     datasets: dict[tuple[str, int], Any] = {}
     devices: set[str] = set()
     configurations = []

@@ -92,26 +92,24 @@ def test_many_data_draws_are_refused_naming_data_seeds(tmp_path, monkeypatch):
 
 def test_engine_tasks_are_estimated_before_the_first_step(capsys, monkeypatch):
     """rates report and rates sweep share this check: 10^5 data draws of 10^6 steps are announced in hours,
-    at this machine's speed; the same request with too little memory is refused naming --data-seeds."""
-    import time
+    from the recipe's probed cost (here given: 1 us per step, at load 0), not from the torch engine's
+    constants; the same request with too little memory is refused naming --data-seeds."""
+    from rates.numeric import duration
 
-    from rates.numeric.data import parse_data
-    from rates.numeric.engine import simulate
-
+    probed = []
+    monkeypatch.setattr(duration, "_probed", {})
+    monkeypatch.setattr(duration, "machine_load", lambda: 0.0)
+    monkeypatch.setattr(duration, "probe_recipe", lambda key, runs, *rest: (probed.append(key) or 1e-6, True))
     spec = RunSpec(algo="signgd", a="1")
     tasks = [EngineTask(specs=(spec,), data="default", data_seed=seed, steps=10**6, checkpoints=60)
              for seed in range(2)] * 50_000
     check_budget(tasks, workers=1)
     err = capsys.readouterr().err
     assert "note: this request is estimated at 100000 run(s) x 1000000 steps" in err
-    hours = float(err.split(" and ")[1].split(" h")[0])
-    # independent: one such run's 10^5 steps timed here, times 10 for 10^6 steps, times 10^5 tasks
-    dataset = parse_data("default", seed=0)
-    simulate([spec], dataset, 100)  # loads the kernels and solves the max margin outside the timing
-    start = time.perf_counter()
-    simulate([spec], dataset, 10**5)
-    expected = (time.perf_counter() - start) * 10 * 10**5 / 3600
-    assert expected / 3 <= hours <= 3 * expected, (hours, expected)
+    assert len(probed) == 1  # one recipe, one data shape: one probe
+    # one worker process: 10^5 tasks of 1 s, the two draws' set-up once each, and the worker's start
+    expected = (10**5 * 1e-6 * 10**6 + 2 * duration.DRAW_SETUP_S + duration.WORKER_START_S) / 3600
+    assert f"and {expected:.1f} h" in err, (err, expected)
     monkeypatch.setattr(budget, "available_memory", lambda: budget.BASE_BYTES)
     with pytest.raises(Exception) as info:
         check_budget(tasks, workers=1)

@@ -6,7 +6,8 @@ or a library :class:`~rates.errors.InputError`, naming the option), 3 for an int
 the file holding the full traceback; never 1, which means a verdict was ``violated``), 130 when interrupted,
 also while the modules are still being imported.
 
-Checks every command inherits (so a command added later gets them too): each output option (``--out``,
+Checks every command inherits (so a command added later gets them too): each integer option fits in 64 bits
+and each real option is finite (:func:`check_representable`); each output option (``--out``,
 ``--plot``, ``--save-dir``, ...; see :func:`_output_options`) is validated by
 :func:`rates.io.check_output_path` before the command does any work; and the lists in its help texts
 (``{ALGORITHMS}``, ``{STUDIES}``, ...) are read from their registries when the help is shown
@@ -95,16 +96,50 @@ def _output_options(callback) -> dict[str, tuple[str, bool]]:
     return found
 
 
+# the widest integer the code represents: numpy's and torch's int64 (seeds, step counters, checkpoint times)
+INT64_MAX = 2**63 - 1
+
+
+def _numeric_options(callback) -> dict[str, tuple[str, type]]:
+    """``{python name: (option, int or float)}`` for every integer or real option of a command callback."""
+    import typing
+
+    hints = typing.get_type_hints(callback)
+    found = {}
+    for name, param in inspect.signature(callback).parameters.items():
+        kinds = [kind for kind in (typing.get_args(hints.get(name)) or (hints.get(name),)) if kind is not type(None)]
+        decls = [d for d in (getattr(param.default, "param_decls", None) or ()) if isinstance(d, str)]
+        if len(kinds) == 1 and kinds[0] in (int, float) and decls:
+            found[name] = (next((d for d in decls if d.startswith("--")), decls[0]), kinds[0])
+    return found
+
+
+def check_representable(value, option: str, kind: type) -> None:
+    """Refuse (exit 2, one line naming ``option``) an integer outside int64 or a real that is not finite: what
+    the option's own check cannot say because numpy or torch would fail on it first (or loop for ever)."""
+    import math
+
+    if kind is int and not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise InputError(option, f"must be an integer from -2^63 to 2^63 - 1 = {INT64_MAX} (64 bits), got {value}")
+    if kind is float and not math.isfinite(value):
+        raise InputError(option, f"must be a finite number (below 1.8e308 in size), got {value}")
+
+
 def _checked(callback):
-    """Wrap a command so its output paths are validated before it runs (its signature is kept for typer)."""
+    """Wrap a command so its numbers are representable and its output paths valid before it runs (its
+    signature is kept for typer)."""
     from rates.io import check_output_path
 
     outputs = _output_options(callback)
-    if not outputs:
+    numbers = _numeric_options(callback)
+    if not outputs and not numbers:
         return callback
 
     @functools.wraps(callback)
     def command(*args, **kwargs):
+        for name, (option, kind) in numbers.items():
+            if kwargs.get(name) is not None:
+                check_representable(kwargs[name], option, kind)
         for name, (option, is_dir) in outputs.items():
             value = kwargs.get(name)
             for item in (value if isinstance(value, (list, tuple)) else [value]):

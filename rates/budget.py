@@ -69,7 +69,9 @@ def available_memory() -> Optional[int]:
 
 def estimate_linear_runs(runs: int, steps: int, checkpoints: int, n: int, k: int, d: int,
                          calls: int = 1) -> Estimate:
-    """Peak memory and wall time of ``runs`` linear-model runs (``calls`` separate simulate calls)."""
+    """Peak memory and wall time of ``runs`` linear-model runs (``calls`` separate simulate calls); a run
+    keeps at most one checkpoint per step."""
+    checkpoints = min(checkpoints, max(steps, 1))
     size = max(n * k + k * d + n, 1)
     per_run = CHECKPOINT_BYTES_PER_RUN * checkpoints + TENSOR_COPIES * 8 * size
     seconds = steps * (calls * STEP_SECONDS + runs * RUN_STEP_SECONDS * max(n * k * d, 1) / REFERENCE_SIZE)

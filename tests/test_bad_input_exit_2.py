@@ -128,3 +128,69 @@ def test_a_one_sided_teacher_sample_of_few_points_names_n_train():
                            "--device", "cpu", "--no-progress"])
     assert_refusal(code, err, "--n-train")
     assert "all training labels are equal" in err
+
+
+# every command's integer and real options, with the fewest other arguments that reach the command
+_BASE_ARGS = {
+    "predict": ["--algo", "signgd", "--a", "1"],
+    "run": ["--algo", "signgd", "--a", "1", "--steps", "10", "--no-progress", "--out", "{tmp}/r.json"],
+    "fit": ["--algo", "signgd", "--a", "1", "--steps", "10", "--no-progress"],
+    "homogeneous": ["--algo", "gd", "--no-progress"],
+    "sweep": ["{tmp}/g.toml", "--out", "{tmp}/sweep", "--scheduler", "serial"],
+    "tightness": ["--algo", "signgd", "--a", "1"],
+}
+
+
+def _numeric_options() -> list[tuple[str, str, type]]:
+    from cli.app import _numeric_options as found, app
+
+    options = []
+    for info in app.registered_commands:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        options += [(name, option, kind) for option, kind in found(info.callback).values()]
+    return options
+
+
+def test_every_command_with_numbers_is_covered_below():
+    assert {command for command, _, _ in _numeric_options()} == set(_BASE_ARGS)
+
+
+@pytest.mark.parametrize("command,option,kind", _numeric_options())
+def test_numbers_the_code_cannot_represent_are_refused_naming_the_option(command, option, kind, tmp_path):
+    """An integer beyond 64 bits (--steps 99999999999999999999 ended in a TypeError, exit 3) or a real that is
+    not finite: one line, exit 2, naming the option and its range, before any work."""
+    (tmp_path / "g.toml").write_text('[grid]\nalgo = "signgd"\na = "1"\nsteps = 10\n', encoding="utf-8")
+    base = [arg.replace("{tmp}", str(tmp_path)) for arg in _BASE_ARGS[command]]
+    for value in (["99999999999999999999", "-99999999999999999999"] if kind is int else ["1e999", "nan"]):
+        argv = [command, *[arg for i, arg in enumerate(base) if arg != option and base[i - 1 if i else 0] != option]]
+        code, _, err = invoke([*argv, option, value])
+        assert_refusal(code, err, option)
+        assert ("2^63 - 1" if kind is int else "finite number") in err, err
+    assert not list(tmp_path.glob("r.json")) and not (tmp_path / "sweep").exists()
+
+
+def test_a_grid_step_count_beyond_float64s_exact_integers_is_refused(tmp_path):
+    (tmp_path / "g.toml").write_text('[grid]\nalgo = "signgd"\na = "1"\nsteps = 99999999999999999999\n',
+                                     encoding="utf-8")
+    code, _, err = invoke(["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "s"), "--scheduler", "serial"])
+    assert_refusal(code, err, "--steps")
+    assert "[1, 2^53]" in err and not (tmp_path / "s").exists()
+    code, _, err = invoke(["run", "--algo", "signgd", "--a", "1", "--steps", str(2**53 + 1), "--no-progress",
+                           "--out", str(tmp_path / "r.json")])
+    assert_refusal(code, err, "--steps")
+
+
+def test_more_checkpoints_than_steps_cost_nothing():
+    """Every integer of 1..steps is a checkpoint once the log-spaced grid's gaps are below 1: 2^53 requested
+    checkpoints of a 10-step run are its 10 steps (numpy was asked for 2^53 points before), and the memory
+    estimate counts 10 checkpoints, not 2^53."""
+    import numpy as np
+
+    from rates.numeric.engine import checkpoint_times
+
+    assert checkpoint_times(10, 2**53).tolist() == list(range(1, 11))
+    for steps in (1, 7, 100, 3000):
+        for requested in (2, 60, steps, 5 * steps, 50 * steps):
+            full = np.unique(np.round(np.geomspace(1, steps, num=max(requested, 2))).astype(np.int64))
+            assert checkpoint_times(steps, requested).tolist() == full[(full >= 1) & (full <= steps)].tolist()
+    assert budget.estimate_linear_runs(1, 10, 2**53, 30, 3, 5) == budget.estimate_linear_runs(1, 10, 10, 30, 3, 5)

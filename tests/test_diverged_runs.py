@@ -13,7 +13,7 @@ import pytest
 from rates.numeric.algorithms import ALGORITHMS
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, simulate
-from tests.cli_invoke import invoke
+from cli_invoke import invoke
 
 NORMS = ("max", "sum", "frobenius", "spectral", "nuclear", "lp:3")
 

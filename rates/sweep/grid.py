@@ -225,7 +225,8 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
         data_key = (options["data"], options["seed"])
         if data_key not in datasets:
             datasets[data_key] = check(lambda options=options: parse_data(options["data"], seed=options["seed"]),
-                                       "seed" if options["seed"] < 0 else "data")
+                                       "seed" if run_parameters.PARAMETERS["seed"].accepts(options["seed"]) is None
+                                       else "data")
         spec = RunSpec(**{field: options[key] for key, field in SPEC_FIELDS.items()})
         resolved = check(lambda spec=spec, data_key=data_key: resolve_spec(spec, datasets[data_key].n))
         configurations.append(Configuration(

@@ -150,6 +150,32 @@ def _checked(callback):
     return command
 
 
+def _keep_file_spelling(callback) -> None:
+    """Give each file output option typed as a path a parser that sees the string as typed: the conversion
+    to :class:`~pathlib.Path` drops a trailing separator, and ``--out x/`` would write the file ``x``
+    (:func:`rates.io.refuse_directory_spelling`)."""
+    import typing
+    from pathlib import Path
+
+    from rates.io import refuse_directory_spelling
+
+    hints = typing.get_type_hints(callback)
+    parameters = inspect.signature(callback).parameters
+    for name, (option, is_dir) in _output_options(callback).items():
+        kinds = typing.get_args(hints.get(name)) or (hints.get(name),)
+        info = parameters[name].default
+        if is_dir or Path not in kinds or getattr(info, "parser", None) is not None:
+            continue
+
+        def parse(value, option=option):
+            if isinstance(value, Path):
+                return value
+            refuse_directory_spelling(value, option)
+            return Path(value)
+
+        info.parser = parse
+
+
 def _register_commands() -> None:
     from typer.core import TyperCommand
 
@@ -161,6 +187,7 @@ def _register_commands() -> None:
             continue
         importlib.import_module(module_name).register(app)
     for info in app.registered_commands:
+        _keep_file_spelling(info.callback)
         info.callback = _checked(info.callback)
         if info.cls is None or info.cls is TyperCommand:  # lists in help texts come from their registries
             info.cls = ListedHelpCommand

@@ -194,3 +194,34 @@ def test_more_checkpoints_than_steps_cost_nothing():
             full = np.unique(np.round(np.geomspace(1, steps, num=max(requested, 2))).astype(np.int64))
             assert checkpoint_times(steps, requested).tolist() == full[(full >= 1) & (full <= steps)].tolist()
     assert budget.estimate_linear_runs(1, 10, 2**53, 30, 3, 5) == budget.estimate_linear_runs(1, 10, 10, 30, 3, 5)
+
+
+def _file_output_options() -> list[tuple[str, str]]:
+    from cli.app import _output_options, app
+
+    return [(info.name or info.callback.__name__.replace("_", "-"), option)
+            for info in app.registered_commands
+            for option, is_dir in _output_options(info.callback).values() if not is_dir]
+
+
+def test_every_file_output_option_is_covered_below():
+    assert {command for command, _ in _file_output_options()} <= set(_BASE_ARGS) | {"table"}
+
+
+@pytest.mark.parametrize("command,option", _file_output_options())
+def test_a_file_option_spelled_as_a_directory_is_refused_not_written_as_a_file(command, option, tmp_path):
+    """``--out x/`` wrote a regular file named x, exited 0 and printed "wrote x/"."""
+    base = [arg.replace("{tmp}", str(tmp_path)) for arg in _BASE_ARGS.get(command, [])]
+    argv = [command, *[arg for i, arg in enumerate(base) if arg != option and base[i - 1 if i else 0] != option]]
+    code, _, err = invoke([*argv, option, str(tmp_path / "x") + "/"])
+    assert_refusal(code, err, option)
+    assert "ends in a separator" in err and not (tmp_path / "x").exists()
+
+
+def test_a_directory_option_spelled_with_a_separator_is_that_directory(tmp_path):
+    (tmp_path / "g.toml").write_text('[grid]\nalgo = "signgd"\na = "1"\nsteps = 20\ncheckpoints = 4\n'
+                                     'device = "cpu"\n', encoding="utf-8")
+    code, _, err = invoke(["sweep", str(tmp_path / "g.toml"), "--out", str(tmp_path / "x") + "/", "--scheduler",
+                           "serial", "--no-progress", "--no-figures"])
+    assert code == 0, err
+    assert (tmp_path / "x").is_dir() and (tmp_path / "x" / "table.md").is_file()

@@ -160,11 +160,14 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
            classes: Optional[int], c_adam: Optional[float], adam_beta1: float, adam_beta2: float, adam_eps: float,
            data: Optional[str], as_json: bool) -> str:
     """The answer to ``rates predict`` with these options, derived now (see :func:`predict` for the options)."""
-    from cli import per_sample
-    from rates.numeric.algorithms import (
-        resolve_algorithm,  # here: sympy's import time is paid only by commands using it
-    )
+    from rates.exponents import parse_exponent_fraction
+    from rates.numeric.algorithms import resolve_algorithm
     from rates.numeric.run_parameters import check
+
+    # --a, --algo and its options are checked before sympy is imported (seconds): bad input is refused at once
+    parse_exponent_fraction(a, "--a")
+    config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
+    from cli import per_sample
     from rates.symbolic.schedules import parse_exponent
     from rates.symbolic.theorems import predict as predict_rate
     from rates.symbolic.theorems.hypotheses import Facts
@@ -172,11 +175,9 @@ def derive(algo: str, norm: Optional[str], a: str, n: Optional[int], batch: Opti
 
     exponent = parse_exponent(a, "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
-        resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
         return per_sample.predict(algo, str(exponent), data, as_json)
     if data is not None:
         raise InputError("--data", "is used with --batch 1 (per-sample limit direction) only; give --gamma/--B/--k")
-    config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")
     for name, value in (("adam_beta1", adam_beta1), ("adam_beta2", adam_beta2), ("adam_eps", adam_eps)):

@@ -142,7 +142,8 @@ _BASE_ARGS = {
 
 
 def _numeric_options() -> list[tuple[str, str, type]]:
-    from cli.app import _numeric_options as found, app
+    from cli.app import _numeric_options as found
+    from cli.app import app
 
     options = []
     for info in app.registered_commands:

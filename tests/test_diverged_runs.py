@@ -9,11 +9,11 @@ import json
 
 import numpy as np
 import pytest
+from cli_invoke import invoke
 
 from rates.numeric.algorithms import ALGORITHMS
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, simulate
-from cli_invoke import invoke
 
 NORMS = ("max", "sum", "frobenius", "spectral", "nuclear", "lp:3")
 

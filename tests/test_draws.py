@@ -12,7 +12,6 @@ import rates.numeric.fused.kernels as kernels
 from cli.app import main
 from rates.numeric.data import gaussian, parse_data
 from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group, simulate, simulate_draws
-from rates.numeric.margins import max_margin
 
 SHAPE = dict(k=3, d=4, per_class=5)  # n = 15: batches of 5
 

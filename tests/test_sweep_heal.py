@@ -143,6 +143,34 @@ def test_an_index_line_without_configurations_is_rebuilt_from_the_file(tmp_path)
     assert "1 already done, 0 to run" in stdout  # the file itself says which configuration it holds
 
 
+def test_every_repair_of_the_store_is_noted_once(tmp_path):
+    """A garbage line in index.jsonl or failed.jsonl was skipped without a word; now each repair is said (and
+    done: the line is removed, so the next run has nothing to say), as is a task file recorded afresh."""
+    grid = grid_file(tmp_path / "g.toml", "eta0 = [1.0, 1e308]\n")
+    out = tmp_path / "sweep"
+    assert sweep(grid, "--out", out)[0] in (0, 1)
+    index = (out / "index.jsonl").read_text()
+    with open(out / "index.jsonl", "a") as handle:
+        handle.write("garbage {\n")
+    with open(out / "failed.jsonl", "a") as handle:
+        handle.write('{"no": "configuration"}\n')
+    code, stdout, err = sweep(grid, "--out", out)
+    assert code in (0, 1), err
+    notes = [line for line in stdout.splitlines() if line.startswith("note: ")]
+    assert notes == ["note: index.jsonl: removed 1 line(s) that are not task records (line 2: 'garbage {'); the "
+                     "task files are the truth, so nothing else is lost",
+                     "note: failed.jsonl: removed 1 line(s) that are not failure records (line 2: "
+                     "'{\"no\": \"configuration\"}'); the task files are the truth, so nothing else is lost"], stdout
+    assert (out / "index.jsonl").read_text() == index and "1 already done, 0 to run" in stdout
+    (out / "index.jsonl").write_text("")  # a run stopped between writing a task file and recording it
+    code, stdout, err = sweep(grid, "--out", out)
+    assert code in (0, 1), err
+    [note] = [line for line in stdout.splitlines() if line.startswith("note: ")]
+    assert note.startswith("note: trajectories/task-") and "was not in index.jsonl" in note and "recorded now" in note
+    code, stdout, err = sweep(grid, "--out", out)
+    assert not [line for line in stdout.splitlines() if line.startswith("note: ")], stdout
+
+
 # ------------------------------------------------------------------------------------------ one grid, two spellings
 
 

@@ -19,8 +19,19 @@ from __future__ import annotations
 import sys
 
 
-def _interrupted() -> None:
+def _interrupted(at_once: bool = False) -> None:
+    """Exit 130 after Ctrl-C. ``at_once`` (the process's own command line, not a caller's ``main(argv)``): end
+    the process now, skipping the interpreter's teardown (torch's alone takes 2-4 s on a busy machine), so that
+    a stopped command is gone within a second or two. Nothing is lost: outputs are written atomically and the
+    commands' own clean-up (a sweep's cluster, temporary files) has run as the interrupt unwound them."""
     print("rates: interrupted", file=sys.stderr)
+    if at_once:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
     sys.exit(130)
 
 
@@ -234,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     except InputError as err:
         _fail(str(err), 2)
     except (_ABORTS + (KeyboardInterrupt,)):
-        _interrupted()
+        _interrupted(at_once=argv is None)
     except RatesError as err:  # a solver that could not certify its answer: not a verdict, so not exit 1
         _fail(str(err), 3)
     except MemoryError:
@@ -246,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as err:  # noqa: BLE001 - the one place every unexpected error is turned into exit 3
         _fail(f"internal error: {type(err).__name__}: {err}; full traceback in {_write_traceback()}", 3)
     if code == 130:  # typer turns a KeyboardInterrupt inside a command into Exit(130), silently
-        _interrupted()
+        _interrupted(at_once=argv is None)
     sys.exit(code if isinstance(code, int) else 0)
 
 

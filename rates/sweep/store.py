@@ -12,10 +12,10 @@ Guarantee
     The trajectory files are the truth: a file is written atomically (``rates.io``), so it is either
     complete or absent, and a configuration counts as done exactly when a complete file lists it. The
     index is rebuilt from the files a killed run left unindexed, and a line that is not a record (cut short
-    by a kill, edited by hand) is removed; every such repair is reported (``notes``). A task file whose bytes no longer match its index line's sha256 (or that no longer parses) is
-    moved to ``DIR/damaged/`` and its configurations are run again. Configurations already done are never
-    planned again, so no configuration is run twice; an exclusive lock on ``DIR/sweep.lock``
-    keeps a second sweep out of a directory in use.
+    by a kill, edited by hand) is removed. A task file whose bytes no longer match its index line's sha256
+    (or that no longer parses) is moved to ``DIR/damaged/`` and its configurations are run again. Every such
+    repair is reported (``notes``). Configurations already done are never planned again, so no configuration
+    is run twice; an exclusive lock on ``DIR/sweep.lock`` keeps a second sweep out of a directory in use.
 """
 
 from __future__ import annotations

@@ -218,3 +218,43 @@ def test_a_run_too_short_says_how_many_steps_would_do_and_that_many_do(checkpoin
     code, out = _invoke(*args, "--steps", str(needed))
     verdict = next(line for line in out.splitlines() if line.strip().startswith("verdict"))
     assert code == 0 and re.search(r": (tight|loose) ", verdict), verdict  # the advice is enough for a verdict
+
+
+def test_a_long_step_without_steps_to_count_shows_a_spinner_and_a_short_one_nothing():
+    """The max-margin solve of wide data printed nothing for minutes: a phase still running after its notice
+    delay draws its description with the elapsed time; one that ends first draws nothing."""
+    import io
+
+    from rich.console import Console
+
+    from rates.progress import phase
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100)
+    with phase("max margin: spectral-norm program, n = 60, d = 10000, k = 10", enabled=True, after=0.0,
+               console=console) as shown:
+        assert shown.shown.wait(60)
+    assert "max margin: spectral-norm program, n = 60, d = 10000, k = 10" in screen.getvalue()
+    quiet = io.StringIO()
+    with phase("quick", enabled=True, after=3600.0, console=Console(file=quiet, force_terminal=True)) as handle:
+        pass
+    assert quiet.getvalue() == "" and not handle.shown.is_set()
+
+
+def test_the_max_margin_solve_is_a_phase_with_its_size(monkeypatch):
+    from rates.numeric import margins
+    from rates.numeric.data import parse_data
+
+    described = []
+    real = margins.phase
+
+    def recording(description, *args, **kwargs):
+        described.append(description)
+        return real(description, *args, **kwargs)
+
+    monkeypatch.setattr(margins, "phase", recording)
+    monkeypatch.setattr(margins, "_CACHE", {})
+    monkeypatch.setenv("RATES_CACHE_DIR", "off")  # solved here, not read back
+    data = parse_data("gaussian:k=3,d=7,per_class=5", seed=11)
+    margins.max_margin(data, "max")
+    assert described == ["max margin: max-norm program, n = 15, d = 7, k = 3"]

@@ -6,7 +6,8 @@ or a library :class:`~rates.errors.InputError`, naming the option), 3 for an int
 the file holding the full traceback; never 1, which means a verdict was ``violated``), 130 when interrupted,
 also while the modules are still being imported.
 
-Checks every command inherits (so a command added later gets them too): each output option (``--out``,
+Checks every command inherits (so a command added later gets them too): each integer option fits in 64 bits
+and each real option is finite (:func:`check_representable`); each output option (``--out``,
 ``--plot``, ``--save-dir``, ...; see :func:`_output_options`) is validated by
 :func:`rates.io.check_output_path` before the command does any work; and the lists in its help texts
 (``{ALGORITHMS}``, ``{STUDIES}``, ...) are read from their registries when the help is shown
@@ -18,8 +19,19 @@ from __future__ import annotations
 import sys
 
 
-def _interrupted() -> None:
+def _interrupted(at_once: bool = False) -> None:
+    """Exit 130 after Ctrl-C. ``at_once`` (the process's own command line, not a caller's ``main(argv)``): end
+    the process now, skipping the interpreter's teardown (torch's alone takes 2-4 s on a busy machine), so that
+    a stopped command is gone within a second or two. Nothing is lost: outputs are written atomically and the
+    commands' own clean-up (a sweep's cluster, temporary files) has run as the interrupt unwound them."""
     print("rates: interrupted", file=sys.stderr)
+    if at_once:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
     sys.exit(130)
 
 
@@ -130,16 +142,50 @@ def _output_options(callback) -> dict[str, tuple[str, bool]]:
     return found
 
 
+# the widest integer the code represents: numpy's and torch's int64 (seeds, step counters, checkpoint times)
+INT64_MAX = 2**63 - 1
+
+
+def _numeric_options(callback) -> dict[str, tuple[str, type]]:
+    """``{python name: (option, int or float)}`` for every integer or real option of a command callback."""
+    import typing
+
+    hints = typing.get_type_hints(callback)
+    found = {}
+    for name, param in inspect.signature(callback).parameters.items():
+        kinds = [kind for kind in (typing.get_args(hints.get(name)) or (hints.get(name),)) if kind is not type(None)]
+        decls = [d for d in (getattr(param.default, "param_decls", None) or ()) if isinstance(d, str)]
+        if len(kinds) == 1 and kinds[0] in (int, float) and decls:
+            found[name] = (next((d for d in decls if d.startswith("--")), decls[0]), kinds[0])
+    return found
+
+
+def check_representable(value, option: str, kind: type) -> None:
+    """Refuse (exit 2, one line naming ``option``) an integer outside int64 or a real that is not finite: what
+    the option's own check cannot say because numpy or torch would fail on it first (or loop for ever)."""
+    import math
+
+    if kind is int and not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise InputError(option, f"must be an integer from -2^63 to 2^63 - 1 = {INT64_MAX} (64 bits), got {value}")
+    if kind is float and not math.isfinite(value):
+        raise InputError(option, f"must be a finite number (below 1.8e308 in size), got {value}")
+
+
 def _checked(callback):
-    """Wrap a command so its output paths are validated before it runs (its signature is kept for typer)."""
+    """Wrap a command so its numbers are representable and its output paths valid before it runs (its
+    signature is kept for typer)."""
     from rates.io import check_output_path
 
     outputs = _output_options(callback)
-    if not outputs:
+    numbers = _numeric_options(callback)
+    if not outputs and not numbers:
         return callback
 
     @functools.wraps(callback)
     def command(*args, **kwargs):
+        for name, (option, kind) in numbers.items():
+            if kwargs.get(name) is not None:
+                check_representable(kwargs[name], option, kind)
         for name, (option, is_dir) in outputs.items():
             value = kwargs.get(name)
             for item in (value if isinstance(value, (list, tuple)) else [value]):
@@ -148,6 +194,32 @@ def _checked(callback):
         return callback(*args, **kwargs)
 
     return command
+
+
+def _keep_file_spelling(callback) -> None:
+    """Give each file output option typed as a path a parser that sees the string as typed: the conversion
+    to :class:`~pathlib.Path` drops a trailing separator, and ``--out x/`` would write the file ``x``
+    (:func:`rates.io.refuse_directory_spelling`)."""
+    import typing
+    from pathlib import Path
+
+    from rates.io import refuse_directory_spelling
+
+    hints = typing.get_type_hints(callback)
+    parameters = inspect.signature(callback).parameters
+    for name, (option, is_dir) in _output_options(callback).items():
+        kinds = typing.get_args(hints.get(name)) or (hints.get(name),)
+        info = parameters[name].default
+        if is_dir or Path not in kinds or getattr(info, "parser", None) is not None:
+            continue
+
+        def parse(value, option=option):
+            if isinstance(value, Path):
+                return value
+            refuse_directory_spelling(value, option)
+            return Path(value)
+
+        info.parser = parse
 
 
 def _register_commands() -> None:
@@ -161,6 +233,7 @@ def _register_commands() -> None:
             continue
         importlib.import_module(module_name).register(app)
     for info in app.registered_commands:
+        _keep_file_spelling(info.callback)
         info.callback = _checked(info.callback)
         if info.cls is None or info.cls is TyperCommand:  # lists in help texts come from their registries
             info.cls = ListedHelpCommand
@@ -208,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     except InputError as err:
         _fail(str(err), 2)
     except (_ABORTS + (KeyboardInterrupt,)):
-        _interrupted()
+        _interrupted(at_once=argv is None)
     except RatesError as err:  # a solver that could not certify its answer: not a verdict, so not exit 1
         _fail(str(err), 3)
     except MemoryError:
@@ -220,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as err:  # noqa: BLE001 - the one place every unexpected error is turned into exit 3
         _fail(f"internal error: {type(err).__name__}: {err}; full traceback in {_write_traceback()}", 3)
     if code == 130:  # typer turns a KeyboardInterrupt inside a command into Exit(130), silently
-        _interrupted()
+        _interrupted(at_once=argv is None)
     sys.exit(code if isinstance(code, int) else 0)
 
 

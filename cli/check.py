@@ -36,14 +36,18 @@ def check(
                                                        "hypotheses to check (repeatable; default: four examples)"),
 ) -> None:
     """Check the lemmas the rates rest on: symbolically, by interval arithmetic, or by adversarial search."""
-    from proofs.chains import CHAINS, chain_claim_names
+    from proofs.catalog import CHAIN_FAMILIES, check_claim_names
+
+    # bad names are refused before the claim families' imports (torch, sympy, mpmath: seconds)
+    families = _families(chain, list(CHAIN_FAMILIES))
+    if families is not None and names:
+        raise InputError("--chain", "give either claim names or --chain, not both")
+    check_claim_names(names)
+    from proofs.chains import chain_claim_names
     from proofs.registry import select_claims
     from proofs.runner import result_json, results_table, run_checks, save_instances, short_source
 
-    families = _families(chain, list(CHAINS))
     if families is not None:
-        if names:
-            raise InputError("--chain", "give either claim names or --chain, not both")
         names = chain_claim_names([f for f in families if f != "per-sample"]) + (
             ["per-sample-step-direction"] if "per-sample" in families else [])
     from proofs.schedule_hypotheses import NAME as SCHEDULE_CLAIMS
@@ -74,7 +78,7 @@ def check(
         save_instances(results, save_dir)
     chain_results, chains_ok = [], True
     if families is not None or (not names and not extra):
-        chain_results, chains_ok = _run_chains(families or list(CHAINS) + ["per-sample"], results)
+        chain_results, chains_ok = _run_chains(families or list(CHAIN_FAMILIES) + ["per-sample"], results)
     if as_json:
         print(json.dumps({"thorough": thorough, "claims": [result_json(r) for r in results],
                           "chains": [entry for entry, _ in chain_results]}, indent=1, default=str))

@@ -20,7 +20,7 @@ from typing import Optional
 
 import typer
 
-from cli.run import parse_seeds, seed_plan, simulate_plan
+from cli.run import check_algorithm_options, parse_seeds, seed_plan, simulate_plan
 from cli.run import run as run_command
 from rates.errors import InputError
 from rates.judge.compare import DEFAULT_TOLERANCE, choose_window, parse_window
@@ -182,6 +182,9 @@ def fit(**options) -> None:
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
     keep_weights = options.pop("keep_weights")
+    if from_file is None and algo is not None:  # checked before sympy, matplotlib and torch are imported (seconds)
+        check_algorithm_options(algo, options.get("norm"), options.get("batch"), options.get("momentum"),
+                                bool(options.get("vr")))
     from cli import per_sample  # here: it loads sympy, which `rates --help` must not wait for
     from rates.numeric.trajectory import load
     from rates.output.plots import check_figure_path, plot_fit

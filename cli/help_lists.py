@@ -79,7 +79,7 @@ def _chains() -> str:
 
 
 def _homogeneous_algorithms() -> str:
-    from rates.numeric.homogeneous.steepest import ALGORITHMS  # torch: paid by `rates homogeneous --help` only
+    from rates.numeric.homogeneous.options import ALGORITHMS
 
     return " | ".join(ALGORITHMS)
 

@@ -48,20 +48,18 @@ def homogeneous(
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
 ) -> None:
     """Train homogeneous ReLU nets (FLAVORS) and print the measured margins."""
-    # here, not at the top: torch costs seconds that `rates --help` must not pay
     from cli.run import parse_seeds
-    from rates.io import strict_json, write_text_atomic
-    from rates.numeric.homogeneous.data import load_dataset, parse_data_spec
-    from rates.numeric.homogeneous.measures import check_loss
-    from rates.numeric.homogeneous.models import INIT_RULES, relu_network
-    from rates.numeric.homogeneous.steepest import ALGORITHMS, make_optimizer
-    from rates.numeric.homogeneous.train import TrainConfig, pick_device, train
-    from rates.progress import progress_bar, wanted
-    from rates.studies.flavors import default_lr
-    from rates.studies.flavors_summary import history_table
+    from rates.numeric.homogeneous.options import (
+        INIT_RULES,
+        check_algorithm,
+        check_device_name,
+        check_loss,
+        check_optimizer_constants,
+        parse_data_spec,
+    )
 
-    if algo not in ALGORITHMS:
-        raise InputError("--algo", f"must be one of {'|'.join(ALGORITHMS)}, got {algo!r}")
+    # every option's own check before torch is imported (seconds): bad input is refused at once
+    check_algorithm(algo)
     kind, _ = parse_data_spec(data)
     if width <= 0:
         raise InputError("--width", f"must be a positive integer, got {width}")
@@ -77,9 +75,22 @@ def homogeneous(
         raise InputError("--format", f"must be one of {'|'.join(FORMATS)}, got {fmt!r}")
     if out is not None and out.exists() and out.is_dir():
         raise InputError("--out", f"{out} is a directory; give a file name such as run.json")
-    rate = default_lr(algo, kind, freeze_output) if lr is None else lr
     signal = ("two-point" if algo == "cd" else "gradient") if subgradient == "auto" else subgradient
-    make_optimizer(algo, rate, eps, beta1, beta2, signal)  # validates --lr/--eps/--beta*/--subgradient first
+    check_optimizer_constants(1.0 if lr is None else lr, eps, beta1, beta2, signal, adam=algo == "adam")
+    check_device_name(device)
+
+    # here, not at the top: torch costs seconds that `rates --help` must not pay
+    from rates.io import strict_json, write_text_atomic
+    from rates.numeric.homogeneous.data import load_dataset
+    from rates.numeric.homogeneous.models import relu_network
+    from rates.numeric.homogeneous.steepest import make_optimizer
+    from rates.numeric.homogeneous.train import TrainConfig, pick_device, train
+    from rates.progress import progress_bar, wanted
+    from rates.studies.flavors import default_lr
+    from rates.studies.flavors_summary import history_table
+
+    rate = default_lr(algo, kind, freeze_output) if lr is None else lr
+    make_optimizer(algo, rate, eps, beta1, beta2, signal)  # the study's default rate, checked as a given one
     torch_device = pick_device(device)
 
     teacher = {"d": dim, "teacher_width": teacher_width, "active": teacher_active}

@@ -169,31 +169,33 @@ def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[
            classes: Optional[int], c_adam: Optional[float], adam_beta1: float, adam_beta2: float, adam_eps: float,
            data: Optional[str], as_json: bool) -> str:
     """The answer to ``rates predict`` with these options, derived now (see :func:`predict` for the options)."""
-    from cli import per_sample
-    from rates.numeric.algorithms import (
-        resolve_algorithm,  # here: sympy's import time is paid only by commands using it
-    )
+    from rates.numeric.algorithms import resolve_algorithm
     from rates.numeric.run_parameters import check
     from rates.schedule import schedule_from_options
+
+    # --a (or --schedule), --algo and its options are checked before the theorems' imports (seconds): bad input
+    # is refused at once (a --schedule expression needs sympy to be read, --a does not)
+    learning_rate = schedule_from_options(a, schedule)
+    if data is None:  # with --data, n comes from the data (resolved below)
+        config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # --norm, --n
+    from cli import per_sample
     from rates.symbolic.schedules import parse_exponent
     from rates.symbolic.theorems import predict as predict_rate
     from rates.symbolic.theorems.hypotheses import Facts
     from rates.symbolic.theorems.registry import gate
 
-    learning_rate = schedule_from_options(a, schedule)
     if not learning_rate.is_polynomial:
         return derive_schedule(learning_rate, algo=algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr,
                                gamma=gamma, data_bound=data_bound, eta0=eta0, classes=classes, c_adam=c_adam,
                                adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps, as_json=as_json)
     exponent = parse_exponent(str(learning_rate.a), "--a")
     if per_sample.handles_prediction(algo, batch, momentum, vr):  # MINIBATCH Thm 4.9: a direction, not a rate
-        resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # validates --norm, --n
         return per_sample.predict(algo, str(exponent), data, as_json)
     measured = None
     if data is not None:
         measured = _constants_of(data, algo, norm, n, batch, momentum, vr, gamma, data_bound, classes)
         n, gamma, data_bound, classes = measured["n"], measured["gamma"], measured["B"], measured["k"]
-    config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)
+        config = resolve_algorithm(algo, norm=norm, n=n, batch=batch, momentum=momentum, vr=vr)  # the data's n
     if classes is not None and classes < 2:
         raise InputError("--k", f"must be an integer >= 2, got {classes}")
     for name, value in (("adam_beta1", adam_beta1), ("adam_beta2", adam_beta2), ("adam_eps", adam_eps)):

@@ -107,6 +107,15 @@ def _schedule_text(config: dict) -> str:
     return f"a={config['a']}"
 
 
+def check_algorithm_options(algo: str, norm: Optional[str], batch: Optional[int], momentum: Optional[float],
+                            vr: bool) -> None:
+    """The algorithm's name and the options its registry entry checks on their own (the data's n is checked
+    with the data): before the engine's imports, so a bad name is refused at once."""
+    from rates.numeric.algorithms import resolve_algorithm
+
+    resolve_algorithm(algo, norm=norm, batch=batch, momentum=momentum, vr=vr)
+
+
 def summary(trajectory) -> str:
     """Short report: gamma with its solver and certified accuracy, final t, gap and margin per run."""
     lines = []
@@ -185,6 +194,7 @@ def run(
     learning_rate = schedule_from_options(a, schedule)
     check_options(dict(steps=steps, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
                        polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
+    check_algorithm_options(algo, norm, batch, momentum, vr)
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
     draws, shuffles = seed_plan(seed, seeds, data_seeds)

@@ -26,13 +26,20 @@ def tightness(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Search small datasets for the slowest margin-gap decay and compare it with the bound's exponent."""
-    from rates.judge.tightness import search_worst_rate
-    from rates.symbolic.theorems import predict  # noqa: F401  (import errors surface before the search starts)
+    from cli.run import check_algorithm_options
+    from rates.schedule import parse_exponent_fraction
 
     if budget < 1:
         raise InputError("--budget", f"must be an integer >= 1, got {budget}")
     if seed < 0:
         raise InputError("--seed", f"must be an integer >= 0 (a numpy seed), got {seed}")
+    parse_exponent_fraction(a, "--a")  # these before sympy and the engine are imported (seconds)
+    try:
+        check_algorithm_options(algo, None, None, None, False)
+    except InputError as err:
+        _refuse_as_algo(algo, err)
+    from rates.judge.tightness import search_worst_rate
+    from rates.symbolic.theorems import predict  # noqa: F401  (import errors surface before the search starts)
 
     def progress(evaluation, candidate, best):
         if not as_json:
@@ -44,13 +51,7 @@ def tightness(
     try:
         result = search_worst_rate(algo, a, budget=budget, seed=seed, steps=steps, progress=progress)
     except InputError as err:
-        if err.option in _OPTIONS:
-            raise
-        # e.g. nsd's --norm: an option of rates run that this command does not have
-        from cli.help_lists import full_batch_algorithms
-
-        raise InputError("--algo", f"{algo}: {err.message}; rates tightness has no {err.option}: choose an "
-                                   f"algorithm with its own norm ({full_batch_algorithms()})") from None
+        _refuse_as_algo(algo, err)
     if as_json:
         print(json.dumps(result.to_json(), indent=1))
         return
@@ -85,3 +86,14 @@ _OPTIONS = ("--algo", "--a", "--budget", "--seed", "--steps")
 
 def register(app: typer.Typer) -> None:
     app.command("tightness")(tightness)
+
+
+def _refuse_as_algo(algo: str, err: InputError) -> None:
+    """Re-raise ``err``; one about an option of rates run that this command does not have (nsd's --norm) is
+    said against --algo."""
+    if err.option in _OPTIONS:
+        raise err
+    from cli.help_lists import full_batch_algorithms
+
+    raise InputError("--algo", f"{algo}: {err.message}; rates tightness has no {err.option}: choose an "
+                               f"algorithm with its own norm ({full_batch_algorithms()})") from None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from proofs.catalog import check_claim_names
 from proofs.claims import Claim
-from rates.errors import InputError
 
 
 def all_claims() -> list[Claim]:
@@ -18,11 +18,9 @@ def all_claims() -> list[Claim]:
 
 def select_claims(names: list[str] | None) -> list[Claim]:
     """The claims named (all when none); an unknown name is bad input listing the known names."""
+    check_claim_names(names)
     claims = all_claims()
     if not names:
         return claims
     by_name = {claim.name: claim for claim in claims}
-    unknown = [name for name in names if name not in by_name]
-    if unknown:
-        raise InputError("NAME", f"unknown claim {', '.join(repr(u) for u in unknown)}; known: {', '.join(by_name)}")
     return [by_name[name] for name in dict.fromkeys(names)]

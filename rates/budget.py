@@ -69,7 +69,9 @@ def available_memory() -> Optional[int]:
 
 def estimate_linear_runs(runs: int, steps: int, checkpoints: int, n: int, k: int, d: int,
                          calls: int = 1) -> Estimate:
-    """Peak memory and wall time of ``runs`` linear-model runs (``calls`` separate simulate calls)."""
+    """Peak memory and wall time of ``runs`` linear-model runs (``calls`` separate simulate calls); a run
+    keeps at most one checkpoint per step."""
+    checkpoints = min(checkpoints, max(steps, 1))
     size = max(n * k + k * d + n, 1)
     per_run = CHECKPOINT_BYTES_PER_RUN * checkpoints + TENSOR_COPIES * 8 * size
     seconds = steps * (calls * STEP_SECONDS + runs * RUN_STEP_SECONDS * max(n * k * d, 1) / REFERENCE_SIZE)
@@ -134,17 +136,21 @@ def check_generated_data(n: int, k: int, d: int, what: str, available: Optional[
 PROBE_SECONDS = 0.1  # a probe long enough that timer noise and per-call costs are small against it
 
 
-def measured_seconds(run_steps, steps: int, calls: int = 1) -> float:
+def measured_seconds(run_steps, steps: int, calls: int = 1, clock: Optional[Callable[[], float]] = None) -> float:
     """Wall time of ``calls`` x ``steps`` steps from the engine's measured rate on this machine, not from
     constants: ``run_steps(s)`` runs ``s`` steps of the real configuration. After a two-step warm-up (max
     margin, compiled kernels), probes double until one takes :data:`PROBE_SECONDS`; the rate is the
-    difference of the last two probes per step, so each call's fixed cost (checkpoints, set-up) cancels."""
+    difference of the last two probes per step, so each call's fixed cost (checkpoints, set-up) cancels.
+    ``clock`` (seconds; default :func:`time.perf_counter`) times the probes: a test's fake clock gives exact
+    expectations."""
     from time import perf_counter
 
+    now = perf_counter if clock is None else clock
+
     def timed(s: int) -> float:
-        start = perf_counter()
+        start = now()
         run_steps(s)
-        return perf_counter() - start
+        return now() - start
 
     timed(2)
     probe, previous = 64, timed(64)

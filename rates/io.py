@@ -66,13 +66,25 @@ def _probe_directory(directory: Path, option: str, what: str) -> None:
     os.unlink(probe)
 
 
+def refuse_directory_spelling(path: str | os.PathLike, option: str = OUTPUT) -> None:
+    """Refuse a file path spelled as a directory (``x/``): ``Path("x/")`` drops the separator, so the file
+    ``x`` would be written where the user named a directory. A command-line option typed as a path must
+    call this on the raw string, before the conversion to :class:`~pathlib.Path`."""
+    separators = tuple(sep for sep in (os.sep, os.altsep) if sep)
+    text = os.fspath(path)
+    if isinstance(text, str) and text.endswith(separators):
+        raise InputError(option, f"{text!r} ends in a separator, so it names a directory; give a file name "
+                                 f"(such as {text.rstrip(''.join(separators)) or '.'}{os.sep}out.json)")
+
+
 def check_output_path(path: str | os.PathLike, option: str = OUTPUT, directory: bool = False) -> Path:
     """Refuse, before any work, an output path the command could not write (see the module docstring).
 
     ``directory=True``: ``path`` names an output directory; it may exist (then it must be a directory that
     accepts files) or not (then its parent must exist and accept it; the command creates it). Otherwise
-    ``path`` names a file: its directory must exist and accept files, and an existing target must be a
-    regular file (a symlink is followed; its target is what gets replaced).
+    ``path`` names a file: its directory must exist and accept files, an existing target must be a
+    regular file (a symlink is followed; its target is what gets replaced), and it may not end in a separator
+    (``x/`` names a directory, never the file ``x``).
     """
     p = Path(path)
     if str(path) == "":
@@ -85,6 +97,7 @@ def check_output_path(path: str | os.PathLike, option: str = OUTPUT, directory: 
         else:
             _probe_directory(p.parent if str(p.parent) else Path("."), option, "directory")
         return p
+    refuse_directory_spelling(path, option)
     target = _resolved(p)
     if target.is_dir():
         raise InputError(option, f"{str(p)!r} is a directory; give a file name")

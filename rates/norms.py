@@ -214,12 +214,19 @@ class SchattenNorm(Norm):
         return self.p == 2.0
 
     def value(self, W: torch.Tensor) -> torch.Tensor:
-        return _vector_norm(torch.linalg.svdvals(W), self.p)
+        finite, safe = _finite_matrices(W)
+        values = _vector_norm(torch.linalg.svdvals(safe), self.p)
+        return torch.where(finite, values, torch.full_like(values, math.nan))
 
     def value_array(self, W: Any) -> Any:
         import numpy as np
 
-        return _vector_norm_array(np.linalg.svd(W, compute_uv=False), self.p)
+        W = np.asarray(W)
+        finite = np.isfinite(W).all(axis=(-2, -1))
+        # a diverged matrix (inf / NaN entries) has no singular values: its norm is NaN, not an SVD error
+        values = _vector_norm_array(np.linalg.svd(np.where(finite[..., None, None], W, 0.0), compute_uv=False),
+                                    self.p)
+        return np.where(finite, values, np.nan)
 
     def steepest(self, Z: torch.Tensor, polar: str = "exact", ns_steps: int = 5) -> torch.Tensor:
         """``polar`` only matters for the spectral norm: ``exact`` uses the SVD polar factor the theory
@@ -394,8 +401,22 @@ def _entrywise_steepest(Z: torch.Tensor, q: float) -> torch.Tensor:
     return out.reshape(Z.shape)
 
 
+def _finite_matrices(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which matrices of the batch ``Z`` (..., k, d) are finite, and ``Z`` with the others zeroed: the SVD raises
+    on a diverged run's inf / NaN entries, so those get NaN results instead (no host sync: no data-dependent
+    branch)."""
+    finite = torch.isfinite(Z).all(dim=-1).all(dim=-1)
+    return finite, torch.where(finite[..., None, None], Z, torch.zeros_like(Z))
+
+
 def _schatten_steepest(Z: torch.Tensor, q: float) -> torch.Tensor:
-    """Maximiser for the Schatten-p ball, p = conjugate of q, from the SVD of Z."""
+    """Maximiser for the Schatten-p ball, p = conjugate of q, from the SVD of Z (NaN for a non-finite Z: a
+    diverged run stays diverged, :func:`_finite_matrices`)."""
+    finite, safe = _finite_matrices(Z)
+    return torch.where(finite[..., None, None], _schatten_steepest_finite(safe, q), torch.full_like(Z, math.nan))
+
+
+def _schatten_steepest_finite(Z: torch.Tensor, q: float) -> torch.Tensor:
     U, sigma, Vh = torch.linalg.svd(Z, full_matrices=False)
     if q == 1.0:  # spectral: polar factor on the positive singular values
         tol = sigma.amax(dim=-1, keepdim=True) * (max(Z.shape[-2:]) * torch.finfo(Z.dtype).eps)

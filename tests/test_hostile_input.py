@@ -362,3 +362,21 @@ def check_predict(argv: list[str]) -> None:
 test_predict_on_generated_arguments_keeps_the_contract = quick(6)(given(predict_arguments())(check_predict))
 test_predict_on_generated_arguments_keeps_the_contract_long = pytest.mark.slow(
     long(200)(given(predict_arguments())(check_predict)))
+
+
+def test_ctrl_c_in_a_command_ends_the_process_without_the_interpreters_teardown(tmp_path):
+    """Exiting normally after Ctrl-C ran the interpreter's teardown (torch's alone 2-4 s on a busy machine; a
+    sweep took 10.8 s to stop): the console script now ends at once, after its own clean-up, so the atexit
+    hook registered below never runs; main(argv) called by a program still raises SystemExit(130)."""
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('TEARDOWN', file=sys.stderr))\n"
+              "import rates.symbolic.theorems as theorems\n"
+              "def interrupt(*args, **kwargs):\n"
+              "    raise KeyboardInterrupt\n"
+              "theorems.predict = interrupt\n"
+              "sys.argv = ['rates', 'predict', '--algo', 'signgd', '--a', '1/3']\n"
+              "from cli.app import main\n"
+              "main()\n")
+    env = {**os.environ, "RATES_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 130 and proc.stderr.strip() == "rates: interrupted", proc.stderr

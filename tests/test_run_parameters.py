@@ -27,9 +27,9 @@ BAD: dict[str, tuple[str, str, dict[str, str]] | None] = {
     # sin(1), sin(2), sin(3) > 0 > sin(4): the first step with a negative rate is t = 3
     "schedule": ("eta0*sin(t+1)", "f(t) = sin(t + 1) is not > 0 at t = 3 ", {}),
     "eta0": ("-1.0", "must be a positive number, got -1.0", {}),
-    "seed": ("-1", "must be a non-negative integer, got -1", {}),
+    "seed": ("-1", "must be an integer in [0, 2^63 - 1], got -1", {}),
     "norm": ("frob", "unknown norm 'frob'; known: max, sum, frobenius", {"algo": "nsd"}),
-    "batch": ("0", "must be a positive integer, got 0", {"algo": "signsgd"}),
+    "batch": ("0", "must be an integer in [1, 2^63 - 1], got 0", {"algo": "signsgd"}),
     "momentum": ("1.0", "must be in [0, 1), got 1.0", {"algo": "signum"}),
     "vr": None,  # a flag: no value to refuse
     "adam_beta1": ("1.5", "must be in [0, 1), got 1.5", {"algo": "adam"}),
@@ -37,8 +37,8 @@ BAD: dict[str, tuple[str, str, dict[str, str]] | None] = {
     "adam_eps": ("-0.1", "must be >= 0, got -0.1", {"algo": "adam"}),
     "polar": ("svd", "must be exact or newton-schulz, got 'svd'", {"algo": "spectral-gd"}),
     "data": ("nope", "unknown data 'nope'; allowed: PRESET (default, ", {}),
-    "steps": ("0", "must be a positive integer, got 0", {}),
-    "checkpoints": ("1", "must be an integer >= 2, got 1", {}),
+    "steps": ("0", "must be an integer in [1, 2^53], got 0", {}),
+    "checkpoints": ("1", "must be an integer in [2, 2^53], got 1", {}),
     "device": ("gpu", "must be auto, cpu, cuda or cuda:I, got 'gpu'", {}),
     "seeds": ("0..x", "expected a range such as 0..4 or a list such as 0,3,7, got '0..x'", {}),
     "data_seeds": ("-1", "expected distinct non-negative seeds, got '-1'", {}),
@@ -208,6 +208,6 @@ def test_device_and_engine_are_read_as_the_engine_reads_them():
 def test_a_caller_names_its_own_option():
     with pytest.raises(InputError) as info:
         check("seed", -2, option="--teacher-seed")
-    assert str(info.value) == "--teacher-seed: must be a non-negative integer, got -2"
+    assert str(info.value) == "--teacher-seed: must be an integer in [0, 2^63 - 1], got -2"
     with pytest.raises(InputError, match=r"^--b: must be in \(0, 1\], got 0$"):
         check("a", "0", option="--b")

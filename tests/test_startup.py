@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 WATCHED = ("torch", "sympy", "numba", "scipy", "scipy.optimize", "scipy.stats", "cvxpy", "clarabel", "matplotlib",
            "dask", "distributed", "sklearn", "pandas")
@@ -87,3 +89,32 @@ def test_warm_full_batch_cpu_run_imports_neither_torch_nor_sympy(tmp_path):
         assert "family nsd" in out and "on cpu" in out
         assert not loaded & {"torch", "sympy", "cvxpy", "scipy.optimize"}, (device, loaded)
         assert _without_timings(tmp_path / f"{device}.json") == _without_timings(tmp_path / "first.json")
+
+
+HEAVY = {"torch", "sympy", "numba", "cvxpy", "clarabel", "matplotlib", "dask", "distributed"}
+BAD_INPUT = [
+    ("check", "bogus-claim"),
+    ("check", "--chain", "bogus"),
+    ("homogeneous", "--algo", "bogus"),
+    ("homogeneous", "--algo", "gd", "--width", "0"),
+    ("homogeneous", "--algo", "adam", "--beta1", "2"),
+    ("homogeneous", "--algo", "gd", "--data", "digits:3,3"),
+    ("predict", "--algo", "bogus", "--a", "1"),
+    ("run", "--algo", "bogus", "--a", "1", "--steps", "10", "--out", "never.json"),
+    ("fit", "--algo", "nsd", "--norm", "bogus", "--a", "1", "--steps", "10"),
+    ("tightness", "--algo", "bogus", "--a", "1"),
+    ("run", "--algo", "signgd", "--a", "1", "--steps", "99999999999999999999", "--out", "never.json"),
+]
+
+
+@pytest.mark.parametrize("argv", BAD_INPUT, ids=lambda argv: " ".join(argv[:3]))
+def test_bad_input_is_refused_before_the_heavy_libraries_are_imported(argv, tmp_path):
+    """A bad claim name waited 26.6 s and bad homogeneous options 28-33 s for torch, sympy and the claim
+    families before the one-line refusal: each option's own check now runs first."""
+    env = {**__import__("os").environ, "RATES_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(watched=WATCHED, argv=list(argv))], cwd=tmp_path,
+                          env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("rates: error: "), proc.stderr
+    loaded = [line for line in proc.stderr.splitlines() if line.startswith("LOADED ")]
+    assert len(loaded) == 1 and not set(json.loads(loaded[0][len("LOADED "):])) & HEAVY, proc.stderr

@@ -99,6 +99,10 @@ def test_a_rate_row_names_the_target_its_fit_record_fitted():
     gamma = float(run.gamma["value"])
     record, _ = judge_rate_runs([run])
     assert name_of_target(record) == "gamma_eff(beta = 0.999, b = 32)" and fitted_target(record)[0] < gamma
+    assert record.verdict.context["gap_target"]["setting"] == {"b": 32, "beta": 0.999}
+    # the setting in the name is the record's too: a configuration beside it that says otherwise is not read
+    record.config.update(batch=8, momentum=0.5)
+    assert name_of_target(record) == "gamma_eff(beta = 0.999, b = 32)"
     unevaluated = copy.deepcopy(run)
     del unevaluated.config["data_facts"]["B"]
     record, _ = judge_rate_runs([unevaluated])

@@ -155,9 +155,10 @@ def test_a_file_written_but_not_indexed_counts_as_done(tmp_path, capsys):
     (out / "trajectories" / ".task-leftover.json.tmp").write_text("{")  # a temporary file a kill left
     code, text, _ = sweep(capsys, grid, "--out", out, "--scheduler", "serial", "--no-figures")
     assert code == 0 and "2 already done, 6 to run" in text
+    assert "note: index.jsonl: removed 1 line(s) that are not task records" in text  # the torn line, said
     found = runs_by_configuration(out)
     assert len(found) == 8 and all(len(runs) == 1 for runs in found.values())
-    lines = [json.loads(line) for line in index.read_text().splitlines()[1:]]
+    lines = [json.loads(line) for line in index.read_text().splitlines()]  # the torn line is gone
     assert len(lines) == 4 and sum(bool(line.get("recovered")) for line in lines) == 1
 
 

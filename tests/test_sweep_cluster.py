@@ -57,7 +57,9 @@ def _press_ctrl_c() -> None:
 
 
 def worker_processes() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if "spawn_main" in " ".join(p.cmdline())]
+    # a worker's command line, or the title Dask gives it where setproctitle is installed
+    return [p for p in psutil.Process().children(recursive=True)
+            if "spawn_main" in " ".join(p.cmdline()) or " ".join(p.cmdline()).startswith("dask worker")]
 
 
 def kill_a_worker() -> int:
@@ -137,3 +139,64 @@ def test_the_default_scheduler_embeds_a_local_cluster(tmp_path, capsys):
     pids = {json.loads(path.read_text())["meta"]["worker"]["pid"] for path in files}
     assert len(files) == 2 and os.getpid() not in pids
     assert {p.pid for p in worker_processes()} <= before  # the embedded cluster is gone with the command
+
+
+_KILLED_SWEEP = """
+import sys, time
+from rates.numeric.tasks import _dask_client
+with _dask_client("local", 1, 1) as client:
+    future = client.submit(time.sleep, 60, pure=False)
+    while future.status != "pending" or not client.processing():
+        time.sleep(0.1)
+    print("READY", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_local_cluster_killed_with_its_sweep_leaves_no_leaked_semaphore_warning(tmp_path):
+    """kill -9 of a sweep left multiprocessing's resource tracker to clean the workers' semaphores, with a
+    "leaked semaphore objects" warning on the terminal; the tracker still cleans them, silently."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_SWEEP], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=os.path.dirname(os.path.dirname(__file__)), start_new_session=True)
+    assert proc.stdout.readline().strip() == "READY"
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    os.kill(proc.pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)  # at EOF: the tracker and the orphaned workers have exited
+    psutil.wait_procs(workers, timeout=60)
+    assert "leaked semaphore" not in err, err
+    assert not [p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_ctrl_c_stops_the_local_clusters_processes_at_once(monkeypatch):
+    """A graceful close waits for every busy worker to finish its kernel call, or kills it after a grace period
+    (10.8 s from Ctrl-C to exit); on an interrupt the worker processes are killed first, so that the cluster's
+    close finds none alive: here a worker busy for 60 s."""
+    import time
+
+    from distributed import LocalCluster
+
+    from rates.numeric.tasks import _dask_client
+
+    workers, alive_at_close = [], []
+    graceful_close = LocalCluster.close
+
+    def close(cluster, *args, **kwargs):
+        alive_at_close.extend(p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE)
+        return graceful_close(cluster, *args, **kwargs)
+
+    monkeypatch.setattr(LocalCluster, "close", close)
+    manager = _dask_client("local", 1, 1)
+    with pytest.raises(KeyboardInterrupt), manager as client:
+        future = client.submit(time.sleep, 60, pure=False)
+        while not client.processing().get(next(iter(client.processing()), None)):
+            time.sleep(0.1)
+        # the cluster's worker process (its nanny runs in this process)
+        workers = [psutil.Process(nanny.process.process.pid) for nanny in manager.cluster.workers.values()]
+        assert workers and future.status == "pending"
+        raise KeyboardInterrupt
+    assert workers and alive_at_close == []
+    assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in workers)

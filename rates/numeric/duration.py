@@ -152,8 +152,23 @@ def schedule_seconds(task_seconds: Sequence[float], workers: int) -> float:
     return max(free)
 
 
+def machine_load() -> float:
+    """The machine's 1-minute load average (0 where the platform has none)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+
+
+def probe_recipe(key: tuple, runs: list, data: Any, horizon: int, device: Any, seconds: float) -> tuple[float, bool]:
+    """Seconds per step of the cost ``key`` (one run of the fused kernels, or the torch group ``runs``) timed on
+    this machine for about ``seconds``, and whether the probe ran that long (:func:`_time_fused`,
+    :func:`_time_torch`)."""
+    if key[4] == "fused":
+        return _time_fused(runs[0], data, horizon, seconds)
+    return _time_torch(runs, data, horizon, device, seconds)
+
+
 def estimate(tasks: Sequence, device: Optional[str] = None, parallel: bool = True, workers: Optional[int] = None,
-             load_data: Optional[Callable] = None, dearest_first: bool = True) -> DurationEstimate:
+             load_data: Optional[Callable] = None, dearest_first: bool = True, load: Optional[float] = None,
+             probe: Optional[Callable[..., tuple[float, bool]]] = None) -> DurationEstimate:
     """Probe the recipes of ``tasks`` and schedule them (module docstring).
 
     A task has ``key``, ``data``, ``data_seed``, ``specs`` and ``steps`` (:class:`rates.studies.runner.StudyTask`,
@@ -161,7 +176,9 @@ def estimate(tasks: Sequence, device: Optional[str] = None, parallel: bool = Tru
     have none). ``parallel``: the tasks run on ``workers`` worker processes (default one per core, at most one
     per task) that start first; else one after another in this process. ``dearest_first``: the runner will
     order them by this estimate (a study does); else they run in the order given. ``load_data(task)`` gives a
-    task's dataset; one draw per data spec is probed (the cost depends on its shape only). Raises
+    task's dataset; one draw per data spec is probed (the cost depends on its shape only). ``load`` (default:
+    :func:`machine_load` now) and ``probe`` (default :func:`probe_recipe`, whose costs this process keeps; an
+    injected probe's are not kept) make the estimate a function of given timings, as the tests use it. Raises
     :class:`rates.errors.RatesError` (a cuda device this machine lacks) before any probe.
     """
     from rates.numeric.engine import resolve_device, resolve_engine, resolve_spec
@@ -173,7 +190,9 @@ def estimate(tasks: Sequence, device: Optional[str] = None, parallel: bool = Tru
         def load_data(task):
             return parse_data(task.data, seed=task.data_seed)
 
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    load = machine_load() if load is None else float(load)
+    kept = _probed if probe is None else {}  # an injected probe's figures do not outlive the call
+    probe = probe_recipe if probe is None else probe
     cores = os.cpu_count() or 1
     count = max(1, min(len(tasks), int(workers or cores))) if parallel else 1
     datasets: dict[str, Any] = {}
@@ -207,17 +226,16 @@ def estimate(tasks: Sequence, device: Optional[str] = None, parallel: bool = Tru
             first_of.setdefault(key, (runs, data, int(task.steps), dev))
             kinds[kind].append((key, len(runs) if stepper == "fused" else 1))
     probe_started = time.perf_counter()
-    costs = {key: _probed[key] for key in first_of if key in _probed}
+    costs = {key: kept[key] for key in first_of if key in kept}
     unprobed = [key for key in first_of if key not in costs]
     for number, key in enumerate(unprobed):
         # an equal share of what is left of the budget (the kernels' first load and set-ups included)
         left = PROBE_BUDGET_SECONDS - (time.perf_counter() - probe_started)
         share = min(PROBE_SECONDS, max(MIN_PROBE_SECONDS, left / (len(unprobed) - number)))
         runs, data, horizon, dev = first_of[key]
-        costs[key], full = (_time_fused(runs[0], data, horizon, share) if key[4] == "fused"
-                            else _time_torch(runs, data, horizon, dev, share))
+        costs[key], full = probe(key, runs, data, horizon, dev, share)
         if full:  # a probe cut short by a task's tiny horizon is not kept for longer tasks
-            _probed[key] = costs[key]
+            kept[key] = costs[key]
     probe_s = time.perf_counter() - probe_started
     per_step = {kind: sum(costs[key] * times for key, times in groups) for kind, groups in kinds.items()}
     task_seconds, drawn = [], set()

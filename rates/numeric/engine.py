@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import sys
 import time
@@ -236,8 +237,12 @@ def resolve_spec(spec: RunSpec, n: int) -> ResolvedRun:
 
 
 def checkpoint_times(steps: int, checkpoints: int) -> np.ndarray:
-    """Unique integers, log-spaced from 1 to ``steps`` (both included), at most ``checkpoints`` of them."""
-    grid = np.unique(np.round(np.geomspace(1, steps, num=max(int(checkpoints), 2))).astype(np.int64))
+    """Unique integers, log-spaced from 1 to ``steps`` (both included), at most ``checkpoints`` of them.
+
+    Beyond ``steps ln(steps) + 2`` points the log-spaced grid's gaps are all below 1, so every integer from 1 to
+    ``steps`` is a checkpoint: asking for more changes nothing, and is not allocated."""
+    every = int(steps * math.log(max(steps, 2))) + 3
+    grid = np.unique(np.round(np.geomspace(1, steps, num=max(min(int(checkpoints), every), 2))).astype(np.int64))
     return grid[(grid >= 1) & (grid <= steps)]
 
 

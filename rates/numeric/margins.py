@@ -56,6 +56,7 @@ from scipy import sparse
 from rates.errors import InputError, NotSeparableError, SolverError
 from rates.lazy import lazy_module
 from rates.norms import Norm, SchattenNorm, parse_norm
+from rates.progress import phase
 
 torch = lazy_module("torch", globals())  # a max margin read from the cache (a warm `rates run`) needs no torch
 
@@ -524,7 +525,9 @@ def _solve_or_load(H: np.ndarray, y: np.ndarray, k: int, norm: Norm, memory_key:
             pass  # an entry of another layout: solve again and overwrite it
     _check_memory(H.shape[0], k, H.shape[1], norm)
     try:
-        result = _solve(H, y, k, norm)
+        # wide data (d = 1e4) takes minutes here, with nothing else on the screen
+        with phase(f"max margin: {norm.name}-norm program, n = {H.shape[0]}, d = {H.shape[1]}, k = {k}"):
+            result = _solve(H, y, k, norm)
     except NotSeparableError as err:
         if disk_key is not None:
             cache.store(DISK_KIND, disk_key, {"not_separable": err.message})

@@ -52,8 +52,22 @@ def english_or(names) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+def _keep_if(test: Callable[[Any], bool]) -> Callable[[Any], Any]:
+    return lambda value: value if test(value) else None
+
+
 def _integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+# the widest integer numpy and torch hold (seeds, batch sizes); a step count or checkpoint count also passes through
+# float64 (log-spaced checkpoint times, JSON readers), exact for integers up to 2^53
+INT64_MAX = 2**63 - 1
+FLOAT_EXACT_MAX = 2**53
+
+
+def _integer_in(low: int, high: int) -> Callable[[Any], Any]:
+    return _keep_if(lambda v: _integer(v) and low <= v <= high)
 
 
 def _real(value: Any) -> bool:
@@ -110,10 +124,6 @@ class RunParameter:
         return accepted
 
 
-def _keep_if(test: Callable[[Any], bool]) -> Callable[[Any], Any]:
-    return lambda value: value if test(value) else None
-
-
 _REGISTRY_CHECKED = "rates.numeric.algorithms.resolve_algorithm (the algorithm registry)"
 
 PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
@@ -122,9 +132,9 @@ PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
     RunParameter("schedule", checked_by="rates.schedule.Schedule.parse (an expression in t and eta0, instead of a)",
                  optional=True),
     RunParameter("eta0", "a positive number", _keep_if(lambda v: _real(v) and v > 0)),
-    RunParameter("seed", "a non-negative integer", _keep_if(lambda v: _integer(v) and v >= 0)),
+    RunParameter("seed", "an integer in [0, 2^63 - 1]", _integer_in(0, INT64_MAX)),
     RunParameter("norm", checked_by=f"rates.norms.parse_norm, then {_REGISTRY_CHECKED}", caseless=True),
-    RunParameter("batch", "a positive integer", _keep_if(lambda v: _integer(v) and v >= 1), optional=True,
+    RunParameter("batch", "an integer in [1, 2^63 - 1]", _integer_in(1, INT64_MAX), optional=True,
                  checked_by=f"dividing n: {_REGISTRY_CHECKED}"),
     RunParameter("momentum", "in [0, 1)", _keep_if(lambda v: _real(v) and 0 <= v < 1), optional=True),
     RunParameter("vr", checked_by="a flag: on or off"),
@@ -133,8 +143,8 @@ PARAMETERS: dict[str, RunParameter] = {p.name: p for p in (
     RunParameter("adam_eps", ">= 0", _keep_if(lambda v: _real(v) and v >= 0)),
     RunParameter("polar", english_or(POLAR_METHODS), _choice(POLAR_METHODS), caseless=True),
     RunParameter("data", checked_by="rates.numeric.data.parse_data"),
-    RunParameter("steps", "a positive integer", _keep_if(lambda v: _integer(v) and v >= 1), required=True),
-    RunParameter("checkpoints", "an integer >= 2", _keep_if(lambda v: _integer(v) and v >= 2)),
+    RunParameter("steps", "an integer in [1, 2^53]", _integer_in(1, FLOAT_EXACT_MAX), required=True),
+    RunParameter("checkpoints", "an integer in [2, 2^53]", _integer_in(2, FLOAT_EXACT_MAX)),
     RunParameter("device", "auto, cpu, cuda or cuda:I", _device, caseless=True),
     RunParameter("seeds", checked_by="parse_seeds (below)", in_grid=False),
     RunParameter("data_seeds", checked_by="parse_seeds (below)", in_grid=False),

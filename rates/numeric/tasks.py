@@ -36,6 +36,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import threading
 import uuid
 from dataclasses import dataclass
@@ -273,6 +274,7 @@ class _dask_client:
             count = worker_processes("local", self.workers, self.n_tasks)
             # processes, one thread each: the step loop holds the GIL; the scheduler's HTTP server (it starts
             # even without bokeh) on a random port, so that several sweeps on one machine never compete for 8787
+            _quiet_resource_tracker()
             with _workers_ignore_sigint():
                 self.cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                             dashboard_address=":0", silence_logs=logging.ERROR)
@@ -285,12 +287,54 @@ class _dask_client:
                                  f"{' '.join(str(err).split()) or type(err).__name__}") from None
         return self.client
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, error, trace):
+        if self.cluster is not None and kind is not None and not issubclass(kind, Exception):
+            # Ctrl-C (or another exit): a graceful close waits for every busy worker to finish its kernel
+            # call (~10 s); its processes are stopped now instead, and the cluster closed without waiting
+            _stop_processes(self.cluster)
+            for closing in (self.client, self.cluster):
+                with contextlib.suppress(Exception):
+                    closing.close(timeout=1)
+            return False
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
         return False
+
+
+def _stop_processes(cluster) -> None:
+    """Kill the worker processes of a LocalCluster (nannies and their workers) at once."""
+    import psutil
+    from distributed.core import Status
+
+    pids = []
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        nanny.status = Status.closing  # as its close() begins: a nanny starts a dead worker again unless closing
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if pid is not None:
+            pids.append(pid)
+    killed = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            process = psutil.Process(pid)
+            for child in process.children(recursive=True) + [process]:
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+                    killed.append(child)
+    psutil.wait_procs(killed, timeout=0.5)  # SIGKILL cannot be refused: gone in milliseconds
+
+
+# multiprocessing's resource tracker, started with this process's -W options, unlinks the semaphores of worker
+# processes that were killed (Ctrl-C above, or kill -9 of the sweep) and then warns "There appear to be N leaked
+# semaphore objects to clean up at shutdown": the cleaning is right, the warning is noise to a user who stopped
+# a sweep on purpose
+_TRACKER_WARNING = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def _quiet_resource_tracker() -> None:
+    if _TRACKER_WARNING not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_WARNING)
 
 
 @contextlib.contextmanager

@@ -236,13 +236,14 @@ def name_of_target(record) -> str:
     """How a row names the margin the record's gap was fitted to, read off the fit record's ``gap_target`` as
     :func:`fitted_target` reads its value: ``gamma`` where the max margin was fitted (the theorem bounds
     ``gamma - gamma(W_t)``, as with VR; no target recorded; its value not evaluated) or where the target is the
-    max margin itself (b = n: gamma_eff(n) = gamma); else the template's name with the run's setting,
-    ``gamma_eff(beta = .., b = ..)`` (Thm 4.3) or ``gamma_eff(b = ..)``."""
+    max margin itself (b = n: gamma_eff(n) = gamma); else the template's name with the setting the record
+    evaluated it at (its ``setting``), ``gamma_eff(beta = .., b = ..)`` (Thm 4.3) or ``gamma_eff(b = ..)``."""
     target = record.verdict.context.get("gap_target") or {}
     name = target.get("name", "gamma")
     if name == "gamma" or fitted_target(record) == [float(run.gamma["value"]) for run in record.runs]:
         return "gamma"
-    batch, beta = record.config.get("batch"), float(record.config.get("momentum") or 0.0)
+    setting = target.get("setting", {})
+    batch, beta = setting.get("b"), float(setting.get("beta") or 0.0)
     setting = ([f"beta = {beta:g}"] if beta > 0 else []) + ([f"b = {int(batch)}"] if batch else [])
     return f"{name}({', '.join(setting)})" if setting else name
 

@@ -419,7 +419,12 @@ def gap_target(runs: Sequence[Run], prediction: Any) -> dict[str, Any]:
             return {"name": name, "values": None, "source": f"{source} [rebuilt]; not evaluated: needs {missing}"}
         values.append(float(value))
     definition = template.constants.get(name, "")
-    return {"name": name, "values": values, "source": f"{source}, {name} = {definition}".rstrip(", =")}
+    # the run's own setting the target was evaluated at (b: None for full batch; beta: None without momentum),
+    # so that a reader names the target from this record, not from a configuration beside it
+    config = facts_of(runs[0]).config
+    setting = {"b": config.batch, "beta": config.momentum}
+    return {"name": name, "values": values, "source": f"{source}, {name} = {definition}".rstrip(", ="),
+            "setting": setting}
 
 
 def gap_target_text(target: dict[str, Any]) -> str:

@@ -244,7 +244,8 @@ def expand(columns: Mapping[str, Sequence[Any]], where: str = "grid", check_devi
         data_key = (options["data"], options["seed"])
         if data_key not in datasets:
             datasets[data_key] = check(lambda options=options: parse_data(options["data"], seed=options["seed"]),
-                                       "seed" if options["seed"] < 0 else "data")
+                                       "seed" if run_parameters.PARAMETERS["seed"].accepts(options["seed"]) is None
+                                       else "data")
         fields = {field: options[key] for key, field in SPEC_FIELDS.items() if key in options}
         if fields.get("schedule") is not None:  # a polynomial schedule becomes its a (RunSpec.__post_init__)
             fields["schedule"] = Schedule.parse(fields["schedule"])

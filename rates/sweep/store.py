@@ -11,11 +11,11 @@ Setting
 Guarantee
     The trajectory files are the truth: a file is written atomically (``rates.io``), so it is either
     complete or absent, and a configuration counts as done exactly when a complete file lists it. The
-    index is rebuilt from the files a killed run left unindexed, and a line cut short by a kill is
-    ignored. A task file whose bytes no longer match its index line's sha256 (or that no longer parses) is
-    moved to ``DIR/damaged/`` and its configurations are run again. Configurations already done are never
-    planned again, so no configuration is run twice; an exclusive lock on ``DIR/sweep.lock``
-    keeps a second sweep out of a directory in use.
+    index is rebuilt from the files a killed run left unindexed, and a line that is not a record (cut short
+    by a kill, edited by hand) is removed. A task file whose bytes no longer match its index line's sha256
+    (or that no longer parses) is moved to ``DIR/damaged/`` and its configurations are run again. Every such
+    repair is reported (``notes``). Configurations already done are never planned again, so no configuration
+    is run twice; an exclusive lock on ``DIR/sweep.lock`` keeps a second sweep out of a directory in use.
 """
 
 from __future__ import annotations
@@ -133,19 +133,41 @@ class SweepStore:
         return self.root / TRAJECTORIES / f"task-{task_key}.json"
 
     def indexed(self) -> dict[str, dict[str, Any]]:
-        """Index lines by file name; a torn last line (a kill mid-append) is skipped."""
-        entries: dict[str, dict[str, Any]] = {}
-        path = self.root / INDEX
-        for line in self._lines(path):
+        """Index lines by file name; a line that is not a task record (a torn last line after a kill
+        mid-append, a line edited by hand) is removed, with a note."""
+        def is_entry(entry: Any) -> bool:
+            return (isinstance(entry, dict) and isinstance(entry.get("file"), str)
+                    and isinstance(entry.get("configurations"), list)
+                    and all(isinstance(key, str) for key in entry["configurations"]))
+
+        return {entry["file"]: entry for entry in self._records(self.root / INDEX, is_entry, "task records")}
+
+    def _records(self, path: Path, valid, what: str) -> list[dict[str, Any]]:
+        """The JSON lines of ``path`` that ``valid`` accepts. The others are removed from the file (rewritten
+        atomically) and the repair is noted for the user: nothing is dropped silently."""
+        kept, dropped = [], []
+        for number, line in enumerate(self._lines(path), 1):
             try:
                 entry = json.loads(line)
             except (json.JSONDecodeError, RecursionError):
-                continue
-            if (isinstance(entry, dict) and isinstance(entry.get("file"), str)
-                    and isinstance(entry.get("configurations"), list)
-                    and all(isinstance(key, str) for key in entry["configurations"])):
-                entries[entry["file"]] = entry
-        return entries
+                entry = None
+            if entry is not None and valid(entry):
+                kept.append((line, entry))
+            elif line.strip():
+                dropped.append((number, line))
+        if dropped:
+            from rates.io import write_text_atomic
+
+            write_text_atomic(path, "".join(line + "\n" for line, _ in kept))
+            number, line = dropped[0]
+            shown = line if len(line) <= 40 else line[:37] + "..."
+            self._note(f"{path.name}: removed {len(dropped)} line(s) that are not {what} (line {number}: "
+                       f"{shown!r}); the task files are the truth, so nothing else is lost")
+        return [entry for _, entry in kept]
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def _lines(self, path: Path) -> list[str]:
         """The lines of a JSON-lines file of the store; [] when absent; InputError when it cannot be one."""
@@ -179,6 +201,8 @@ class SweepStore:
                     self._move_damaged(path, "it is not a complete sweep task file")
                     continue
                 entry = self._append_index(name, keys, {"recovered": True, "sha256": _sha256(path)})
+                self._note(f"{name} was not in {INDEX} (a run stopped between writing and recording it); "
+                           "recorded now")
             for key in entry["configurations"]:
                 if key in found:
                     raise InputError("out", f"configuration {key} appears in both {found[key]} and {name}; "
@@ -198,8 +222,8 @@ class SweepStore:
         target = self.root / DAMAGED / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
         target.parent.mkdir(exist_ok=True)
         os.replace(path, target)
-        self.notes.append(f"{path.relative_to(self.root)} was damaged ({why}); moved to "
-                          f"{target.relative_to(self.root)}, its configurations run again")
+        self._note(f"{path.relative_to(self.root)} was damaged ({why}); moved to "
+                   f"{target.relative_to(self.root)}, its configurations run again")
 
     @staticmethod
     def _keys_in(path: Path) -> Optional[list[str]]:
@@ -233,27 +257,16 @@ class SweepStore:
     def failed(self) -> dict[str, tuple[str, str]]:
         """Configuration key -> (description, message) of the failed configurations no task file holds."""
         found: dict[str, tuple[str, str]] = {}
-        for line in self._lines(self.root / FAILED):
-            try:
-                entry = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                continue
-            if isinstance(entry, dict) and isinstance(entry.get("configuration"), str):
-                found[entry["configuration"]] = (str(entry.get("options", "")), str(entry.get("message", "")))
+        for entry in self._records(self.root / FAILED, _is_failure, "failure records"):
+            found[entry["configuration"]] = (str(entry.get("options", "")), str(entry.get("message", "")))
         done = self.done()
         return {key: value for key, value in found.items() if key not in done}
 
     def forget_failures(self, keys: set[str]) -> None:
         """Drop ``keys`` from ``failed.jsonl`` (they are about to be run again)."""
         path = self.root / FAILED
-        kept = []
-        for line in self._lines(path):
-            try:
-                entry = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                continue
-            if isinstance(entry, dict) and entry.get("configuration") not in keys:
-                kept.append(json.dumps(entry))
+        kept = [json.dumps(entry) for entry in self._records(path, _is_failure, "failure records")
+                if entry["configuration"] not in keys]
         if path.exists():
             from rates.io import write_text_atomic
 
@@ -280,3 +293,7 @@ class SweepStore:
                 if keys is None or key in keys:
                     out.append((key, run))
         return out
+
+
+def _is_failure(entry: Any) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("configuration"), str)

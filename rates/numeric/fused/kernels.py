@@ -854,8 +854,12 @@ def _entrywise_direction(Z, direction, q, D):
 
 @njit(cache=True)
 def _schatten_direction(Z, direction, q, D):
-    """Steepest direction of the Schatten-p ball from the SVD of Z (polar factor, top pair, general p)."""
+    """Steepest direction of the Schatten-p ball from the SVD of Z (polar factor, top pair, general p); NaN for
+    a non-finite Z (a diverged run stays diverged and is reported so, where the SVD would raise)."""
     k, d = Z.shape
+    if not np.isfinite(Z).all():
+        D[:, :] = np.nan
+        return
     U, sigma, Vh = np.linalg.svd(np.ascontiguousarray(Z), full_matrices=False)
     rank = sigma.shape[0]
     weights = np.zeros(rank)

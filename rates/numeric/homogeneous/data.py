@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from rates.errors import InputError, NotSeparableError
+from rates.numeric.homogeneous.options import parse_data_spec  # noqa: F401 - read here by callers
 
 
 @dataclass
@@ -45,23 +46,6 @@ class Dataset:
     def to(self, device: str | torch.device) -> Dataset:
         return Dataset(self.name, self.X_train.to(device), self.y_train.to(device), self.X_test.to(device),
                        self.y_test.to(device), dict(self.info))
-
-
-def parse_data_spec(spec: str) -> tuple[str, tuple[int, int] | None]:
-    """``teacher-student`` -> ("teacher-student", None); ``digits:3,6`` -> ("digits", (3, 6))."""
-    text = str(spec).strip().lower()
-    if text == "teacher-student":
-        return "teacher-student", None
-    if text.startswith("digits:"):
-        parts = text[len("digits:"):].split(",")
-        try:
-            pair = tuple(int(p) for p in parts)
-        except ValueError:
-            pair = ()
-        if len(pair) != 2 or not all(0 <= p <= 9 for p in pair) or pair[0] == pair[1]:
-            raise InputError("data", f"digits:A,B needs two different digits in 0..9, got {spec!r}")
-        return "digits", pair
-    raise InputError("data", f"must be teacher-student or digits:A,B (A, B in 0..9), got {spec!r}")
 
 
 def check_homogeneous_separable(X: np.ndarray, y: np.ndarray, option: str = "data") -> None:

@@ -26,18 +26,11 @@ import torch
 
 from rates.errors import InputError
 from rates.numeric.homogeneous.models import Network, forward
-
-LOSSES = ("exp", "logistic")
+from rates.numeric.homogeneous.options import LOSSES, check_loss  # noqa: F401 - check_loss: read here by callers
 
 # Below this the first-order expansions log log(1+e^z) = z - e^z/2 and log(e^L - 1) = log L + L/2 are exact
 # to double precision (the next terms are O(e^{2z}), O(L^2)).
 _EXPANSION_CUTOFF = -30.0
-
-
-def check_loss(loss: str) -> str:
-    if loss not in LOSSES:
-        raise InputError("loss", f"must be one of {'|'.join(LOSSES)}, got {loss!r}")
-    return loss
 
 
 def _log_logistic_term(z: torch.Tensor) -> torch.Tensor:

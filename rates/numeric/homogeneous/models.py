@@ -23,8 +23,7 @@ from typing import Sequence
 import torch
 
 from rates.errors import InputError
-
-INIT_RULES = ("fan-in", "width")
+from rates.numeric.homogeneous.options import INIT_RULES
 
 
 @dataclass

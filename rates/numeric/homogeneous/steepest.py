@@ -36,7 +36,6 @@ scale(eta))`` and ``chain(adam_moments(b1, b2, eps), scale(eta))``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -44,6 +43,14 @@ import torch
 
 from rates.errors import InputError
 from rates.norms import Norm, parse_norm
+from rates.numeric.homogeneous.options import (  # noqa: F401 - ALGORITHMS, SUBGRADIENTS: read here by callers
+    ALGORITHMS,
+    SHAMPOO_ALGORITHMS,
+    STEEPEST_ALGORITHMS,
+    SUBGRADIENTS,
+    check_adam_constants,
+    check_optimizer_constants,
+)
 from rates.numeric.optim.base import GradientTransformation as Transform  # update(grads, state): no step index
 from rates.numeric.optim.base import chain
 
@@ -114,9 +121,6 @@ class LayerwiseMaxGeometry:
 
 Geometry = FlatGeometry | LayerwiseMaxGeometry
 
-STEEPEST_ALGORITHMS = ("gd", "sd", "cd", "spectral")
-SHAMPOO_ALGORITHMS = ("shampoo", "shampoo-no-acc")
-ALGORITHMS = (*STEEPEST_ALGORITHMS, "adam", *SHAMPOO_ALGORITHMS)
 
 
 def geometry_of(algorithm: str) -> Geometry:
@@ -148,12 +152,7 @@ def steepest_direction(geometry: Geometry) -> Transform:
 
 def adam_moments(beta1: float, beta2: float, eps: float) -> Transform:
     """``g -> m_hat / (sqrt(v_hat) + eps)`` with bias correction (FLAVORS eq. 75 without eta)."""
-    if not (0.0 <= beta1 < 1.0):
-        raise InputError("beta1", f"must be in [0, 1), got {beta1}")
-    if not (0.0 <= beta2 < 1.0):
-        raise InputError("beta2", f"must be in [0, 1), got {beta2}")
-    if not (eps >= 0.0 and math.isfinite(eps)):
-        raise InputError("eps", f"must be a finite number >= 0, got {eps}")
+    check_adam_constants(beta1, beta2, eps)
 
     def init(params: Params) -> Any:
         return 0, [torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params]
@@ -242,9 +241,6 @@ def shampoo(accumulate: bool, eps: float = SHAMPOO_EPS) -> Transform:
     return Transform(init, update)
 
 
-SUBGRADIENTS = ("gradient", "two-point")
-
-
 def scale(factor: float) -> Transform:
     return Transform(lambda params: None, lambda grads, state: ([factor * g for g in grads], state))
 
@@ -256,10 +252,7 @@ def make_optimizer(algorithm: str, lr: float, eps: float = 1e-8, beta1: float = 
     ``subgradient="gradient"`` is FLAVORS eq. 1 exactly; ``"two-point"`` feeds eq. 1 the estimate of
     :func:`two_point_subgradient` instead of the gradient (needed by coordinate descent on ReLU nets).
     """
-    if not (lr > 0 and math.isfinite(lr)):
-        raise InputError("lr", f"must be a finite number > 0, got {lr}")
-    if subgradient not in SUBGRADIENTS:
-        raise InputError("subgradient", f"must be one of {'|'.join(SUBGRADIENTS)}, got {subgradient!r}")
+    check_optimizer_constants(lr, eps, beta1, beta2, subgradient, adam=False)  # Adam's: in adam_moments
     signal = [two_point_subgradient()] if subgradient == "two-point" else []
     if algorithm == "adam":
         return chain(*signal, adam_moments(beta1, beta2, eps), scale(lr))

@@ -42,6 +42,7 @@ from rates.numeric.homogeneous.measures import (
     soft_margin,
 )
 from rates.numeric.homogeneous.models import Network, forward
+from rates.numeric.homogeneous.options import check_device_name
 from rates.numeric.homogeneous.steepest import geometry_of, make_optimizer
 
 METRICS = ("log_loss", "soft_margin", "norm", "gamma_1", "gamma_2", "gamma_inf", "gamma_spectral",
@@ -61,8 +62,7 @@ def pick_device(device: str = "auto") -> torch.device:
     """``auto`` -> cuda when available, else cpu; an explicit name is checked."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
-        raise InputError("device", f"must be auto, cpu or cuda[:N], got {device!r}")
+    check_device_name(device)
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError("device", "cuda requested but no CUDA device is available")
     return torch.device(device)

@@ -22,13 +22,16 @@ CLAIM_NAMES = (
     "schedule-assumption-3.3", "schedule-assumption-3.4", "partial-sum-integral-bounds", "euler-identity",
     "soft-margin-key-inequality", "soft-margin-monotone", "per-sample-bias",
 )
+# claims made per schedule given (``--schedule EXPR``): proofs.schedule_hypotheses.NAME
+SCHEDULE_CLAIM_NAMES = ("schedule-hypotheses",)
 # the theorem families with a derivation chain (proofs.chains.CHAINS)
 CHAIN_FAMILIES = ("nsd", "minibatch", "momentum", "vr", "adam")
 
 
 def check_claim_names(names: Optional[list[str]]) -> None:
     """Refuse (bad input, listing the known names) any name that is not a claim."""
-    unknown = [name for name in names or () if name not in CLAIM_NAMES]
+    known = CLAIM_NAMES + SCHEDULE_CLAIM_NAMES
+    unknown = [name for name in names or () if name not in known]
     if unknown:
         raise InputError("NAME", f"unknown claim {', '.join(repr(u) for u in unknown)}; known: "
-                                 f"{', '.join(CLAIM_NAMES)}")
+                                 f"{', '.join(known)}")

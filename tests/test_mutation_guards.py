@@ -233,6 +233,26 @@ def test_a_stated_log_power_of_minus_one_is_judged_at_a_equal_one():
     found = root.assessment.stated_rate
     assert found.outcome == NOT_ATTAINED and not found.faster and "log power" in found.text
     assert root.label == "inconclusive"  # bound holds, the stated rate is missed on the slow side: open
+    assert "(log t)^-1" in one.assessment.stated_rate.text
+
+
+class InverseLog:
+    """``1/log t``: a bound without separate terms, so the stated rate is read from its exponent and log power."""
+
+    def bound_shape(self, t):
+        return 1.0 / np.log(np.asarray(t, dtype=float))
+
+
+def test_a_pure_one_over_log_t_is_attained_and_its_square_is_not():
+    t = checkpoints(1e6, 60)
+    window = (t >= 1e4) & (t <= 1e6)
+    one = judge([synthetic_run(lambda t: 0.5 / np.log(t + 1), t=t)], InverseLog(), exponent=0, log_power=-1)
+    assert one.label == "tight", one.reason
+    assert one.log_power.slope == pytest.approx(-1.0, abs=0.01)  # log(1/log(t+1)) on log log t
+    assert one.fit.slope == pytest.approx(loglog_slope(t[window], 1 / np.log(t[window])), abs=0.005)
+    squared = judge([synthetic_run(lambda t: 0.5 / np.log(t + 1) ** 2, t=t)], InverseLog(), exponent=0, log_power=-1)
+    assert squared.log_power.slope == pytest.approx(-2.0, abs=0.02)
+    assert squared.assessment.stated_rate.outcome == NOT_ATTAINED and squared.label == "loose"
 
 
 # ---------------------------------------------------------------------------------------- (ii) dominant

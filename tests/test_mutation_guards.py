@@ -455,3 +455,94 @@ def test_frozen_gap_is_decided_by_its_log_range():
     assert frozen.label == "inconclusive" and frozen.reason.startswith("pre-asymptotic")
     moving = judge([synthetic_run(lambda t: 0.5 * (1 + 1e-4 * np.log(t)), t=t)], PowerLog(0.25))
     assert not moving.reason.startswith("pre-asymptotic") and moving.label == "violated"
+
+
+def test_descent_lemma_guarantee_scales_with_gamma_and_eta0():
+    # gamma = 1/2, eta0 = 4, a = 1: the guarantee is (gamma/4) eta0 = 1/2 per unit of log(t + 2)
+    t = checkpoints(1e6, 60)
+    tf = t.astype(float)
+    gap = 0.5 * tf ** -0.25
+    last = len(t) - 1
+
+    def run_at(rate):
+        run = nsd_run(t, -5.0 - rate * np.log(tf + 2), gap, "1")
+        run.config["eta0"] = 4.0
+        run.gamma["value"] = 0.5
+        return run
+
+    assert entry_index(run_at(0.55)) == 0
+    assert entry_index(run_at(0.45)) == last
+    # a = 0 (constant steps) states no guarantee here: monotone suffices
+    creeping = nsd_run(t, -5.0 - 1e-9 * tf, gap, "0")
+    assert entry_index(creeping) == 0
+
+
+def test_descent_lemma_counts_steps_from_t_plus_two():
+    # eta_s = (s + 2)^-1: from t = 1 to 2 the guarantee is (1/4) log(4/3) = 0.0719. A first interval that falls
+    # by 0.9 of it (0.0647, more than (1/4) log(5/4) = 0.0558 of a schedule shifted by one) is short; every later
+    # interval falls by twice its guarantee.
+    t = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048], dtype=np.int64)
+    tf = t.astype(float)
+    drops = 2 * 0.25 * np.diff(np.log(tf + 2))
+    drops[0] = 0.9 * 0.25 * math.log(4 / 3)
+    log_loss = -5.0 - np.concatenate([[0.0], np.cumsum(drops)])
+    assert entry_index(nsd_run(t, log_loss, 0.5 * tf ** -0.25, "1")) == 1
+
+
+def test_descent_lemma_slack_is_relative_to_the_loss():
+    # log L near -1e8 carries rounding of ~1e-8; the check allows 1e-10 |log L| = 0.01, so a fall 0.005 short of
+    # the guarantee is admitted there, and 0.02 short is not
+    t = np.array([1000, 2000, 4000, 8000, 16000], dtype=np.int64)
+    tf = t.astype(float)
+    guarantee = 0.25 * np.diff(np.log(tf + 2))
+    for short, entry in ((0.005, 0), (0.02, len(t) - 1)):
+        log_loss = -1e8 - np.concatenate([[0.0], np.cumsum(guarantee - short)])
+        assert entry_index(nsd_run(t, log_loss, 0.5 * tf ** -0.25, "1")) == entry, short
+
+
+def test_unsettled_is_beyond_two_standard_errors():
+    assert Settling((-0.5, -0.2), (-0.3, -0.3), 1e5, 0.05).unsettled(0.15)  # 0.3 - 2 * 0.05 = 0.2 > 0.15
+    assert not Settling((-0.5, -0.2), (-0.3, -0.3), 1e5, 0.075).unsettled(0.15)  # 0.3 - 0.15 = 0.15, not above
+    assert Settling((-0.2, -0.5), (-0.3, -0.3), 1e5, 0.05).unsettled(0.15)  # either direction of the bend
+
+
+def textbook_slope_stderr(x, y) -> float:
+    slope, intercept = np.polyfit(x, y, 1)
+    residuals = y - (slope * x + intercept)
+    return math.sqrt(float(np.sum(residuals ** 2)) / (len(x) - 2) / float(np.sum((x - x.mean()) ** 2)))
+
+
+def test_settling_of_several_seeds_averages_slopes_and_pools_their_errors():
+    runs = [synthetic_run(lambda t, s=s: 0.01 * t ** s, seed=i, noise=0.05) for i, s in enumerate((-0.3, -0.5, -0.4))]
+    window = choose_window(runs[0])
+    t_all = np.asarray(runs[0].t, dtype=float)
+    t = t_all[window_mask(runs[0], window)]
+    members = [t ** -0.2, t ** -0.6]
+    found = settling(runs, window, t, t ** -0.4, members=members)
+    split = math.sqrt(window.t0 * window.t1)
+    halves, errors = [], []
+    for lower in (True, False):
+        slopes, ses = [], []
+        for run in runs:
+            mask = window_mask(run, window) & ((t_all <= split) if lower else (t_all >= split))
+            x, y = np.log(t_all[mask]), np.log(np.asarray(run.gap)[mask])
+            slopes.append(np.polyfit(x, y, 1)[0])
+            ses.append(textbook_slope_stderr(x, y))
+        halves.append(np.mean(slopes))
+        errors.append(np.sum(np.square(ses)) / len(runs) ** 2)  # variance of a mean of independent slopes
+    assert found.data == pytest.approx(tuple(halves), abs=1e-12)
+    assert found.bend_stderr == pytest.approx(math.sqrt(sum(errors)), rel=1e-9)
+    assert found.fastest == pytest.approx((-0.6, -0.6), abs=1e-12)  # the envelope's ends on each half
+    assert found.slowest == pytest.approx((-0.2, -0.2), abs=1e-12)
+    plain = settling(runs, window, t, t ** -0.4)
+    assert plain.fastest is None and plain.slowest is None
+
+
+def test_settling_works_with_exactly_three_checkpoints_per_half():
+    t = np.array([10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000], dtype=np.int64)
+    run = synthetic_run(lambda t: 0.01 * t ** -0.5, t=t)
+    window = Window(1e4, 1e6, 7, "user", 1.0, 1e-10, None)
+    tf = t.astype(float)
+    found = settling([run], window, tf, tf ** -0.5)  # halves t <= 1e5 and t >= 1e5: three checkpoints each
+    assert found is not None and found.data == pytest.approx((-0.5, -0.5), abs=1e-12)
+    assert settling([run], window, tf[2:], tf[2:] ** -0.5) is None  # two at or below the split

@@ -546,3 +546,62 @@ def test_settling_works_with_exactly_three_checkpoints_per_half():
     found = settling([run], window, tf, tf ** -0.5)  # halves t <= 1e5 and t >= 1e5: three checkpoints each
     assert found is not None and found.data == pytest.approx((-0.5, -0.5), abs=1e-12)
     assert settling([run], window, tf[2:], tf[2:] ** -0.5) is None  # two at or below the split
+
+
+# boundaries of the envelope rule with dyadic numbers: slowest -1/4, fastest -1/2, tolerance 1/8 (exact sums)
+@pytest.mark.parametrize("slope, stderr, ci, settled, label", [
+    (-0.25, 0.125, (-0.5, 0.0), None, "tight"),  # error = tolerance is precise
+    (-0.875, 0.25, (-1.0, -0.625), None, "inconclusive"),  # imprecise, ci_high = fastest - tol: not faster
+    (-0.875, 0.25, (-1.0, -0.75), None, "loose"),  # imprecise, interval below fastest - tol
+    (-0.375, 0.03125, (-0.4, -0.35), None, "tight"),  # inside the envelope (reason checked below)
+    (-0.125, 0.03125, (-0.2, -0.1), None, "tight"),  # slope = slowest + tol: still tight
+    (-0.625, 0.03125, (-0.7, -0.6), None, "tight"),  # slope = fastest - tol: still tight
+    (-0.6875, 0.03125, (-0.75, -0.65), None, "loose"),
+    (-0.0625, 0.03125, (-0.25, 0.0), None, "inconclusive"),  # ci_low = slowest: not excluded
+    (-0.0625, 0.03125, (-0.2, 0.0), None, "violated"),
+    (-0.125, 0.25, (-0.2, 0.0), None, "inconclusive"),  # imprecise, slope - slowest = tol: not slower
+    (-0.1, 0.25, (-0.2, 0.0), None, "violated"),  # imprecise but slower with the interval excluding
+    (-0.75, 0.03125, (-0.8, -0.7), (-1.0, -0.75), "loose"),  # bending, faster than fastest - tol on both halves
+    (-0.75, 0.03125, (-0.8, -0.7), (-0.875, -0.625), "inconclusive"),  # a half at fastest - tol exactly
+])
+def test_classify_on_its_boundaries(slope, stderr, ci, settled, label):
+    halves = None if settled is None else Settling(settled, (-0.25, -0.25), 1e5, 0.0, (-0.5, -0.5), (-0.25, -0.25))
+    if settled is not None:
+        assert halves.unsettled(0.125)  # the rows test the bending branch
+    got, reason = classify(fit(slope, stderr, *ci), -0.25, 0.125, halves, -0.5)
+    assert got == label, reason
+    if slope == -0.375:
+        assert "fitted -0.375" in reason and "[-0.500, -0.250]" in reason
+
+
+def test_classify_reasons_carry_their_numbers():
+    _, reason = classify(fit(-0.25, 0.01, -0.27, -0.23), -0.25, 0.05)
+    assert reason == "fitted slope within 0.05 of the bound's slope -0.250 (difference +0.000)"
+    _, reason = classify(fit(-0.5, 0.01, -0.52, -0.48), -0.25, 0.05)
+    assert "by 0.250 > 0.05" in reason and "(no ratio of the constants attains it)" in reason
+    _, reason = classify(fit(-0.1, 0.01, -0.12, -0.08), -0.25, 0.05)
+    assert "slower than the bound's slope -0.250 by 0.150 > 0.05" in reason and "[-0.120, -0.080]" in reason
+    _, reason = classify(fit(-0.19, 0.01, -0.26, -0.12), -0.25, 0.05)
+    assert reason.startswith("slower than the bound's slope -0.250 by 0.060 but")
+
+
+def test_bound_finding_texts_and_cells_carry_their_numbers():
+    envelope = Envelope(-0.25, -0.5, (-0.25, -0.5))
+    cell = "95% CI [-0.375, -0.125] vs slowest term -0.250"
+    holds = bound_finding(fit(-0.25, 0.0625, -0.375, -0.125), envelope, 0.125)
+    assert holds.cell() == f"{HOLDS}: {cell}" and "upper 95% limit -0.125 <= -0.250 + 0.125" in holds.text
+    violated = bound_finding(fit(-0.1, 0.01, -0.2, 0.0), envelope, 0.125)
+    assert violated.cell() == f"{VIOLATED}: 95% CI [-0.200, +0.000] vs slowest term -0.250"
+    assert violated.text.startswith("slower than the slowest term by 0.150 > 0.125")
+    open_ = bound_finding(fit(-0.125, 0.01, -0.2, 0.0), envelope, 0.125)
+    assert open_.cell().startswith(f"{UNDECIDED}: 95% CI") and "reaches above -0.250 + 0.125" in open_.text
+    missing = bound_finding(fit(-0.5, float("nan"), float("nan"), float("nan")), envelope, 0.125)
+    assert missing.cell().startswith(f"{UNDECIDED}: 95% CI")
+    bending = Settling((-0.75, -0.125), (-0.25, -0.25), 1e5, 0.0, (-0.5, -0.5), (-0.25, -0.25))
+    held = bound_finding(fit(-0.5, 0.01, -0.52, -0.48), envelope, 0.125, bending)
+    assert held.cell().startswith(f"{HOLDS}: 95% CI") and "still bending: -0.750 then -0.125" in held.text
+    # while bending, the window's upper limit at slowest + tolerance exactly still holds
+    assert bound_finding(fit(-0.25, 0.01, -0.3, -0.125), envelope, 0.125, bending).outcome == HOLDS
+    later = Settling((-0.75, -0.12), (-0.25, -0.25), 1e5, 0.0, (-0.5, -0.5), (-0.25, -0.25))
+    unsettled = bound_finding(fit(-0.5, 0.01, -0.52, -0.48), envelope, 0.125, later)
+    assert unsettled.cell().startswith(f"{UNDECIDED}: 95% CI") and "run longer" in unsettled.text

@@ -605,3 +605,25 @@ def test_bound_finding_texts_and_cells_carry_their_numbers():
     later = Settling((-0.75, -0.12), (-0.25, -0.25), 1e5, 0.0, (-0.5, -0.5), (-0.25, -0.25))
     unsettled = bound_finding(fit(-0.5, 0.01, -0.52, -0.48), envelope, 0.125, later)
     assert unsettled.cell().startswith(f"{UNDECIDED}: 95% CI") and "run longer" in unsettled.text
+
+
+def test_settling_counts_the_split_checkpoint_in_both_halves():
+    # window [1e4, 1e6], split at 1e5 exactly: 1e4, 5e4, 1e5 below and 1e5, 2e5, 1e6 above -- three each only
+    # because the checkpoint on the split belongs to both halves
+    t = np.array([10_000, 50_000, 100_000, 200_000, 1_000_000], dtype=np.int64)
+    tf = t.astype(float)
+    run = synthetic_run(lambda t: two_regimes(1e5, -0.25, -0.75)(t), t=t)
+    window = Window(1e4, 1e6, 5, "user", 1.0, 1e-10, None)
+    found = settling([run], window, tf, tf ** -0.5)
+    assert found is not None and found.split_t == 1e5
+    assert found.data == pytest.approx((-0.25, -0.75), abs=1e-12)  # each half's own law, the split point in both
+
+
+def test_descent_lemma_on_a_two_checkpoint_run():
+    t = np.array([1000, 2000], dtype=np.int64)
+    tf = t.astype(float)
+    guarantee = 0.25 * math.log(2002 / 1002)
+    short = nsd_run(t, np.array([-5.0, -5.0 - 0.5 * guarantee]), 0.5 * tf ** -0.25, "1")
+    assert entry_index(short) == 1  # the one interval falls short: only the last checkpoint is left
+    enough = nsd_run(t, np.array([-5.0, -5.0 - 2 * guarantee]), 0.5 * tf ** -0.25, "1")
+    assert entry_index(enough) == 0

@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> None:
     # overflows is reported as diverged, in one line, by the code that sees it
     warnings.filterwarnings("ignore", category=RuntimeWarning,
                             message="(overflow|invalid value|divide by zero|underflow) encountered")
-    argv = hoist_plugin_options(list(sys.argv[1:] if argv is None else argv))
+    own_command_line = argv is None  # not a caller's main(argv): Ctrl-C may end the process at once
+    argv = hoist_plugin_options(list(sys.argv[1:] if own_command_line else argv))
     try:
         code = app(args=argv, standalone_mode=False)
     except _NO_ARGS as err:
@@ -281,7 +282,7 @@ def main(argv: list[str] | None = None) -> None:
     except InputError as err:
         _fail(str(err), 2)
     except (_ABORTS + (KeyboardInterrupt,)):
-        _interrupted(at_once=argv is None)
+        _interrupted(at_once=own_command_line)
     except RatesError as err:  # a solver that could not certify its answer: not a verdict, so not exit 1
         _fail(str(err), 3)
     except MemoryError:
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as err:  # noqa: BLE001 - the one place every unexpected error is turned into exit 3
         _fail(f"internal error: {type(err).__name__}: {err}; full traceback in {_write_traceback()}", 3)
     if code == 130:  # typer turns a KeyboardInterrupt inside a command into Exit(130), silently
-        _interrupted(at_once=argv is None)
+        _interrupted(at_once=own_command_line)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -120,9 +120,9 @@ def test_the_names_known_before_the_imports_are_the_registrys():
     """cli/check.py refuses unknown names from proofs.catalog, before the claim families' imports: its lists
     are the registry's claims, in report order, and the chains' families."""
     from proofs.catalog import CHAIN_FAMILIES, CLAIM_NAMES, SCHEDULE_CLAIM_NAMES
-    from proofs.schedule_hypotheses import NAME as SCHEDULE_CLAIMS
     from proofs.chains import CHAINS
     from proofs.registry import all_claims
+    from proofs.schedule_hypotheses import NAME as SCHEDULE_CLAIMS
 
     assert CLAIM_NAMES == tuple(claim.name for claim in all_claims())
     assert CHAIN_FAMILIES == tuple(CHAINS)

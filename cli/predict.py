@@ -37,16 +37,7 @@ def render_text(prediction) -> str:
     ]
     for name in ("t0", "t1"):
         info = prediction.thresholds[name]
-        numeric = info.get("numeric")
-        extra = ""
-        if numeric is not None:
-            extra = f"  = {numeric}"
-        elif "assumption_fails" in info:
-            extra = f"  (assumption fails: {info['assumption_fails']})"
-        elif "missing" in info:
-            extra = f"  (numeric needs {', '.join(info['missing'])})"
-        elif "note" in info:
-            extra = f"  ({info['note']})"
+        extra = threshold_value_text(info)
         if "upper_bound" in info:
             extra += f"  [closed-form upper bound {info['upper_bound']}]"
         lines.append(f"{name:<11} {info['symbolic']}{extra}   [rebuilt]")
@@ -254,6 +245,20 @@ def _render_measured(measured: dict) -> str:
             f"{measured['gamma_accuracy']:.1e}]")
 
 
+def threshold_value_text(info: dict) -> str:
+    """What follows a threshold's symbolic form: its value, or why it has none (an assumption fails, constants
+    are missing, a note)."""
+    if info.get("numeric") is not None:
+        return f"  = {info['numeric']}"
+    if "assumption_fails" in info:
+        return f"  (assumption fails: {info['assumption_fails']})"
+    if "missing" in info:
+        return f"  (numeric needs {', '.join(info['missing'])})"
+    if "note" in info:
+        return f"  ({info['note']})"
+    return ""
+
+
 def render_schedule_hypotheses(hypotheses, needed) -> list[str]:
     """One line per schedule hypothesis: holds / fails (why) / undecided (why), and whether the family needs it."""
     lines = []
@@ -285,15 +290,7 @@ def render_schedule_text(prediction) -> str:
     ]
     for name in ("t0", "t1"):
         info = prediction.thresholds[name]
-        extra = ""
-        if info.get("numeric") is not None:
-            extra = f"  = {info['numeric']}"
-        elif "assumption_fails" in info:
-            extra = f"  (assumption fails: {info['assumption_fails']})"
-        elif "missing" in info:
-            extra = f"  (numeric needs {', '.join(info['missing'])})"
-        elif "note" in info:
-            extra = f"  ({info['note']})"
+        extra = threshold_value_text(info)
         lines.append(f"{name:<11} {info['symbolic']}{extra}   [rebuilt]")
     lines += [f"note        {note}" for note in prediction.notes]
     lines.append(f"assumes     {'; '.join(prediction.assumptions)}")

@@ -16,6 +16,9 @@ import typer
 
 from rates.errors import InputError
 
+MIN_SEARCH_STEPS = 12_000  # as rates.judge.tightness.search_worst_rate requires
+SEARCHED_FAMILIES = ("nsd", "adam")
+
 
 def tightness(
     algo: str = typer.Option(..., "--algo", help="full-batch algorithm: {FULL_BATCH_ALGORITHMS}"),
@@ -38,6 +41,14 @@ def tightness(
         check_algorithm_options(algo, None, None, None, False)
     except InputError as err:
         _refuse_as_algo(algo, err)
+    # rates.judge.tightness checks these too, after sympy and the engine: here they are refused at once
+    if steps < MIN_SEARCH_STEPS:
+        raise InputError("steps", f"must be >= {MIN_SEARCH_STEPS} (the late window starts near t = 1000 and needs a "
+                                  f"decade), got {steps}")
+    from rates.numeric.algorithms import resolve_algorithm
+
+    if resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False).family not in SEARCHED_FAMILIES:
+        raise InputError("algo", f"the search covers full-batch algorithms (nsd, adam families); got {algo!r}")
     from rates.judge.tightness import search_worst_rate
     from rates.symbolic.theorems import predict  # noqa: F401  (import errors surface before the search starts)
 

@@ -103,6 +103,8 @@ BAD_INPUT = [
     ("run", "--algo", "bogus", "--a", "1", "--steps", "10", "--out", "never.json"),
     ("fit", "--algo", "nsd", "--norm", "bogus", "--a", "1", "--steps", "10"),
     ("tightness", "--algo", "bogus", "--a", "1"),
+    ("tightness", "--algo", "signsgd", "--a", "1/2"),
+    ("tightness", "--algo", "signgd", "--a", "1/2", "--steps", "100"),
     ("run", "--algo", "signgd", "--a", "1", "--steps", "99999999999999999999", "--out", "never.json"),
 ]
 

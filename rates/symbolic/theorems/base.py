@@ -305,6 +305,23 @@ def scientific(log10_value) -> str:
     return f"10^({mpmath.nstr(log10_value, 4)})"
 
 
+def reference_margin(template: BoundTemplate, constants: dict, out: dict) -> Optional[tuple[dict, dict, sp.Expr]]:
+    """The constants (``eta_0`` 1 unless given), their substitutions and ``gamma_ref`` evaluated on them, for the
+    thresholds ``out``; None when ``gamma_ref`` needs a missing constant or is <= 0 (its assumption fails), with
+    why in ``out["t0"]``. ``out[gap_to]`` holds ``gamma_ref``'s value."""
+    values = {"eta_0": 1.0, **{key: val for key, val in constants.items() if val is not None}}
+    subs = _subs(values)
+    g_ref = template.resolve(template.gamma_ref).subs(subs)
+    if g_ref.free_symbols:
+        out["t0"]["missing"] = sorted(str(s) for s in g_ref.free_symbols)
+        return None
+    out[template.gap_to] = float(g_ref)
+    if g_ref <= 0:
+        out["t0"]["assumption_fails"] = f"{template.gap_to} = {float(g_ref):.6g} <= 0"
+        return None
+    return values, subs, g_ref
+
+
 def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict | None) -> dict[str, dict[str, Any]]:
     """``t0``/``t1``: symbolic always, numeric when the constants they need were given.
 
@@ -323,18 +340,10 @@ def numeric_thresholds(template: BoundTemplate, a: sp.Rational, constants: dict 
                                         f"ceil(({1 - a} R/eta_0 + (t_0 + 2)^({1 - a}))^({1 / (1 - a)}) - 2)")
                                        + ", R = the right-hand side above (integral comparison)"},
     }
-    if not constants:
+    reference = reference_margin(template, constants, out) if constants else None
+    if reference is None:
         return out
-    values = {"eta_0": 1.0, **{key: val for key, val in constants.items() if val is not None}}
-    subs = _subs(values)
-    g_ref = template.resolve(template.gamma_ref).subs(subs)
-    if g_ref.free_symbols:
-        out["t0"]["missing"] = sorted(str(s) for s in g_ref.free_symbols)
-        return out
-    out[template.gap_to] = float(g_ref)
-    if g_ref <= 0:
-        out["t0"]["assumption_fails"] = f"{template.gap_to} = {float(g_ref):.6g} <= 0"
-        return out
+    values, subs, _ = reference
     log10_t0 = _t0_log10(template, a, subs)
     if not exact_ok or (log10_t0 is not None and log10_t0 > mpmath.log10(MAX_EXACT_T0)):
         if log10_t0 is None:

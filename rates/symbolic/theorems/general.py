@@ -44,7 +44,7 @@ from rates.symbolic.growth import (
 )
 from rates.symbolic.power_sums import partial_sums
 from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide
-from rates.symbolic.theorems.base import BoundTemplate, _subs
+from rates.symbolic.theorems.base import BoundTemplate, reference_margin
 from rates.symbolic.theorems.hypotheses import uses_assumption_34
 from rates.symbolic.theorems.sources import Source
 
@@ -206,17 +206,10 @@ def schedule_thresholds(template: BoundTemplate, schedule, hypotheses: ScheduleH
                   "defining": template.t0_defining(), "numeric": None},
            "t1": {"symbolic": template.t1_defining(), "closed_form": False, "defining": template.t1_defining(),
                   "numeric": None}}
-    if not constants:
+    reference = reference_margin(template, constants, out) if constants else None
+    if reference is None:
         return out
-    values = {"eta_0": 1.0, **{key: val for key, val in constants.items() if val is not None}}
-    subs = _subs(values)
-    g_ref = template.resolve(template.gamma_ref).subs(subs)
-    if g_ref.free_symbols:
-        out["t0"]["missing"] = sorted(str(s) for s in g_ref.free_symbols)
-        return out
-    if g_ref <= 0:
-        out["t0"]["assumption_fails"] = f"{template.gap_to} = {float(g_ref):.6g} <= 0"
-        return out
+    values, subs, g_ref = reference
     monotone = hypotheses.findings[0]
     if monotone.status != HOLDS:
         out["t0"]["note"] = "needs eta_t eventually non-increasing"

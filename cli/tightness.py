@@ -48,7 +48,8 @@ def tightness(
     from rates.numeric.algorithms import resolve_algorithm
 
     if resolve_algorithm(algo, None, n=6, batch=None, momentum=None, vr=False).family not in SEARCHED_FAMILIES:
-        raise InputError("algo", f"the search covers full-batch algorithms (nsd, adam families); got {algo!r}")
+        raise InputError("algo", f"the search covers full-batch algorithms ({', '.join(SEARCHED_FAMILIES)} "
+                                 f"families); got {algo!r}")
     from rates.judge.tightness import search_worst_rate
     from rates.symbolic.theorems import predict  # noqa: F401  (import errors surface before the search starts)
 

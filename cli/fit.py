@@ -23,7 +23,7 @@ import typer
 from cli.run import check_algorithm_options, parse_seeds, seed_plan, simulate_plan
 from cli.run import run as run_command
 from rates.errors import InputError
-from rates.judge.compare import DEFAULT_TOLERANCE, choose_window, parse_window
+from rates.judge.compare import DEFAULT_TOLERANCE, choose_window, measurement_lines, parse_window
 from rates.numeric.data import CSV_LAYOUT
 from rates.numeric.run_parameters import check_options
 
@@ -69,22 +69,7 @@ def describe(record: FitRecord) -> str:
         name = "predicted rate" if applied else "family rate   "
         lines.append(f"  {name} : O({pred.rate.text})  [{source_text(pred)}]"
                      + ("" if applied else "  (not applied to this run: see the theorem's hypotheses)"))
-    if v.fit is None:
-        if v.window.problem is not None:
-            lines.append(f"  window         : {v.window.problem}")
-    else:
-        if v.envelope is not None:
-            members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))
-            lines.append(f"  bound slope envelope over the window : {v.envelope.text()} (each term alone: {members}; "
-                         f"unit constants {v.unit_local_slope:+.3f})")
-        lines.append(f"  {'fitted slope  ' if v.envelope is not None else 'measured slope'} : {v.fit.text()}")
-        if v.settling is not None:
-            (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
-            lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "
-                         f"(split at t = {v.settling.split_t:.3g})")
-        if v.log_power is not None and pred is not None:
-            lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} "
-                         f"(fit of log(gap t^{pred.rate.exponent}) on log log t, same window)")
+    lines += measurement_lines(v, pred.rate.exponent if pred is not None else None)
     target = v.context.get("gap_target")
     if target is not None:
         from rates.studies.report import gap_target_text

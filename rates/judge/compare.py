@@ -1048,6 +1048,30 @@ def judge(runs: Sequence[Run], bound: BoundLike, exponent: Optional[float] = Non
                    envelope, unit, assessment=assessment)
 
 
+def measurement_lines(v: Verdict, exponent: Any = None) -> list[str]:
+    """What a verdict's text shows of its measurement (``rates fit``, a user bound alike): the window's problem
+    when nothing was fitted, else the bound's slope envelope, the fitted slope (``measured slope`` where no bound
+    judged it), the half windows, and the log power ``k`` of ``gap t^exponent`` when a stated ``exponent`` is given."""
+    lines = []
+    if v.fit is None:
+        if v.window.problem is not None:
+            lines.append(f"  window         : {v.window.problem}")
+        return lines
+    if v.envelope is not None:
+        members = ", ".join(f"{label} {slope:+.3f}" for label, slope in zip(v.envelope.labels, v.envelope.members))
+        lines.append(f"  bound slope envelope over the window : {v.envelope.text()} (each term alone: {members}; "
+                     f"unit constants {v.unit_local_slope:+.3f})")
+    lines.append(f"  {'fitted slope  ' if v.envelope is not None else 'measured slope'} : {v.fit.text()}")
+    if v.settling is not None:
+        (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
+        lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "
+                     f"(split at t = {v.settling.split_t:.3g})")
+    if v.log_power is not None and exponent is not None:
+        lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} "
+                     f"(fit of log(gap t^{exponent}) on log log t, same window)")
+    return lines
+
+
 def _beyond_target(runs: Sequence[Run], target_name: str, tolerance: float) -> Verdict:
     """Every run ends with its margin above the target: the bounded quantity is negative, below any bound."""
     crossings = []

@@ -46,7 +46,7 @@ import numpy as np
 import sympy as sp
 
 from rates.errors import InputError
-from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, judge
+from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, judge, measurement_lines
 from rates.numeric.trajectory import PER_SEED_KEYS, Run, schedule_of
 
 OPTION = "bound"
@@ -421,23 +421,7 @@ class UserBoundRecord:
         if self.stated is not None:
             lines.append(f"  stated rate    : O({rate_text(self.stated.exponent, self.stated.log_power)}), its largest "
                          f"term [derived from the leading order of each S(p)]")
-        if v.fit is None:
-            if v.window.problem is not None:
-                lines.append(f"  window         : {v.window.problem}")
-        else:
-            if v.envelope is not None:
-                members = ", ".join(f"{label} {slope:+.3f}"
-                                    for label, slope in zip(v.envelope.labels, v.envelope.members))
-                lines.append(f"  bound slope envelope over the window : {v.envelope.text()} (each term alone: "
-                             f"{members}; unit constants {v.unit_local_slope:+.3f})")
-            lines.append(f"  fitted slope   : {v.fit.text()}")
-            if v.settling is not None:
-                (s1, s2), (b1, b2) = v.settling.data, v.settling.bound
-                lines.append(f"  half windows   : data {s1:+.3f} then {s2:+.3f}, bound {b1:+.3f} then {b2:+.3f} "
-                             f"(split at t = {v.settling.split_t:.3g})")
-            if v.log_power is not None and self.stated is not None:
-                lines.append(f"  log power k    : {v.log_power.slope:+.2f} ± {v.log_power.stderr:.2f} (fit of "
-                             f"log(gap t^{self.stated.exponent}) on log log t, same window)")
+        lines += measurement_lines(v, self.stated.exponent if self.stated is not None else None)
         lines.append("  gap fitted     : gamma - gamma(W_t), as recorded")
         if v.assessment is not None:
             lines.append(f"  (i) bound      : {v.assessment.bound.outcome} - {v.assessment.bound.text}")

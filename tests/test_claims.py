@@ -13,6 +13,7 @@ from rates.output.claims import (
     REPRODUCED,
     Claim,
     ClaimsTable,
+    Protocol,
     claim_verdict_from_fit,
     combine,
     decide,
@@ -75,8 +76,47 @@ def test_claims_table_renders_every_claim_in_three_formats(tmp_path, compile_lat
     assert rows[0]["measured"] == {"slope": -0.51}
     latex = table.table().to_latex()
     compile_latex(latex_document(latex), "claims")
-    # a paper's two tables: the claims with their verdicts, then what was measured, criteria and reasons
-    assert latex.count(r"\begin{longtable}") == 2
+    # a paper's three tables: the claims with their verdicts, what was measured (criteria, reasons), the protocols
+    assert latex.count(r"\begin{longtable}") == 3
     headers = re.findall(r"\\toprule\n(.*) \\\\\n\\midrule\n\\endfirsthead", latex)
-    assert headers == ["\\# & claim & source & verdict", "\\# & measured & criterion & reason / what would decide it"]
+    assert headers == ["\\# & claim & source & verdict", "\\# & measured & criterion & reason / what would decide it",
+                       "\\# & protocol"]
     assert r"\ref{tab:claims-evidence}" in latex and r"\label{tab:claims-evidence}" in latex
+
+
+def _protocol(window: str, figure: str = "Fig. 3") -> Protocol:
+    return Protocol("max-norm margin", window, "eps curves within 1% of each other", "seed 0",
+                    "eps changes the limit margin", figure)
+
+
+def test_rows_of_one_figure_must_share_one_window():
+    """Rows read from one figure at different horizons contradict each other (a curve pair that agrees on
+    [100, 1e4] may differ by 0.12 at 1e5): the table refuses the second window."""
+    table = ClaimsTable("t", "tab:t")
+    table.add(Claim("Adam beats NGD", "SIGNADAM Fig. 3", "m", "c", REPRODUCED, protocol=_protocol("t = 1e5")))
+    table.add(Claim("another figure", "SIGNADAM Fig. 4", "m", "c", REPRODUCED,
+                    protocol=_protocol("t = 1e3", figure="Fig. 4")))
+    table.add(Claim("same window", "SIGNADAM Fig. 3", "m", "c", REPRODUCED, protocol=_protocol("t = 1e5")))
+    with pytest.raises(ValueError, match="share one window"):
+        table.add(Claim("eps consistent", "SIGNADAM Fig. 3", "m", "c", REPRODUCED,
+                        protocol=_protocol("[100, 1e4]")))
+
+
+def test_checks_of_the_implementation_are_counted_apart(tmp_path):
+    table = ClaimsTable("Claims", "tab:c")
+    table.add(Claim("rate holds", "MINIBATCH Cor. 4.2", "m", "c", REPRODUCED, protocol=_protocol("t = 1e5")))
+    table.add(Claim("rate fails", "MINIBATCH Cor. 4.5", "m", "c", NOT_REPRODUCED, "slope -0.1",
+                    protocol=_protocol("t = 1e5")))
+    table.add(Claim("homogeneity of the network", "FLAVORS Def. 2.1", "m", "c", REPRODUCED,
+                    implementation_check=True))
+    assert table.counts() == {REPRODUCED: 1, NOT_REPRODUCED: 1, NO_VERDICT: 0}
+    assert table.check_counts() == {REPRODUCED: 1, NOT_REPRODUCED: 0, NO_VERDICT: 0}
+    table.write(tmp_path)
+    markdown = (tmp_path / "claims.md").read_text()
+    assert "1 reproduced, 1 not reproduced, 0 no verdict of 2 claims." in markdown
+    assert "1 of 1 passed" in markdown and "checks of the implementation" in markdown
+    payload = json.loads((tmp_path / "claims.json").read_text())
+    assert [r["claim"] for r in payload["rows"]] == ["rate holds", "rate fails"]
+    assert [r["claim"] for r in payload["implementation_checks"]["rows"]] == ["homogeneity of the network"]
+    assert payload["rows"][0]["protocol"]["window"] == "t = 1e5"
+    assert payload["rows"][0]["protocol"]["rules_out"] == "eps changes the limit margin"

@@ -12,6 +12,12 @@ Setting
 
     Nothing is dropped: a claim the study could not test is still a row, with ``no verdict`` and why.
 
+    Each claim carries its :class:`Protocol`, declared in the study module before any run: the quantity, the
+    horizon or window, the decision rule and its thresholds, the seeds, and the alternative the test rules out.
+    Rows read from one figure share one horizon (:meth:`ClaimsTable.add` refuses a second one). A row that is
+    an identity of the code (it holds whatever the paper says) is a *check of the implementation*: it is
+    printed in its own table and counted apart from the paper's claims.
+
 Algorithm
     Rate claims are decided by the comparator (:func:`rates.studies.report.fit_group` /
     :func:`rates.judge.compare.judge`):
@@ -27,7 +33,8 @@ Reference
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import json
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -42,6 +49,23 @@ SMOKE_VERDICT = "no verdict (smoke run)"
 # Comparator labels that confirm an upper-bound rate claim (the gap decays at least as fast as the bound).
 _CONFIRMING = ("tight", "loose")
 _REFUTING = ("violated",)
+_COLUMNS = ("#", "claim", "source", "measured", "criterion", "verdict", "reason / what would decide it", "protocol")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How one claim is tested, fixed before the run; changing it is a code change with its reason."""
+
+    quantity: str  # what is measured
+    window: str  # the horizon or window it is read at
+    rule: str  # the decision rule with its thresholds
+    seeds: str  # the seeds / data draws it pools
+    rules_out: str  # the alternative a `reproduced` verdict rules out
+    figure: str = ""  # the figure (or group) whose rows share one window; "" for a row that stands alone
+
+    def text(self) -> str:
+        return (f"quantity: {self.quantity}; window: {self.window}; rule: {self.rule}; seeds: {self.seeds}; "
+                f"rules out: {self.rules_out}")
 
 
 @dataclass
@@ -56,6 +80,10 @@ class Claim:
     reason: str = ""
     values: Any = None  # machine-readable numbers behind ``measured`` (JSON)
     smoke: bool = False  # judged on a smoke run (--quick): always 'no verdict', shown as SMOKE_VERDICT
+    protocol: Optional[Protocol] = None
+    # an identity of the code (it cannot fail whatever the paper says): a check of the implementation, counted
+    # apart from the paper's claims
+    implementation_check: bool = False
 
     @property
     def shown_verdict(self) -> str:
@@ -109,6 +137,12 @@ class ClaimsTable:
     short_run: str = ""
 
     def add(self, claim: Claim) -> Claim:
+        figure = claim.protocol.figure if claim.protocol else ""
+        if figure:
+            for other in self.claims:
+                if other.protocol and other.protocol.figure == figure and other.protocol.window != claim.protocol.window:
+                    raise ValueError(f"rows of {figure} must share one window: {other.protocol.window!r} "
+                                     f"({other.claim}) against {claim.protocol.window!r} ({claim.claim})")
         if self.short_run:
             outcome = claim.verdict + (f": {claim.reason}" if claim.reason else "")
             claim = replace(claim, verdict=NO_VERDICT, smoke=True,
@@ -116,20 +150,55 @@ class ClaimsTable:
         self.claims.append(claim)
         return claim
 
-    def counts(self) -> dict[str, int]:
-        return {v: sum(c.verdict == v for c in self.claims) for v in CLAIM_VERDICTS}
+    @property
+    def paper_claims(self) -> list[Claim]:
+        return [c for c in self.claims if not c.implementation_check]
 
-    def table(self) -> Table:
-        table = Table(["#", "claim", "source", "measured", "criterion", "verdict", "reason / what would decide it"],
-                      caption=self.title, label=self.label)
-        for i, c in enumerate(self.claims, 1):
+    @property
+    def implementation_checks(self) -> list[Claim]:
+        return [c for c in self.claims if c.implementation_check]
+
+    def counts(self) -> dict[str, int]:
+        """Verdict counts of the paper's claims; the checks of the implementation are counted apart."""
+        return {v: sum(c.verdict == v for c in self.paper_claims) for v in CLAIM_VERDICTS}
+
+    def check_counts(self) -> dict[str, int]:
+        return {v: sum(c.verdict == v for c in self.implementation_checks) for v in CLAIM_VERDICTS}
+
+    def _rows(self, table: Table, claims: list[Claim]) -> None:
+        for i, c in enumerate(claims, 1):
             table.add(Cell(str(i), value=i), Cell(c.claim), Cell(c.source),
                       Cell(c.measured, value=c.values if c.values is not None else c.measured),
-                      Cell(c.criterion), Cell(c.shown_verdict), Cell(c.reason or "-"))
+                      Cell(c.criterion), Cell(c.shown_verdict), Cell(c.reason or "-"),
+                      Cell(c.protocol.text() if c.protocol else "not declared",
+                           value=asdict(c.protocol) if c.protocol else None))
+
+    def table(self) -> Table:
+        table = Table(list(_COLUMNS), caption=self.title, label=self.label)
+        self._rows(table, self.paper_claims)
         counts = self.counts()
-        table.notes.append(", ".join(f"{counts[v]} {v}" for v in CLAIM_VERDICTS) + f" of {len(self.claims)} claims.")
+        checks = self.implementation_checks
+        apart = ""
+        if checks:
+            done = self.check_counts()
+            apart = (f" Checks of the implementation, counted apart: {done[REPRODUCED]} of {len(checks)} passed"
+                     f" (next table).")
+        table.notes.append(", ".join(f"{counts[v]} {v}" for v in CLAIM_VERDICTS)
+                           + f" of {len(self.paper_claims)} claims." + apart)
         table.notes.extend(self.notes)
         table.latex_tables = self._paper_tables(table)
+        return table
+
+    def checks_table(self) -> Optional[Table]:
+        """The rows that are identities of the code (they hold whatever the paper says), in their own table."""
+        checks = self.implementation_checks
+        if not checks:
+            return None
+        table = Table(list(_COLUMNS), caption=f"{self.title}: checks of the implementation",
+                      label=f"{self.label}-checks" if self.label else "")
+        self._rows(table, checks)
+        table.notes.append("Identities of the code: they cannot fail whatever the paper says, so they test the "
+                           "implementation, not the paper, and are not counted among its claims.")
         return table
 
     def _paper_tables(self, table: Table) -> list[Table]:
@@ -149,13 +218,22 @@ class ClaimsTable:
                                                    "table below.",
                                                    f"What was measured, the criteria and the reasons: {where}.")])
         evidence = ["#", "measured", "criterion", "reason / what would decide it"]
+        protocols = ["#", "protocol"]
         return [result, Table(evidence, pick(evidence), caption=f"{table.caption}: evidence", label=evidence_label,
-                              notes=list(table.notes[1:]), small=True)]
+                              notes=list(table.notes[1:]), small=True),
+                Table(protocols, pick(protocols), caption=f"{table.caption}: protocols, fixed before the runs",
+                      label=f"{self.label}-protocols" if self.label else "", small=True)]
 
     def write(self, out_dir: Path, stem: str = "claims") -> list[Path]:
         """``claims.md``, ``claims.tex`` (a table to ``\\input`` into a paper) and ``claims.json`` in ``out_dir``."""
         table = self.table()
+        checks = self.checks_table()
+        markdown, latex, payload = table.to_markdown(), table.to_latex(), json.loads(table.to_json())
+        if checks is not None:
+            markdown += "\n" + checks.to_markdown()
+            latex += checks.to_latex()
+            payload["implementation_checks"] = json.loads(checks.to_json())
         out_dir = Path(out_dir)
-        return [write_text_atomic(out_dir / f"{stem}.md", table.to_markdown()),
-                write_text_atomic(out_dir / f"{stem}.tex", table.to_latex()),
-                write_text_atomic(out_dir / f"{stem}.json", table.to_json())]
+        return [write_text_atomic(out_dir / f"{stem}.md", markdown),
+                write_text_atomic(out_dir / f"{stem}.tex", latex),
+                write_text_atomic(out_dir / f"{stem}.json", json.dumps(payload, indent=1, default=str) + "\n")]

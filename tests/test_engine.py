@@ -115,6 +115,35 @@ def test_cuda_device_index_is_checked_against_the_gpus_present(monkeypatch):
             resolve_device(bad)
 
 
+def test_auto_keeps_small_work_on_the_cpu_where_a_gpu_is(monkeypatch):
+    """With a GPU present (simulated), ``auto`` sends a call to cuda only from CUDA_MIN_WORK multiply-adds per
+    step: the default preset's main-job runs (3 x 5 x 30 per configuration) stay on the fused CPU kernels,
+    which outran replayed CUDA graphs by 100x for one configuration on an H100; a 10 x 784 x 2000 set goes to
+    cuda from one configuration; an explicit ``cuda`` is obeyed whatever the size."""
+    from rates.numeric import engine
+
+    monkeypatch.setattr(engine, "gpu_impossible", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    preset = parse_data("default")
+    assert (preset.k, preset.d, preset.n) == (3, 5, 30)
+    main_job = [RunSpec("signgd", "1/2"), RunSpec("adam", "2/3"), RunSpec("signsgd", "1/2", batch=10)]
+    assert engine.step_work(main_job, [preset]) == 3 * 5 * (30 + 30 + 10)
+    assert engine.device_for_work("auto", engine.step_work(main_job, [preset])) == "cpu"
+    assert engine.device_for_work("cuda", 450) == torch.device("cuda")
+    assert engine.device_for_work("cpu", 10**9) == "cpu"
+
+    class Shape:  # what step_work reads of a dataset
+        k, d, n = 10, 784, 2000
+
+    assert engine.step_work([RunSpec("signgd", "1/2")], [Shape]) == 15_680_000
+    assert engine.device_for_work("auto", 15_680_000) == torch.device("cuda")
+    # the threshold itself: 2222 configurations of the preset stay on the CPU, 2223 go to cuda
+    below, above = [RunSpec("signgd", "1/2")] * 2222, [RunSpec("signgd", "1/2")] * 2223
+    assert engine.device_for_work("auto", engine.step_work(below, [preset])) == "cpu"
+    assert engine.device_for_work("auto", engine.step_work(above, [preset])) == torch.device("cuda")
+
+
 @pytest.mark.parametrize("spec, steps, option", [
     (RunSpec("signgd", "1/2"), 0, "--steps"),
     (RunSpec("signgd", "3/2"), 10, "--a"),

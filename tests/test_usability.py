@@ -132,11 +132,13 @@ def test_a_task_list_is_estimated_from_each_recipes_probe(monkeypatch):
     from rates.numeric.engine import RunSpec
     from rates.numeric.tasks import EngineTask, estimate_tasks
 
-    tasks = [EngineTask(specs=(RunSpec(algo="signgd", a="1/2"),), data="default", data_seed=0, steps=200_000),
+    # on the CPU (the fused kernels cost per run); on a GPU machine auto would pick cuda, whose group costs once
+    tasks = [EngineTask(specs=(RunSpec(algo="signgd", a="1/2"),), data="default", data_seed=0, steps=200_000,
+                        device="cpu"),
              EngineTask(specs=(RunSpec(algo="ngd", a="1/2"), RunSpec(algo="ngd", a="1")), data="default",
-                        data_seed=1, steps=100_000),
+                        data_seed=1, steps=100_000, device="cpu"),
              EngineTask(specs=(RunSpec(algo="signsgd", a="1/2", batch=10),), data="default", data_seed=2,
-                        steps=100_000)]
+                        steps=100_000, device="cpu")]
     probed: list = []
     monkeypatch.setattr(duration, "_probed", {})
     monkeypatch.setattr(duration, "machine_load", lambda: 5.0)  # one worker in this process: no contention

@@ -181,7 +181,7 @@ def estimate(tasks: Sequence, device: Optional[str] = None, parallel: bool = Tru
     injected probe's are not kept) make the estimate a function of given timings, as the tests use it. Raises
     :class:`rates.errors.RatesError` (a cuda device this machine lacks) before any probe.
     """
-    from rates.numeric.engine import resolve_device, resolve_engine, resolve_spec
+    from rates.numeric.engine import device_for_work, resolve_engine, resolve_spec, step_work
     from rates.numeric.fused.group import supports
 
     if load_data is None:
@@ -206,13 +206,13 @@ def estimate(tasks: Sequence, device: Optional[str] = None, parallel: bool = Tru
         kind = (task.data, tuple(task.specs), name)
         if kind in kinds:
             continue
-        if name not in steppers:
-            dev = resolve_device(name)
-            steppers[name] = (dev, resolve_engine("auto", dev))
-        dev, engine = steppers[name]
         if task.data not in datasets:
             datasets[task.data] = load_data(task)
         data = datasets[task.data]
+        dev = device_for_work(name, step_work(task.specs, [data]))  # where the task itself will run
+        if str(dev) not in steppers:
+            steppers[str(dev)] = (dev, resolve_engine("auto", dev))
+        dev, engine = steppers[str(dev)]
         groups: dict = {}
         for spec in task.specs:
             if (spec, data.n) not in resolved:

@@ -186,6 +186,36 @@ def device_type(device: Any) -> str:
     return device.type if hasattr(device, "type") else str(device).partition(":")[0]
 
 
+# configurations x k x d x (samples per step) below which `--device auto` keeps a call on the CPU even where a
+# GPU is: measured on an H100 (benchmarks/gpu_engine.py, 26 Nov 2026), replayed CUDA graphs stepped the
+# default preset (k d n = 450) at 12k configuration-steps/s for one configuration and 2.6M for 256, where the
+# fused CPU kernels do 1.4M and 3.7M per CPU second on the 2-core machine; only from ~4096 configurations
+# (1.8e6 per step) did the GPU reach 16M/s. A step of a large dataset is two GEMMs, which the GPU wins at once.
+CUDA_MIN_WORK = 1_000_000
+
+
+def step_work(specs: Sequence[Any], datasets: Sequence[Any]) -> int:
+    """Multiply-adds of one step of every run on every dataset, up to a constant: configurations x k x d x the
+    samples a step reads (its batch, or all n)."""
+    total = 0
+    for data in datasets:
+        n, d, k = int(data.n), int(data.d), int(data.k)
+        total += sum(k * d * min(int(getattr(spec, "batch", None) or n), n) for spec in specs)
+    return total
+
+
+def device_for_work(device: str, work: float) -> Any:
+    """``--device`` for a call of ``work`` (:func:`step_work`): ``auto`` is cuda only where a GPU is available
+    and ``work >= CUDA_MIN_WORK`` (below it the fused CPU kernels outrun a GPU's per-step launches), else the
+    CPU -- decided without importing torch when the work is small or no GPU can exist; an explicit name is
+    :func:`resolve_device`'s."""
+    if cpu_without_torch(device):
+        return "cpu"
+    if check("device", device) == "auto" and work < CUDA_MIN_WORK:
+        return "cpu"
+    return resolve_device(device)
+
+
 def resolve_device(device: str) -> torch.device:
     """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU is refused (``--device``)."""
     key = check("device", device)
@@ -672,8 +702,8 @@ def simulate_draws(specs: Sequence[RunSpec], datasets: Sequence[Any], steps: int
         raise InputError("algo", "no run configuration given")
     if not datasets:
         raise InputError("data", "no dataset given")
-    # the default CPU run decides its device without torch (cpu_without_torch), so that it never imports it
-    dev: Any = "cpu" if cpu_without_torch(device) else resolve_device(device)
+    # the default CPU run decides its device without torch (device_for_work), so that it never imports it
+    dev: Any = device_for_work(device, step_work(specs, datasets))
     stepper = resolve_engine(engine, dev)
     # (dataset index, resolved run) per run, dataset by dataset
     plan = [(number, resolve_spec(spec, data.n)) for number, data in enumerate(datasets) for spec in specs]

@@ -615,7 +615,7 @@ def eps_claim(table: ClaimsTable, margins: list[dict[str, dict]], records: dict[
     names = [name for name in margins[0] if name.startswith("Adam") and name != "Adam eps=0"]
     base = [m["Adam eps=0"]["max"] for m in margins]
     curves = {name: [m[name]["max"] for m in margins] for name in names}
-    verdict, reason, numbers = eps_agreement(t, base, curves)
+    verdict, reason, _ = eps_agreement(t, base, curves)
     cross = []
     for i, m in enumerate(margins):
         found = {name: crossover(t, m[name]["max"], m["Adam eps=0"]["max"], lo) for name in names}
@@ -643,7 +643,7 @@ def eps_claim(table: ClaimsTable, margins: list[dict[str, dict]], records: dict[
                     f"{SEED} sec. 7 (3); eps > 0 is outside Thm 6.3 (eps = 0)", measured,
                     f"relative max-norm margins within {EPS_AGREE:g} of eps = 0 over t in [{lo:g}, {t[-1]:g}], the "
                     "figure's one horizon shared with sec. 7 (1) and (2), on every draw",
-                    verdict, reason, values=numbers, protocol=proto["eps"]))
+                    verdict, reason, protocol=proto["eps"]))
 
 
 def loss_monotone_claim(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> None:

@@ -166,3 +166,14 @@ def test_dimension_check_refutes_a_signgd_threshold_that_depends_on_d():
     assert dimension_check(nsd, adam, {"c_adam"})[0] == REPRODUCED
     assert dimension_check(adam, adam, {"c_adam"})[0] == NOT_REPRODUCED  # SignGD's t0 with c_adam
     assert dimension_check(nsd, nsd, {"c_adam"})[0] == NOT_REPRODUCED  # Adam's t0 without it
+
+
+def test_k_growth_is_no_verdict_when_the_growth_is_still_moving_across_the_linear_one():
+    draws = (0.9, 1.0, 1.1)
+    flat = {k: [0.01 * f for f in draws] for k in (3, 5, 10)}
+    steep = {k: [0.01 * (k / 3) ** 2 * f for f in draws] for k in (3, 5, 10)}
+    assert k_growth(flat, earlier=flat, earlier_t=1e5)[0] == REPRODUCED
+    verdict, reason, _ = k_growth(flat, earlier=steep, earlier_t=1e5)  # refuted a decade before, flat at the end
+    assert verdict == NO_VERDICT and reason.startswith("not settled")
+    assert k_growth(steep, earlier=flat, earlier_t=1e5)[0] == NO_VERDICT
+    assert k_growth(steep, earlier=steep, earlier_t=1e5)[0] == NOT_REPRODUCED

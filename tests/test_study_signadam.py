@@ -10,11 +10,13 @@ from matplotlib.image import imread
 
 from cli.app import main
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, SMOKE_VERDICT
-from rates.studies.signadam import ADAM_AS, NSD_AS, crossover, k_growth
+from rates.studies.signadam import ADAM_AS, NSD_AS, PROTOCOLS, QUICK_PROTOCOLS, crossover, k_growth
 
-# Cor. 5.4, Cor. 6.4 (and a = 1), Rem. 6.5 x2 (best rates, classes), Rem. 5.5 (other norms), loss monotone,
-# sec. 7 (1)-(2) for eps = 0 and eps > 0, sec. 7 (3)
-EXPECTED_CLAIMS = len(NSD_AS) + len(ADAM_AS) + 1 + 1 + 1 + 1 + 1 + 2 * 2 + 1
+# Cor. 5.4, Cor. 6.4 (and a = 1), Rem. 5.5 (CD and l3; l1.5 and l4), Rem. 6.5 (classes), loss monotone,
+# sec. 7 (1)-(2) for eps = 0 and eps > 0, sec. 7 (3), dimension-free thresholds, rho (Ass. 3.2)
+EXPECTED_CLAIMS = len(NSD_AS) + len(ADAM_AS) + 1 + 2 + 1 + 1 + 2 * 2 + 1 + 1 + 1
+# checks of the implementation: Rem. 6.5's best rates and the thresholds' d-dependence (rates.symbolic)
+EXPECTED_CHECKS = 2
 
 
 def test_quick_signadam_study_writes_claims_and_figures(tmp_path, capsys):
@@ -23,8 +25,14 @@ def test_quick_signadam_study_writes_claims_and_figures(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert exc.value.code == 0, err
     assert "| # | claim |" in out
-    rows = json.loads((tmp_path / "claims.json").read_text())["rows"]
+    payload = json.loads((tmp_path / "claims.json").read_text())
+    rows = payload["rows"]
     assert len(rows) == EXPECTED_CLAIMS
+    assert len(payload["implementation_checks"]["rows"]) == EXPECTED_CHECKS
+    # every row carries its protocol, and the rows of sec. 7's figure share one window (its horizon)
+    assert all(row["protocol"]["window"] for row in rows)
+    sec7 = {row["protocol"]["window"] for row in rows if row["protocol"]["figure"].startswith("sec. 7")}
+    assert len(sec7) == 1 and next(iter(sec7)).startswith("t = 1000 ")
     # a smoke run decides nothing: sec. 7 (3) met its criterion at t <= 1000 in the old quick mode and failed
     # it in the full one; now the smoke run says so instead of calling it
     assert all(row["verdict"] == SMOKE_VERDICT for row in rows)
@@ -36,15 +44,31 @@ def test_quick_signadam_study_writes_claims_and_figures(tmp_path, capsys):
 
 
 def test_k_independence_is_judged_by_the_gap_level_not_the_slope():
-    """Rem. 6.5: gaps with the same slope but a level growing like k must stay refuted; equal levels reproduce;
-    sqrt(k)-like growth with overlapping draws is undecided."""
+    """Rem. 6.5: equal levels rule out linear growth; a level growing faster than k beyond the draws' spread
+    is refuted; exactly linear growth, or sqrt(k)-like growth with widely spread draws, is within the noise."""
     free = {3: [0.010, 0.012, 0.011], 5: [0.011, 0.010, 0.012], 10: [0.012, 0.011, 0.010]}
     assert k_growth(free)[0] == REPRODUCED
+    faster = {k: [0.01 * (k / 3) ** 1.5 * f for f in (0.9, 1.0, 1.1)] for k in (3, 5, 10)}
+    verdict, reason, _ = k_growth(faster)
+    assert verdict == NOT_REPRODUCED and "x6.09" in reason and "x3.33" in reason  # (10/3)^1.5 = 6.086
     linear = {k: [0.01 * k / 3 * f for f in (0.9, 1.0, 1.1)] for k in (3, 5, 10)}
-    verdict, reason, _ = k_growth(linear)
-    assert verdict == NOT_REPRODUCED and "x3.33" in reason
-    sqrt_like = {k: [0.01 * (k / 3) ** 0.6 * f for f in (0.5, 1.0, 2.0)] for k in (3, 5, 10)}
+    assert k_growth(linear)[0] == NO_VERDICT  # the alternative itself: the interval straddles it
+    sqrt_like = {k: [0.01 * (k / 3) ** 0.5 * f for f in (0.5, 1.0, 2.0)] for k in (3, 5, 10)}
     assert k_growth(sqrt_like)[0] == NO_VERDICT
+    one_draw = {k: [0.01] for k in (3, 5, 10)}
+    assert k_growth(one_draw)[0] == NO_VERDICT
+
+
+def test_protocols_are_declared_for_both_modes_with_one_window_per_figure():
+    assert PROTOCOLS.keys() == QUICK_PROTOCOLS.keys()
+    for table in (PROTOCOLS, QUICK_PROTOCOLS):
+        by_figure = {}
+        for protocol in table.values():
+            assert protocol.quantity and protocol.window and protocol.rule and protocol.seeds and protocol.rules_out
+            if protocol.figure:
+                by_figure.setdefault(protocol.figure, set()).add(protocol.window)
+        assert all(len(windows) == 1 for windows in by_figure.values()), by_figure
+    assert PROTOCOLS["eps"].window.startswith("t = 100000 ")
 
 
 def test_crossover_is_the_first_checkpoint_where_eps_runs_separate():

@@ -139,10 +139,11 @@ class ClaimsTable:
     def add(self, claim: Claim) -> Claim:
         figure = claim.protocol.figure if claim.protocol else ""
         if figure:
+            window = claim.protocol.window
             for other in self.claims:
-                if other.protocol and other.protocol.figure == figure and other.protocol.window != claim.protocol.window:
+                if other.protocol and other.protocol.figure == figure and other.protocol.window != window:
                     raise ValueError(f"rows of {figure} must share one window: {other.protocol.window!r} "
-                                     f"({other.claim}) against {claim.protocol.window!r} ({claim.claim})")
+                                     f"({other.claim}) against {window!r} ({claim.claim})")
         if self.short_run:
             outcome = claim.verdict + (f": {claim.reason}" if claim.reason else "")
             claim = replace(claim, verdict=NO_VERDICT, smoke=True,

@@ -64,13 +64,18 @@ def test_quick_flavors_study_writes_figures_and_a_compiling_claims_table(tmp_pat
             "histories.json"} <= names
     assert all(p.stat().st_size > 0 for p in written)
     claims = json.loads((tmp_path / "claims.json").read_text())
-    # Thm 3.1 x4, Fig. 1 (i) x3, (ii), Thm 3.4 x4, sec. 4.2 x4, sec. 4.3 x3, (A2), App. C x2, Lemma A.6,
-    # Cor. A.8, Rem. 3.2
-    assert len(claims["rows"]) == 25
-    # a smoke run (2 seeds x 30-200 steps at width 8) neither refutes nor confirms anything
-    assert all(row["verdict"] == "no verdict (smoke run)" for row in claims["rows"])
+    # Thm 3.1 x4, Fig. 1 (i) x3, (ii), (iii) / Fig. 5, Thm 3.4 x4, Prop. B.6, Lemma A.6, Cor. A.8, sec. 4.2 x9
+    # (Fig. 2), Fig. 6 x3, sec. 4.3 x3, Rem. 3.2; the identities of the code, (A2) and App. C x2, apart
+    assert len(claims["rows"]) == 32
+    checks = claims["implementation_checks"]["rows"]
+    assert [row["source"] for row in checks] == ["FLAVORS (A2) [given]", "FLAVORS App. C.1 [given]",
+                                                 "FLAVORS section 4.3, App. C.2 [given]"]
+    # every row carries the protocol declared before the run
+    assert all(row["protocol"]["quantity"] and row["protocol"]["rules_out"] for row in claims["rows"] + checks)
+    # a smoke run (2 seeds x 30-400 steps at width 8) neither refutes nor confirms anything
+    assert all(row["verdict"] == "no verdict (smoke run)" for row in claims["rows"] + checks)
     shampoo = [row for row in claims["rows"] if row["claim"].startswith("Shampoo")]
-    assert len(shampoo) == 3  # two orderings and the App. C.2 identity
+    assert len(shampoo) == 2  # two orderings; the App. C.2 identity is a check of the implementation
     assert any("tolerance" in note for note in claims["notes"])
     compile_latex(latex_document((tmp_path / "claims.tex").read_text()))
 

@@ -318,7 +318,9 @@ _VOTE_RULE = "reproduced if every judged seed holds, not reproduced if a majorit
 _FLOOR_RULE = (f"per seed the slope s of log y against log log(1/L) over the last decade of log(1/L) (seeds "
                f"spanning x{MIN_SPAN:g}, >= {MIN_SEEDS} seeds): decay (reproduced) if mean s + 95% half-width < "
                f"-{FLAT_SLOPE:g}, "
-               f"every s < 0 and the later half-decade keeps >= {KEEP_SLOPE:g} of the slope; floor (not reproduced) if "
+               f"every s < -{FLAT_SLOPE:g} and no resolved slowing (the later half-decade's slope above "
+               f"{KEEP_SLOPE:g} x the earlier half's, 95%); floor "
+               "(not reproduced) if "
                f"the interval of the decade or of its later half lies above -{FLAT_SLOPE:g}; no verdict otherwise")
 
 
@@ -584,8 +586,8 @@ def _kkt_row(table: ClaimsTable, label: str, h: History) -> None:
     source = "FLAVORS Thm 3.4 (App. A, Thm A.16, eq. 46, 58-62) [given]"
     res, logL = h.metrics["kkt_residual_window"], h.metrics["log_loss"]
     ok = ~h.diverged & (h.t_below_level >= 0)
-    criterion = (f"decay faster than x{10 ** -FLAT_SLOPE:.2f} per decade of log(1/L) resolved (95%), every seed "
-                 "falling, not slowing; a level resolved flatter refutes")
+    criterion = (f"decay faster than x{10 ** -FLAT_SLOPE:.2f} per decade of log(1/L) resolved (95%) and in every "
+                 "seed, not slowing; a level resolved flatter refutes")
     if not ok.any():
         _add(table, "kkt", claim, source, "no run reached L < l(0)", criterion,
              Judgement(NO_VERDICT, "no run reached the late phase; run longer"))

@@ -42,9 +42,10 @@ RESOLVE = 0.01
 # such a residual is a floor. A decay resolved faster than that (95 % interval) reproduces a limit claim, a level
 # resolved slower refutes it at the run's horizon.
 FLAT_SLOPE = 0.1
-# The fall must not be slowing: the later half of the last decade keeps at least half the decade's slope (a floor
-# approaching shows as a slope that flattens).
-KEEP_SLOPE = 0.5
+# The fall must not be slowing: the later half of the last decade keeps at least 3/4 of the earlier half's slope (a
+# power law keeps all of it; f + c x^s with the floor f carrying half the final value keeps 0.76 at s = -1, and less
+# as the floor's share grows).
+KEEP_SLOPE = 0.75
 MIN_SEEDS = 3  # seeds a pooled (t-interval) rule needs
 MIN_SPAN = 10.0  # a seed's late checkpoints must span this factor of the driving variable
 
@@ -164,15 +165,16 @@ def floor_or_decay(x: np.ndarray, y: np.ndarray, what: str, driver: str = "log(1
     """Does ``y`` (a residual or gap, rows = seeds) tend to 0 as the driving variable ``x`` grows, or level off?
 
     Per seed, over the checkpoints with x >= e and y > 0 whose x spans at least MIN_SPAN: the slope s of log y
-    against log x over the last decade of x (x >= x_end / 10), and s_B over its later half (x >= x_end / sqrt 10).
+    against log x over the last decade of x (x >= x_end / 10), s_A over its earlier and s_B over its later half
+    (split at x_end / sqrt 10).
     Over those seeds (at least MIN_SEEDS), with 95 % t-intervals:
 
-    * decay (reproduced): mean s + half-width < -FLAT_SLOPE, every seed's s < 0, and the fall is not slowing
-      (mean s_B <= KEEP_SLOPE * mean s);
+    * decay (reproduced): mean s + half-width < -FLAT_SLOPE, every seed's s < -FLAT_SLOPE, and no resolved
+      slowing (slowing: the 95 % interval of s_B - KEEP_SLOPE * s_A over seeds lies above 0);
     * floor (not reproduced): the last decade's or its later half's interval lies above -FLAT_SLOPE (it falls
       slower than x0.79 per decade of x, or rises);
     * no verdict otherwise (neither resolved, or the fall is slowing toward a possible floor)."""
-    slopes, late, ends, spans = [], [], [], []
+    slopes, early, late, ends, spans = [], [], [], [], []
     lo, hi = math.inf, 0.0
     for r in range(y.shape[0]):
         with np.errstate(all="ignore"):
@@ -185,39 +187,46 @@ def floor_or_decay(x: np.ndarray, y: np.ndarray, what: str, driver: str = "log(1
             continue
         end = xs.max()
         decade, half = xs >= end / 10, xs >= end / math.sqrt(10)
-        s, s_b = _slope(xs[decade], ys[decade]), _slope(xs[half], ys[half])
-        if not (math.isfinite(s) and math.isfinite(s_b)):
+        first = decade & (xs <= end / math.sqrt(10))
+        s, s_a, s_b = _slope(xs[decade], ys[decade]), _slope(xs[first], ys[first]), _slope(xs[half], ys[half])
+        if not (math.isfinite(s) and math.isfinite(s_a) and math.isfinite(s_b)):
             continue
         slopes.append(s)
+        early.append(s_a)
         late.append(s_b)
         ends.append(float(ys[-1]))
         lo, hi = min(lo, float(end / 10)), max(hi, float(end))
-    slopes, late = np.array(slopes), np.array(late)
+    slopes, early, late = np.array(slopes), np.array(early), np.array(late)
     n = slopes.size
-    values: dict[str, Any] = {"slopes": slopes.tolist(), "late_slopes": late.tolist(), "ends": ends, "n": n,
+    values: dict[str, Any] = {"slopes": slopes.tolist(), "early_slopes": early.tolist(), "late_slopes": late.tolist(),
+                              "ends": ends, "n": n,
                               "window": [lo, hi]}
     if n < MIN_SEEDS:
         widest = max(spans) if spans else 0.0
         return Judgement(NO_VERDICT, f"{what}: {driver} spans x{MIN_SPAN:g} over the late checkpoints in only {n} "
                                      f"seed(s) (widest span x{widest:.3g}): {MIN_SEEDS} such seeds decide", values)
     mean, half = float(slopes.mean()), _t_half(slopes)
-    mean_b, half_b = float(late.mean()), _t_half(late)
-    values.update({"mean_slope": mean, "half_width": half, "mean_late_slope": mean_b, "late_half_width": half_b})
+    mean_a, mean_b, half_b = float(early.mean()), float(late.mean()), _t_half(late)
+    values.update({"mean_slope": mean, "half_width": half, "mean_early_slope": mean_a, "mean_late_slope": mean_b,
+                   "late_half_width": half_b})
     fit = (f"slope of log against log {driver} over the last decade ({driver} in [{lo:.3g}, {hi:.3g}]) {mean:.3g} "
-           f"+- {half:.2g}, over its later half {mean_b:.3g} +- {half_b:.2g} (95 %, {n} seeds; x{10 ** mean:.2f} "
-           f"per decade)")
-    if mean + half < -FLAT_SLOPE and np.all(slopes < 0) and mean_b <= KEEP_SLOPE * mean:
+           f"+- {half:.2g} (x{10 ** mean:.2f} per decade), over its earlier half {mean_a:.3g}, its later half "
+           f"{mean_b:.3g} +- {half_b:.2g} (95 %, {n} seeds)")
+    excess = late - KEEP_SLOPE * early
+    slowing = bool(excess.mean() - _t_half(excess) > 0)
+    if mean + half < -FLAT_SLOPE and np.all(slopes < -FLAT_SLOPE) and not slowing:
         return Judgement(REPRODUCED, "", values)
     if mean - half > -FLAT_SLOPE or mean_b - half_b > -FLAT_SLOPE:
         return Judgement(NOT_REPRODUCED, f"{what} levels off: {fit}, resolved flatter than -{FLAT_SLOPE:g} (a fall "
                                          f"slower than x{10 ** -FLAT_SLOPE:.2f} per decade of {driver} is a floor "
                                          "within any float64 run); at the end "
                                          f"{min(ends):.3g}-{max(ends):.3g}", values)
-    if mean + half < -FLAT_SLOPE and mean_b > KEEP_SLOPE * mean:
-        why = (f"the fall is slowing (later half {mean_b:.3g} against {mean:.3g} over the decade): a floor may be "
-               "approaching, a run to larger log(1/L) decides")
+    if mean + half < -FLAT_SLOPE and slowing:
+        why = (f"the fall is slowing (later half {mean_b:.3g} against {mean_a:.3g} in the earlier half, under "
+               f"{KEEP_SLOPE:g} of it): a floor may be approaching, a run to larger {driver} decides")
     elif mean + half < -FLAT_SLOPE:
-        why = f"falling in {int(np.sum(slopes < 0))}/{n} seeds; every seed falling decides"
+        why = (f"falling faster than x{10 ** -FLAT_SLOPE:.2f} per decade in {int(np.sum(slopes < -FLAT_SLOPE))}/{n} "
+               "seeds; every seed doing so decides")
     else:
         why = f"neither a decay faster nor a level flatter than -{FLAT_SLOPE:g} is resolved; more seeds decide"
     return Judgement(NO_VERDICT, f"{what}: {fit}; {why}", values)

@@ -138,7 +138,9 @@ def test_margins_rise_rule_refutes_a_margin_flat_after_separation():
     assert rise_states(T, flat, np.full(SEEDS, 10))[0] == [FAILS] * SEEDS
 
     def row(curve):
-        runs = {name: _history({"gamma_1": curve, "gamma_2": curve}) for name in ("gd", "sd", "adam")}
+        accuracy = np.where(T >= 10, 1.0, 0.9)[None, :] * np.ones((SEEDS, 1))  # 100% from t = 10 on
+        runs = {name: _history({"gamma_1": curve, "gamma_2": curve, "train_acc": accuracy})
+                for name in ("gd", "sd", "adam")}
         table = ClaimsTable("t", "t")
         flavors._margins_rise_row(table, runs)
         return table.claims[0]
@@ -342,3 +344,19 @@ def test_every_row_has_a_protocol_and_every_figure_one_window():
         if protocol.figure:
             windows.setdefault(protocol.figure, set()).add(protocol.window)
     assert all(len(w) == 1 for w in windows.values()), windows
+
+
+def test_margins_are_read_from_lasting_not_transient_full_accuracy():
+    """A first 100% train accuracy can be transient (seed 1 of the Fig. 2 SD run: 1.0 at step 1, 0.99 from step 2
+    with negative margins): the rise is read from the checkpoint from which accuracy stays at 100%."""
+    from rates.studies.flavors_rules import lasting_from
+
+    t = np.array([0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
+    acc = np.array([[0.6, 1, 0.99, 0.99, 1, 0.99, 1, 1, 1, 1, 1, 1.0], [0.6] + [1.0] * 11, [0.6] * 11 + [0.99]])
+    assert lasting_from(t, acc >= 1.0).tolist() == [50, 1, -1]
+    margin = np.array([[0.28, 0.3, -2, -5, -3, -1, 0.5, 1, 2, 4, 6, 8]], float)  # transient at t = 1, lasting at 50
+    history = _history({"gamma_1": margin, "gamma_2": margin, "train_acc": acc[:1]}, t=t)
+    assert rise_states(t, margin, np.array([1]))[0] == [FAILS]  # read from the transient: no rise
+    table = ClaimsTable("t", "t")
+    flavors._margins_rise_row(table, {"sd": history})
+    assert table.claims[0].verdict == REPRODUCED, table.claims[0].reason

@@ -125,6 +125,21 @@ def ordering_verdict(t: np.ndarray, winner: np.ndarray, others: Sequence[np.ndar
     return judged
 
 
+def lasting_from(t: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """Per row, the first checkpoint step from which ``flags`` holds at every later checkpoint (-1: not at the end).
+
+    The step of 100 % train accuracy that FLAVORS sec. 4.2 reads margins from: a first separation can be transient
+    (accuracy 1.0 at step 1, 0.99 from step 2 on, with negative margins), and a rise read from there is no rise
+    after separation."""
+    steps = np.full(flags.shape[0], -1)
+    for r in range(flags.shape[0]):
+        if not flags[r, -1]:
+            continue
+        failing = np.nonzero(~flags[r])[0]
+        steps[r] = int(t[failing[-1] + 1]) if failing.size else int(t[0])
+    return steps
+
+
 def rise_states(t: np.ndarray, values: np.ndarray, t_start: np.ndarray) -> tuple[list[str], np.ndarray]:
     """Per seed, whether ``values`` rises within one decade of steps after ``t_start`` (a step per seed; < 0: never
     reached): HOLDS when its largest value on [t_start, 10 t_start] exceeds the value at t_start by > RESOLVE,

@@ -60,8 +60,8 @@ def test_quick_flavors_study_writes_figures_and_a_compiling_claims_table(tmp_pat
     written = get_study("flavors")(tmp_path, StudyOptions(seeds=2, quick=True, progress=False))
     names = {p.name for p in written}
     assert {"fig1_teacher_student.png", "fig1_init_scales.pdf", "fig2_digits_adam.png", "fig2_adam_phases.png",
-            "fig3_digits_spectral.png", "thm34_kkt_residual.png", "table.md", "claims.tex", "claims.json",
-            "histories.json"} <= names
+            "fig6_digits_2_7.png", "fig3_digits_spectral.png", "thm34_kkt_residual.png", "table.md", "claims.tex",
+            "claims.json", "histories.json"} <= names
     assert all(p.stat().st_size > 0 for p in written)
     claims = json.loads((tmp_path / "claims.json").read_text())
     # Thm 3.1 x4, Fig. 1 (i) x3, (ii), (iii) / Fig. 5, Thm 3.4 x4, Prop. B.6, Lemma A.6, Cor. A.8, sec. 4.2 x9

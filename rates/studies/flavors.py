@@ -1112,6 +1112,10 @@ def figures(h: dict[str, History], out_dir: Path, n_seeds: int, dpi: int = 300) 
     figs.append((_curve_figure(fig2, [("train_acc", False), ("test_acc", False), ("gamma_1", True), ("gamma_2", True)],
                                f"FLAVORS Fig. 2 at CPU size: digits 3 vs 6 (sklearn 8x8), logistic loss, Adam "
                                f"eps=1e-8, {n_seeds} seeds")[0], "fig2_digits_adam"))
+    fig6 = {"gd": h["fig6-gd"], "sd": h["fig6-sd"], "adam": h["fig6-adam"]}
+    figs.append((_curve_figure(fig6, [("train_acc", False), ("test_acc", False), ("gamma_1", True), ("gamma_2", True)],
+                               f"FLAVORS Fig. 6 at CPU size: digits 2 vs 7 (sklearn 8x8), logistic loss, Adam "
+                               f"eps=1e-8, {n_seeds} seeds")[0], "fig6_digits_2_7"))
     long_runs = {f"eps={eps:g}": h[f"fig2-adam-long-eps{eps:g}"] for eps in ADAM_EPS_VALUES}
     eps_colors = {f"eps={eps:g}": c for eps, c in zip(ADAM_EPS_VALUES, ("tab:purple", "tab:olive"))}
     fig, axes = _curve_figure(long_runs, [("log_loss", False), ("gamma_1", True), ("gamma_2", True)],

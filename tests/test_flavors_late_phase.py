@@ -142,22 +142,27 @@ def test_a_residual_falling_as_a_power_of_log_one_over_L_is_reproduced():
     assert row.values["mean_slope"] == pytest.approx(-0.5, abs=0.1)
 
 
-def test_a_flat_noisy_residual_is_never_judged_converging():
-    """The alternative the rule rules out: a residual that stays at 0.15 (with 30% noise) over two decades of
-    log(1/L). Its fitted slopes scatter around 0; it must stay undecided, and never be refuted (a limit claim)."""
+def test_a_flat_noisy_residual_is_undecided_and_a_resolved_floor_or_rise_is_refuted():
+    """The alternative the rule rules out: a residual that stays at its level. With 30% noise over two decades of
+    log(1/L) a flat residual's slopes scatter around 0 (95% interval about +-0.24), so neither a floor nor a decay is
+    resolved: no verdict. The same level with 3% noise is a resolved floor, and a residual rising as
+    log(1/L)^0.3 is resolved as not falling: both are refuted at the run's horizon."""
     flat = 0.15 * _noise(5, seed=7)
     row = _kkt_verdict(flat, LEVELS)
-    assert row.verdict == NO_VERDICT and "does not show the residual falling" in row.reason
+    assert row.verdict == NO_VERDICT and "neither a decay faster nor a level flatter" in row.reason
     assert abs(row.values["mean_slope"]) < 0.15
+    quiet = 0.15 * _noise(5, sigma=0.03, seed=7)
+    floor = _kkt_verdict(quiet, LEVELS)
+    assert floor.verdict == NOT_REPRODUCED and "levels off" in floor.reason
     rising = 0.05 * LEVELS ** 0.3 * _noise(5, seed=3)
-    assert _kkt_verdict(rising, LEVELS).verdict == NO_VERDICT
+    assert _kkt_verdict(rising, LEVELS).verdict == NOT_REPRODUCED
 
 
 def test_one_flat_seed_among_falling_ones_blocks_the_verdict():
     residuals = 0.3 * LEVELS ** -0.5 * _noise(5, sigma=0.05)
     residuals[2] = 0.15 * _noise(1, sigma=0.05, seed=9)[0] * LEVELS ** 0.02
     row = _kkt_verdict(residuals, LEVELS)
-    assert row.verdict == NO_VERDICT and "falling in 4/5 seeds" in row.reason
+    assert row.verdict == NO_VERDICT and "per decade in 4/5 seeds" in row.reason
 
 
 def test_too_short_a_window_or_too_few_seeds_is_no_verdict():

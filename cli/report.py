@@ -21,7 +21,8 @@ def report(
                                         "network per listed seed"),
     data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="data draws, as in rates run (0..4 or 0,3,7; "
                                              "default study: 0..2, --quick: 0)"),
-    device: str = typer.Option("auto", "--device", help="{DEVICES} | cuda:I (auto: cuda when available and the runs are large)"),
+    device: str = typer.Option("auto", "--device",
+                               help="{DEVICES} | cuda:I (auto: cuda when available and the runs are large)"),
     quick: bool = typer.Option(False, "--quick", help="a tiny version for tests and smoke runs"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show progress while simulating"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="where the engine tasks run: local (an "

@@ -164,7 +164,8 @@ def run(
                                         "(refused for full-batch runs, which they would not change)"),
     data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="several draws of a generated dataset: "
                                              "0..4 or 0,3,7 (default: --seed)"),
-    device: str = typer.Option("auto", "--device", help="{DEVICES} | cuda:I (auto: cuda when available and the runs are large)"),
+    device: str = typer.Option("auto", "--device",
+                               help="{DEVICES} | cuda:I (auto: cuda when available and the runs are large)"),
     engine: str = typer.Option("auto", "--engine",
                                help="{ENGINES}: fused runs compiled CPU kernels, gemm the full-batch gradient as two "
                                "BLAS matrix products per step (large data sets), torch the batched torch program, "

@@ -1,0 +1,219 @@
+"""No data-dependent mismatch bound certifies mini-batch NSD without momentum below full batch (MINIBATCH Thm 4.1).
+
+Setting: linear multiclass cross-entropy ``L(W) = (1/n) sum_i -log S_{y_i}(W h_i)``, proxy
+``G(W) = (1/n) sum_i (1 - S_{y_i})``, a batch ``S`` of ``b < n`` samples, ``Delta_S`` steepest for
+``grad_S L`` in the norm ``||.||`` (dual ``||.||_*``), max margin ``gamma`` in that norm.
+
+The per-step proof of Thm 4.1 needs ``<grad L(W), Delta_S(W)> >= gamma_eff G(W)`` with ``gamma_eff > 0`` for
+every ``W`` and every batch the sampler draws; through the mismatch ``E = grad_S L - grad L`` it gets
+``gamma_eff = gamma - 2 rho`` with ``rho >= sup_W ||E||_* / G`` (Lemma C.11 gives ``rho = 2B c(n, b)``).
+Any sharper, data-dependent ``rho(b)`` would have to beat the following witnesses [derived here].
+
+Proposition. Let ``U`` be any matrix under which one sample ``i`` has the strictly smallest margin
+``m_i(U) = min_{c != y_i} (e_{y_i} - e_c)^T U h_i`` and ``c_i`` the strictly smallest runner-up class; put
+``W_r = r U``. As ``r -> infinity`` the proxy concentrates on ``i`` (``n G -> 1 - S_{y_i}``) and
+``g_i / (1 - S_{y_i}) -> (e_{c_i} - e_{y_i}) h_i^T``, so
+
+* for a batch ``S`` without ``i``: ``||E||_* / G -> ||(e_{c_i} - e_{y_i}) h_i^T||_* =: f_i``;
+* for a batch ``S`` with ``i``: ``||E||_* / G -> (n/b - 1) f_i`` (Lemma C.11 attained when ``||h_i||_1 = B``).
+
+And ``f_i >= gamma`` for every sample: ``gamma = max_{||W|| <= 1} min_j m_j(W) <= <(e_{y_i} - e_{c_i}) h_i^T,
+W*> <= f_i`` (duality). Hence ``sup_W ||E||_* / G >= gamma > gamma / 2`` for every data set, norm and ``b < n``
+(every sample sits outside some batch of a reshuffled epoch), so ``gamma - 2 rho(b) < 0``: no bound on the
+mismatch, however data-dependent, certifies any ``b < n``. The same holds for ``W`` arbitrarily close in
+direction to the max-margin ``W*`` (``U = W* + eps V`` concentrates on the support vector ``V`` ranks lowest).
+
+Beyond the mismatch: with ``i`` outside ``S`` the batch direction is set by the batch's own lowest-margin
+samples, and ``<grad L, Delta_S> / G -> <(e_{c_i} - e_{y_i}) h_i^T, Delta_S>`` can be negative: the step then
+increases the full loss to first order, so no per-step effective margin ``> 0`` exists at all on such data.
+:func:`concentrated_witness` evaluates both ratios exactly at a finite ``W_r`` (cancellation-free logs), and
+the claim ``minibatch-mismatch-floor`` runs it on the presets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.special import logsumexp
+
+from proofs.claims import MINIBATCH, Claim, SimulationOutcome, SimulationProblem
+from rates.norms import Norm, parse_norm
+
+
+def _log_complements(z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``log(1 - S_{y_i}(z_i))`` from the other classes' logits (no cancellation, no underflow refusal)."""
+    rows = np.arange(len(y))
+    masked = z.copy()
+    masked[rows, y] = -np.inf
+    return logsumexp(masked, axis=1) - logsumexp(z, axis=1)
+
+
+def _scaled_gradients(W: np.ndarray, H: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sample gradients ``g_i = (S(z_i) - e_{y_i}) h_i^T`` and proxies ``1 - S_{y_i}``, both divided by a
+    common scale ``s``.
+
+    Ratios ``||E||_* / G`` and ``<grad L, Delta> / G`` are invariant under a common scale of every ``g_i``
+    and of ``G``; dividing by ``s = max_i (1 - S_{y_i})`` keeps them in float64 range at any logit scale."""
+    z = H @ W.T
+    rows = np.arange(len(y))
+    log_comp = _log_complements(z, y)
+    log_scale = float(log_comp.max())
+    log_probs = z - logsumexp(z, axis=1, keepdims=True)
+    log_probs[rows, y] = -np.inf  # S_c <= 1 - S_y for c != y, so these stay below 1 after the scale
+    coeff = np.exp(log_probs - log_scale)
+    coeff[rows, y] = -np.exp(log_comp - log_scale)
+    return coeff[:, :, None] * H[:, None, :], np.exp(log_comp - log_scale)
+
+
+@dataclass(frozen=True)
+class BatchRatios:
+    mismatch: float  # ||grad_S L - grad L||_* / G
+    descent: float  # <grad L, Delta_S> / G, Delta_S steepest (unit norm) for grad_S L
+    top_share: float  # the largest sample's share of n G (1 = concentrated on one sample)
+
+
+def batch_ratios(W: np.ndarray, H: np.ndarray, y: np.ndarray, batch, norm: Norm) -> BatchRatios:
+    """The two quantities the per-step proof of MINIBATCH Thm 4.1 bounds, evaluated exactly at ``W``."""
+    grads, weights = _scaled_gradients(W, H, y)
+    if not np.all(np.isfinite(grads)):
+        raise FloatingPointError("non-finite gradient")
+    G = float(np.mean(weights))  # G / s
+    full = grads.mean(axis=0)
+    partial = grads[list(batch)].mean(axis=0)
+    Z_full = torch.as_tensor(full)
+    Z_batch = torch.as_tensor(partial)
+    mismatch = float(norm.dual_value(Z_batch - Z_full)) / G
+    direction = norm.steepest(Z_batch)
+    descent = float((Z_full * direction).sum()) / G
+    return BatchRatios(mismatch, descent, float(weights.max() / weights.sum()))
+
+
+def mismatch_floor(H: np.ndarray, y: np.ndarray, k: int, sample: int, runner_up: int, norm: Norm) -> float:
+    """``f_i = ||(e_{c_i} - e_{y_i}) h_i^T||_*``: the limit of ``||E||_*/G`` for a batch without sample ``i``."""
+    a = np.zeros((k, H.shape[1]))
+    a[runner_up] += H[sample]
+    a[y[sample]] -= H[sample]
+    return float(norm.dual_value(torch.as_tensor(a)))
+
+
+def sample_margins(U: np.ndarray, H: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sample margins ``m_j(U)`` and runner-up classes ``c_j``."""
+    z = H @ U.T
+    rows = np.arange(len(y))
+    others = z.copy()
+    others[rows, y] = -np.inf
+    runner = others.argmax(axis=1)
+    return z[rows, y] - others[rows, runner], runner
+
+
+@dataclass(frozen=True)
+class Witness:
+    sample: int  # the sample the proxy concentrates on
+    scale: float  # r in W = r U
+    floor: float  # f_i, the limit of the mismatch ratio without i in the batch
+    without: BatchRatios  # a batch of size b that leaves sample i out
+    with_sample: BatchRatios | None  # a batch of size b that contains i (None when b = n)
+    batch_without: tuple[int, ...]
+
+
+def concentrated_witness(U: np.ndarray, H: np.ndarray, y: np.ndarray, k: int, b: int, norm: Norm,
+                         gap: float = 40.0) -> Witness:
+    """``W = r U`` with ``r`` such that the two lowest margins differ by ``gap`` in logits (the proxy's share
+    outside the lowest sample is then about ``n e^-gap``); batches of size ``b``: the ``b`` lowest-margin
+    samples other than ``i`` (they steer ``Delta_S``) and, for ``b < n``, ``i`` with the ``b - 1`` next."""
+    margins, runner = sample_margins(U, H, y)
+    order = np.argsort(margins, kind="stable")
+    i = int(order[0])
+    spread = float(margins[order[1]] - margins[order[0]])
+    if not spread > 0:
+        raise ValueError("the lowest margin is tied: the proxy does not concentrate on one sample")
+    r = gap / spread
+    W = r * U
+    n = len(y)
+    without = tuple(int(j) for j in order[1:b + 1]) if b < n else tuple(range(n))
+    with_i = tuple(int(j) for j in order[:b])
+    return Witness(i, r, mismatch_floor(H, y, k, i, int(runner[i]), norm),
+                   batch_ratios(W, H, y, without, norm),
+                   batch_ratios(W, H, y, with_i, norm) if b < n else None, without)
+
+
+# the data sets and norms the claim runs on: the presets of the mini-batch and default studies, SignSGD's and
+# NSGD's norms; batch sizes every divisor b < n (what random reshuffling draws)
+_PRESETS = ("default", "minibatch")
+_NORMS = ("max", "frobenius")
+_DIRECTION_SPREADS = (0.01, 0.1)  # U = W*/||W*|| + eps V/||V||: W's direction within eps of the max-margin W*
+
+
+def _divisors_below(n: int) -> list[int]:
+    return [b for b in range(1, n) if n % b == 0]
+
+
+def floor_ratio(gamma: float, witness: Witness) -> float:
+    """``gamma / (||E||_*/G)`` for the batch without the concentrated sample: ``<= 1`` where the witness beats
+    every mismatch bound below ``gamma``; ``inf`` where there is no mismatch (``b = n``)."""
+    attained = witness.without.mismatch
+    return gamma / attained if attained > 0 else math.inf
+
+
+def mismatch_floor_simulation(thorough: bool, seed: int) -> SimulationOutcome:
+    """For each preset, norm, divisor ``b < n`` and drawn direction ``U`` near ``W*``: the ratio
+    ``gamma / (||grad_S L - grad L||_* / G)`` at :func:`concentrated_witness` with a batch leaving the
+    concentrated sample out. Every ratio ``<= 1`` is the proposition (no ``rho(b) < gamma/2`` can exist);
+    the instance records the worst ratio's case and the most negative descent ratio found."""
+    from rates.numeric.data import PRESETS
+    from rates.numeric.margins import max_margin
+
+    rng = np.random.default_rng(seed)
+    draws = 20 if thorough else 4
+    trials, worst, instance = 0, -math.inf, {}
+    most_negative = {"descent_over_G": math.inf}
+    for preset in _PRESETS:
+        ds = PRESETS[preset](None)
+        for norm_name in _NORMS:
+            norm = parse_norm(norm_name)
+            solved = max_margin(ds, norm)
+            W_star = solved.W / float(norm.value(torch.as_tensor(solved.W)))
+            for b in _divisors_below(ds.n):
+                for eps in _DIRECTION_SPREADS:
+                    for _ in range(draws):
+                        V = rng.standard_normal(W_star.shape)
+                        U = W_star + eps * V / float(norm.value(torch.as_tensor(V)))
+                        witness = concentrated_witness(U, ds.H, ds.y, ds.k, b, norm)
+                        trials += 1
+                        ratio = floor_ratio(solved.upper, witness)
+                        case = {"preset": preset, "norm": norm_name, "n": ds.n, "b": b, "eps": eps,
+                                "gamma_upper": solved.upper, "sample": witness.sample,
+                                "mismatch_over_G": witness.without.mismatch, "floor_f_i": witness.floor,
+                                "descent_over_G": witness.without.descent,
+                                "proxy_share_of_sample": witness.without.top_share,
+                                "mismatch_over_G_with_sample": witness.with_sample.mismatch}
+                        if ratio > worst:
+                            worst, instance = ratio, case
+                        if witness.without.descent < most_negative["descent_over_G"]:
+                            most_negative = case
+    instance = dict(instance, most_negative_descent=most_negative)
+    return SimulationOutcome(trials, worst, instance, worst > 1.0)
+
+
+def minibatch_mismatch_floor() -> Claim:
+    """The proposition of this module as a ``rates check`` claim (see the module docstring)."""
+    return Claim(
+        name="minibatch-mismatch-floor",
+        source=f"{MINIBATCH} Thm 4.1 / Lemma C.11 (effective margin; derived in proofs.effective_margin)",
+        statement="gamma <= ||grad_S L(W) - grad L(W)||_* / G(W) at W = r U concentrating G on one sample outside "
+                  "S, every b < n: so gamma - 2 rho(b) < 0 for any mismatch bound rho(b), however data-dependent",
+        latex=r"\gamma \le \|\nabla_S L(W_r)-\nabla L(W_r)\|_*/G(W_r),\quad "
+              r"\sup_W \|\nabla_S L-\nabla L\|_*/G \ge \gamma > \gamma/2",
+        status="rebuilt",
+        domain="presets default (n=30) and minibatch (n=64), max and Frobenius norms, every divisor b < n, "
+               "directions within 0.01 and 0.1 of the max-margin W*",
+        simulation=SimulationProblem(mismatch_floor_simulation),
+        notes="a lower bound shown by construction: the worst ratio is gamma over the mismatch attained; the "
+              "instance also records the most negative <grad L, Delta_S>/G found (the batch step ascends L)",
+    )
+
+
+CLAIMS = [minibatch_mismatch_floor()]

@@ -8,8 +8,18 @@ from proofs.claims import Claim
 
 def all_claims() -> list[Claim]:
     # imported here so that ``rates --help`` does not pay for torch/sympy set-up of every family
-    from proofs import (adam, descent, effective_margin, gradient, homogeneous, per_sample, proxy, schedule, softmax,
-                        stochastic)
+    from proofs import (
+        adam,
+        descent,
+        effective_margin,
+        gradient,
+        homogeneous,
+        per_sample,
+        proxy,
+        schedule,
+        softmax,
+        stochastic,
+    )
 
     claims: list[Claim] = []
     for family in (softmax, proxy, gradient, stochastic, effective_margin, descent, adam, schedule, homogeneous,

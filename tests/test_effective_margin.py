@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -11,12 +12,14 @@ import pytest
 from proofs.effective_margin import (
     batch_ratios,
     concentrated_witness,
+    expected_descent_limit,
     floor_ratio,
     minibatch_mismatch_floor,
     mismatch_floor_simulation,
+    pair_margins,
 )
 from rates.norms import parse_norm
-from rates.numeric.data import PRESETS, Dataset
+from rates.numeric.data import PRESETS, Dataset, gaussian
 from rates.numeric.margins import max_margin
 
 # two samples, two classes: i = (1, 0.2) in class 0, j = (1, -0.5) in class 1; U = [v/2; -v/2], v = (0, 1)
@@ -95,3 +98,54 @@ def test_claim_holds_on_the_presets_and_finds_an_ascending_step():
     # norms x direction spreads x draws x divisors b < n (30: 7, 64: 6)
     assert outcome.trials == 2 * 2 * 4 * (7 + 6)
     assert outcome.instance["most_negative_descent"]["descent_over_G"] < -5
+    assert outcome.instance["most_negative_expected_descent"]["expected_descent_over_G"] < -0.5
+
+
+def _separated_direction(ds, norm, seed):
+    """A direction near W* whose pair margins are positive and separated enough that at the ``r`` below every
+    competing term is ``e^-12`` of the leading one and no term underflows float64 (searched, deterministic)."""
+    solved = max_margin(ds, norm)
+    rng = np.random.default_rng(seed)
+    for _ in range(5000):
+        U = solved.W + 0.5 * rng.standard_normal(solved.W.shape)
+        mu = np.sort(pair_margins(U, ds.H, ds.y)[np.isfinite(pair_margins(U, ds.H, ds.y))])
+        if mu[0] > 0:
+            r = 12 / np.diff(mu).min()
+            if r * (mu[-1] - mu[0]) < 690:
+                return U, r
+    raise AssertionError("no separated direction found")
+
+
+@pytest.mark.parametrize("norm_name", ["max", "frobenius"])
+def test_expected_descent_limit_matches_exact_enumeration_of_batches(norm_name):
+    # three classes, so the max norm's rows outside {y_j, c_j} matter: every b-subset enumerated at a finite W
+    ds = gaussian(3, 2, 2, 0.3, seed=4)
+    norm = parse_norm(norm_name)
+    U, r = _separated_direction(ds, norm, 2)
+    for b in (1, 2, 3):
+        exact = np.mean([batch_ratios(r * U, ds.H, ds.y, S, norm).descent
+                         for S in itertools.combinations(range(ds.n), b)])
+        assert expected_descent_limit(U, ds.H, ds.y, ds.k, b, norm) == pytest.approx(exact, rel=2e-5, abs=2e-5)
+    # b = n: the full gradient, <grad L, Delta> / G -> f_i
+    assert expected_descent_limit(U, ds.H, ds.y, ds.k, ds.n, norm) == pytest.approx(
+        batch_ratios(r * U, ds.H, ds.y, range(ds.n), norm).descent, rel=2e-5)
+
+
+def test_expected_descent_is_negative_on_the_minibatch_preset_at_b_4():
+    # on average over the batches a reshuffled epoch draws (uniform 4-subsets), the step ascends L at this W
+    ds = PRESETS["minibatch"](None)
+    norm = parse_norm("max")
+    solved = max_margin(ds, norm)
+    rng = np.random.default_rng(7)
+    values = []
+    for _ in range(40):
+        V = rng.standard_normal(solved.W.shape)
+        U = solved.W / np.abs(solved.W).max() + 0.01 * V / np.abs(V).max()
+        values.append(expected_descent_limit(U, ds.H, ds.y, ds.k, 4, norm))
+    assert min(values) < -0.5
+
+
+def test_expected_descent_limit_refuses_a_norm_without_a_closed_form():
+    ds = gaussian(3, 2, 2, 0.3, seed=4)
+    with pytest.raises(ValueError, match="spectral"):
+        expected_descent_limit(np.eye(3, 2), ds.H, ds.y, ds.k, 2, parse_norm("spectral"))

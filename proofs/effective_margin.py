@@ -288,3 +288,33 @@ def expected_descent_limit(U: np.ndarray, H: np.ndarray, y: np.ndarray, k: int, 
     else:
         raise ValueError(f"no closed-form limit of the steepest direction for the {norm.name} norm")
     return b / n * f_i + (1 - b / n) * expected
+
+
+def survey(presets=_PRESETS, norms=_NORMS, draws: int = 200, seed: int = 7) -> list[dict]:
+    """The table of docs/findings.md (F10): per preset, norm and divisor ``b < n``, the smallest mismatch
+    ratio, per-step descent ratio and expected descent limit over ``draws`` directions within 0.01 or 0.1
+    (alternately) of ``W*``."""
+    from rates.numeric.data import PRESETS
+    from rates.numeric.margins import max_margin
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for preset in presets:
+        ds = PRESETS[preset](None)
+        for norm_name in norms:
+            norm = parse_norm(norm_name)
+            solved = max_margin(ds, norm)
+            W_star = solved.W / float(norm.value(torch.as_tensor(solved.W)))
+            for b in _divisors_below(ds.n):
+                mismatch, descent, expected = [], [], []
+                for t in range(draws):
+                    V = rng.standard_normal(W_star.shape)
+                    U = W_star + _DIRECTION_SPREADS[t % 2] * V / float(norm.value(torch.as_tensor(V)))
+                    witness = concentrated_witness(U, ds.H, ds.y, ds.k, b, norm)
+                    mismatch.append(witness.without.mismatch)
+                    descent.append(witness.without.descent)
+                    expected.append(expected_descent_limit(U, ds.H, ds.y, ds.k, b, norm))
+                rows.append({"preset": preset, "n": ds.n, "norm": norm_name, "gamma": solved.gamma, "b": b,
+                             "min_mismatch_over_G": min(mismatch), "min_descent_over_G": min(descent),
+                             "min_expected_descent_over_G": min(expected)})
+    return rows

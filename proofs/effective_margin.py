@@ -28,6 +28,12 @@ samples, and ``<grad L, Delta_S> / G -> <(e_{c_i} - e_{y_i}) h_i^T, Delta_S>`` c
 increases the full loss to first order, so no per-step effective margin ``> 0`` exists at all on such data.
 :func:`concentrated_witness` evaluates both ratios exactly at a finite ``W_r`` (cancellation-free logs), and
 the claim ``minibatch-mismatch-floor`` runs it on the presets.
+
+Averaged over the batches the sampler draws: each batch of a reshuffled epoch is a uniform ``b``-subset, and
+:func:`expected_descent_limit` gives ``lim_r E_S <grad L, Delta_S> / G`` in closed form (checked against exact
+enumeration of batches in the tests). Where it is negative, the expected sum over an epoch's partition is
+too, so some partition of an epoch ascends at first order. :func:`survey` tabulates all three quantities on
+the presets (docs/findings.md F10).
 """
 
 from __future__ import annotations

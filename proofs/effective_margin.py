@@ -15,7 +15,7 @@ Proposition. Let ``U`` be any matrix under which one sample ``i`` has the strict
 ``g_i / (1 - S_{y_i}) -> (e_{c_i} - e_{y_i}) h_i^T``, so
 
 * for a batch ``S`` without ``i``: ``||E||_* / G -> ||(e_{c_i} - e_{y_i}) h_i^T||_* =: f_i``;
-* for a batch ``S`` with ``i``: ``||E||_* / G -> (n/b - 1) f_i`` (Lemma C.11 attained when ``||h_i||_1 = B``).
+* for a batch ``S`` with ``i``: ``||E||_* / G -> (n/b - 1) f_i`` (max norm: Lemma C.11 attained when ``||h_i||_1 = B``).
 
 And ``f_i >= gamma`` for every sample: ``gamma = max_{||W|| <= 1} min_j m_j(W) <= <(e_{y_i} - e_{c_i}) h_i^T,
 W*> <= f_i`` (duality). Hence ``sup_W ||E||_* / G >= gamma > gamma / 2`` for every data set, norm and ``b < n``

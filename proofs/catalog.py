@@ -17,6 +17,7 @@ CLAIM_NAMES = (
     "proxy-below-loss", "loss-below-twice-proxy", "proxy-lower-bound", "low-loss-separability",
     "separation-level-chord", "norm-ordering", "gradient-dual-upper", "gradient-dual-lower",
     "minibatch-gradient-error", "momentum-accumulated-error", "vr-deviation", "gradient-stability",
+    "minibatch-mismatch-floor",
     "loss-lipschitz", "vr-momentum-error", "signgd-unnormalized-margin", "per-sample-step-direction",
     "adam-moment-ratio", "adam-first-moment", "adam-second-moment", "adam-entry-alignment",
     "schedule-assumption-3.3", "schedule-assumption-3.4", "partial-sum-integral-bounds", "euler-identity",

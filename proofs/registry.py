@@ -8,10 +8,22 @@ from proofs.claims import Claim
 
 def all_claims() -> list[Claim]:
     # imported here so that ``rates --help`` does not pay for torch/sympy set-up of every family
-    from proofs import adam, descent, gradient, homogeneous, per_sample, proxy, schedule, softmax, stochastic
+    from proofs import (
+        adam,
+        descent,
+        effective_margin,
+        gradient,
+        homogeneous,
+        per_sample,
+        proxy,
+        schedule,
+        softmax,
+        stochastic,
+    )
 
     claims: list[Claim] = []
-    for family in (softmax, proxy, gradient, stochastic, descent, adam, schedule, homogeneous, per_sample):
+    for family in (softmax, proxy, gradient, stochastic, effective_margin, descent, adam, schedule, homogeneous,
+                   per_sample):
         claims.extend(family.CLAIMS)
     return claims
 

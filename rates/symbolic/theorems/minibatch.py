@@ -80,6 +80,8 @@ def gamma_eff_minibatch(gamma_value, B_value, n_value, b_value):
 
     Finding: ``gamma <= 2B`` (``|(e_y - e_c)^T W h| <= 2 ||W||_max ||h||_1``), so ``gamma_eff(b) > 0`` needs
     ``c(n, b) < 1/2``, which no ``b < n`` satisfies: in the worst case this bound certifies only ``b = n``.
+    No data-dependent mismatch bound does better: :mod:`proofs.effective_margin` attains
+    ``||grad_S L - grad L||_* / G >= gamma`` on any data (docs/findings.md F10).
     """
     return gamma_value - 4 * B_value * batch_error_factor(n_value, b_value)
 

@@ -358,6 +358,12 @@ def print_row(row: dict, on_device: bool) -> None:
           + f"; {row['engine_per_call'] or 0:.3f}", flush=True)
 
 
+def write_table(path: str, rows: list[dict], device: str, about: str, started: float, unit: str) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {about}; {time.time() - started:.0f} s "
+                  f"wall; configuration-steps {unit}\n\n{markdown(rows, device)}\n")
+
+
 def main(argv: Optional[list[str]] = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="about 0.8 s of CPU per timing, one repeat")
@@ -400,16 +406,17 @@ def main(argv: Optional[list[str]] = None) -> list[dict]:
                                            torch_rates)
             rows.append(row)
             print_row(row, on_device)
+            if args.out:  # after every row, so that a crash later keeps the rows measured
+                write_table(args.out, rows, args.device, f"{about}; device {args.device}; load average {load_start} "
+                            f"at the start", started, unit)
     load_end = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at end: {load_end}; {time.time() - started:.0f} s wall")
     print("targets: engine >= JAX per CPU second at every size; limit/engine <= 1.5 at the largest")
     table = markdown(rows, args.device)
     print(table)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as out:
-            out.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {about}; device {args.device}; "
-                      f"load average {load_start} at the start, {load_end} at the end; "
-                      f"{time.time() - started:.0f} s wall; configuration-steps {unit}\n\n{table}\n")
+        write_table(args.out, rows, args.device, f"{about}; device {args.device}; load average {load_start} at the "
+                    f"start, {load_end} at the end", started, unit)
     return rows
 
 

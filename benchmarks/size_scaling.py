@@ -91,19 +91,32 @@ def rate_of(program: Callable[[int], object], R: int, seconds: float, repeats: i
     """Median configuration-steps per CPU second and per wall second of ``program``'s steps, and its seconds per
     call besides the steps (set-up, the engine's checkpoint measurement; CPU, or wall with ``by_wall``). Each
     timing is a pair of calls, ``s`` and ``s + steps`` steps, whose difference is ``steps`` steps alone; ``steps``
-    is set from a first call of ``first_steps`` (also the warm-up) so that it takes about ``seconds`` of CPU (of
-    wall time with ``by_wall``: a GPU's steps are not CPU time)."""
-    _, cpu, wall = clocked(lambda: program(first_steps))
-    spent = wall if by_wall else cpu
-    steps = max(first_steps, 8, int(seconds * first_steps / max(spent, 1e-9)))
+    is set from a first call of ``first_steps`` (also the warm-up) so that it takes about ``seconds`` of CPU.
+    ``by_wall`` (a GPU: its steps are not CPU time, and a call has a fixed cost -- launches, recording graphs,
+    the copy back -- that the first call's time mostly is): ``steps`` grows fourfold until a call of ``steps``
+    takes ``seconds`` of wall time. A pair whose difference is not positive (noise larger than the steps) is
+    dropped; none left raises."""
+    def spent(steps: int) -> float:
+        _, cpu, wall = clocked(lambda: program(steps))
+        return wall if by_wall else cpu
+
+    took = spent(first_steps)
+    steps = max(first_steps, 8, int(seconds * first_steps / max(took, 1e-9)))
+    if by_wall:
+        while steps < 1 << 24 and spent(steps) < seconds:
+            steps *= 4
     short = max(2, steps // 4)
     cpu_rates, wall_rates, per_call = [], [], []
     for _ in range(repeats):
         _, cpu_short, wall_short = clocked(lambda: program(short))
         _, cpu_long, wall_long = clocked(lambda: program(short + steps))
-        cpu_rates.append(R * steps / max(cpu_long - cpu_short, 1e-9))
-        wall_rates.append(R * steps / max(wall_long - wall_short, 1e-9))
+        if cpu_long <= cpu_short or wall_long <= wall_short:
+            continue
+        cpu_rates.append(R * steps / (cpu_long - cpu_short))
+        wall_rates.append(R * steps / (wall_long - wall_short))
         per_call.append(wall_short - short * R / wall_rates[-1] if by_wall else cpu_short - short * R / cpu_rates[-1])
+    if not cpu_rates:
+        raise RuntimeError(f"{repeats} timings of {steps} steps, none longer than {short} steps (noise)")
     return statistics.median(cpu_rates), statistics.median(wall_rates), statistics.median(per_call)
 
 
@@ -146,14 +159,18 @@ def device_gemm_limit(k: int, d: int, n: int, R: int, device: str, seconds: floa
         torch.mm(W, Xt)
         torch.mm(C, X)
 
+    def synchronize() -> None:
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize()
+
     both()
-    torch.cuda.synchronize()
+    synchronize()
     reps, wall = 1, 0.0
     while wall < seconds:
         start = time.perf_counter()
         for _ in range(reps):
             both()
-        torch.cuda.synchronize()
+        synchronize()
         wall = time.perf_counter() - start
         reps *= 2
     per_step = wall / (reps // 2)
@@ -369,7 +386,7 @@ def main(argv: Optional[list[str]] = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="about 0.8 s of CPU per timing, one repeat")
     parser.add_argument("--seconds", type=float, default=None,
                         help="seconds per timing (default 1.5 of CPU; 0.5 of wall on cuda)")
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=None, help="timings per program (default 1; 3 on cuda)")
     parser.add_argument("--sizes", default="1,64", help="configuration counts R")
     parser.add_argument("--shapes", default=",".join(f"{k}x{d}x{n}" for k, d, n in SHAPES),
                         help="k x d x n of each data set, comma-separated (default: the four above)")
@@ -380,6 +397,7 @@ def main(argv: Optional[list[str]] = None) -> list[dict]:
     on_device = args.device != "cpu"
     seconds = args.seconds if args.seconds is not None else (0.8 if args.quick else 0.5 if on_device else 1.5)
     sizes = [int(s) for s in args.sizes.split(",")]
+    args.repeats = args.repeats or (3 if on_device else 1)
     if on_device:
         import torch
 

@@ -136,6 +136,25 @@ def test_gemm_path_follows_the_fused_kernels_on_small_data(spec, steps):
         np.testing.assert_allclose(got["margin"], expected["margin"], rtol=1e-10)
 
 
+@pytest.mark.parametrize("spec", [RunSpec("signgd", "1/4", 2.0), RunSpec("ngd", "1/2", 1.0),
+                                  RunSpec("signum", "1/3", 1.0, momentum=0.9)], ids=lambda s: s.algo)
+def test_the_tiles_path_follows_the_fused_kernels(spec):
+    """Two runs on a set with MIN_FEATURES features (k = 3, n = 45), forced onto the GEMM stepper, where the
+    products are the numba tiles (2 x 3 rows): within 1e-12 relative of the fused kernels' iterates over 300
+    steps, at every checkpoint."""
+    k, d, n = 3, MIN_FEATURES, 45
+    H, y = gaussian(k, d, n, seed=4)
+    assert worth_tiles(2 * k, d)
+    runs = [resolve_spec(spec, n), resolve_spec(RunSpec(**{**spec.__dict__, "eta0": spec.eta0 / 4}), n)]
+    times = np.array([1, 10, 100, 300])
+    _, fused = run_group(runs, H, y, k, 300, times, engine="fused")
+    _, tiles = run_group(runs, H, y, k, 300, times, engine="gemm")
+    for t, expected, got in zip(times, fused, tiles):
+        for r in range(2):
+            scale = np.abs(expected["W"][r]).max()
+            assert np.abs(got["W"][r] - expected["W"][r]).max() <= TOLERANCE * scale, (spec.algo, t, r)
+
+
 def test_sixty_four_configurations_share_one_pair_of_products_and_each_is_its_own_run():
     """64 SignGD configurations (8 exponents x 8 step sizes) on a set the size rule gives to the GEMMs (k = 10,
     d = 20, n = 1000): auto picks the GEMM path, each run's iterate equals the fused kernels' to 1e-12 and that run

@@ -93,9 +93,9 @@ def rate_of(program: Callable[[int], object], R: int, seconds: float, repeats: i
     timing is a pair of calls, ``s`` and ``s + steps`` steps, whose difference is ``steps`` steps alone; ``steps``
     is set from a first call of ``first_steps`` (also the warm-up) so that it takes about ``seconds`` of CPU.
     ``by_wall`` (a GPU: its steps are not CPU time, and a call has a fixed cost -- launches, recording graphs,
-    the copy back -- that the first call's time mostly is): ``steps`` grows fourfold until a call of ``steps``
-    takes ``seconds`` of wall time. A pair whose difference is not positive (noise larger than the steps) is
-    dropped; none left raises."""
+    the copy back -- that the first call's time mostly is): ``steps`` grows (2-16 fold, by the last call's time)
+    until a call of ``steps`` takes ``seconds`` of wall time. A pair whose difference is not positive (noise
+    larger than the steps) is dropped; none left raises."""
     def spent(steps: int) -> float:
         _, cpu, wall = clocked(lambda: program(steps))
         return wall if by_wall else cpu
@@ -103,8 +103,11 @@ def rate_of(program: Callable[[int], object], R: int, seconds: float, repeats: i
     took = spent(first_steps)
     steps = max(first_steps, 8, int(seconds * first_steps / max(took, 1e-9)))
     if by_wall:
-        while steps < 1 << 24 and spent(steps) < seconds:
-            steps *= 4
+        while steps < 1 << 24:
+            took = spent(steps)
+            if took >= seconds:
+                break
+            steps = int(steps * min(16.0, max(2.0, 1.5 * seconds / max(took, 1e-9))))
     short = max(2, steps // 4)
     cpu_rates, wall_rates, per_call = [], [], []
     for _ in range(repeats):

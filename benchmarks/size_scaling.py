@@ -380,8 +380,9 @@ def print_row(row: dict, on_device: bool) -> None:
 
 def write_table(path: str, rows: list[dict], device: str, about: str, started: float, unit: str) -> None:
     with open(path, "w", encoding="utf-8") as out:
-        out.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {about}; {time.time() - started:.0f} s "
-                  f"wall; configuration-steps {unit}\n\n{markdown(rows, device)}\n")
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
+        out.write(f"{when}; {about}; {time.time() - started:.0f} s wall; configuration-steps {unit}\n\n"
+                  f"{markdown(rows, device)}\n")
 
 
 def main(argv: Optional[list[str]] = None) -> list[dict]:

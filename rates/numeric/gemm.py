@@ -17,7 +17,7 @@ GEMMs are NumPy's (OpenBLAS, one thread: on this project's 2-core machines one t
 CPU second, and the engine's other paths are single-threaded too), except for a few stacked rows on many
 features (one or two configurations of 10 classes on MNIST's 784 features), where a GEMM spends as long copying
 the samples into its blocks as multiplying them: there the two products are the numba tiles of
-:mod:`rates.numeric.fused.products`, which read the samples in place (1.4-1.5x faster at k = 10, d = 784,
+:mod:`rates.numeric.fused.products`, which read the samples in place (1.3-1.6x faster at k = 10, d = 784,
 n = 2000); on cuda the same three stages are torch
 ``mm`` calls and :func:`rates.numeric.losses.coefficients`. The rest of the recipe (momentum, Adam, the
 steepest direction, the schedule) is the torch program of :mod:`rates.numeric.optim`, the one definition of

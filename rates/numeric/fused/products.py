@@ -7,7 +7,7 @@ every entry is used many times. With one configuration of k = 10 classes the log
 as the multiply-adds: OpenBLAS (one thread) reached 17-23 GFLOP/s at k = 10, d = 784, n = 2000, against ~50 with
 64 configurations stacked (640 rows). Here the samples are read where they lie, once per product, in tiles of
 6 rows against 5 rows of ``A``; the 30 running sums of a tile stay in registers over the whole inner dimension.
-Measured at that shape, one thread: the two products of a step 1.6-2.0 ms against OpenBLAS's 2.5-3.0 ms;
+Measured at that shape, one thread: the two products of a step 1.6-2.2 ms against OpenBLAS's 2.5-3.2 ms;
 at 30 rows they are even; :func:`worth_tiles` is where the stepper switches (docs/benchmarks.md, "Data size").
 
 Rounding: every entry is one running sum over the inner dimension, which LLVM splits across the lanes of its
@@ -23,10 +23,10 @@ from __future__ import annotations
 from numba import njit
 
 # The GEMM stepper multiplies here a stack of at most FEW_ROWS rows (runs x classes) on at least MIN_FEATURES
-# features; otherwise it calls the BLAS GEMM. Measured, one thread, d = 784, n = 2000, per product: 10 rows
-# 0.85-1.0 ms here against 1.2-1.4 ms, 20 rows 1.7-2.4 against 3.1-3.9, 30 rows even; at d = 100 the logits'
-# sums (over the d features) are too short for the tiles (70 against 42 us at 10 rows, n = 1000), at d = 150-256
-# even or better here.
+# features; otherwise it calls the BLAS GEMM. Measured, one thread, d = 784, n = 2000, the two products of a
+# step: 10 rows 1.6-2.2 ms here against 2.5-3.2 ms, 20 rows 3.5-4.1 against 4.3-7.0, 30 rows even; at d = 100
+# the logits' sums (over the d features) are too short for the tiles (70 against 42 us at 10 rows, n = 1000),
+# at d = 150-256 even or better here.
 FEW_ROWS = 24
 MIN_FEATURES = 200
 _REASSOCIATE = {"reassoc", "contract"}

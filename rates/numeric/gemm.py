@@ -18,10 +18,10 @@ CPU second, and the engine's other paths are single-threaded too), except for a 
 features (one or two configurations of 10 classes on MNIST's 784 features), where a GEMM spends as long copying
 the samples into its blocks as multiplying them: there the two products are the numba tiles of
 :mod:`rates.numeric.fused.products`, which read the samples in place (1.3-1.6x faster at k = 10, d = 784,
-n = 2000); on cuda the same three stages are torch
-``mm`` calls and :func:`rates.numeric.losses.coefficients`. The rest of the recipe (momentum, Adam, the
-steepest direction, the schedule) is the torch program of :mod:`rates.numeric.optim`, the one definition of
-every recipe, fed this source's :class:`~rates.numeric.optim.base.Signal`.
+n = 2000); on cuda the same three stages are torch ``mm`` calls and :func:`rates.numeric.losses.coefficients`.
+The rest of the recipe (momentum, Adam, the steepest direction, the schedule) is the torch program of
+:mod:`rates.numeric.optim`, the one definition of every recipe, fed this source's
+:class:`~rates.numeric.optim.base.Signal`.
 
 Exact signs (tests/test_exact_sign.py, tests/test_gemm.py). The coefficients follow the fused rules: each
 class row carries its own exponent for sign-type directions (SignGD, Signum, Adam), and for the others the

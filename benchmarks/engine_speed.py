@@ -70,16 +70,17 @@ from rates.numeric.margins import margin_of, max_margin
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def plain_torch_signgd(H: np.ndarray, y: np.ndarray, k: int, a: float, eta0: float, steps: int) -> np.ndarray:
+def plain_torch_signgd(H: np.ndarray, y: np.ndarray, k: int, a: float, eta0: float, steps: int,
+                       device: str = "cpu") -> np.ndarray:
     """SignGD as a user writes it: autograd through ``F.cross_entropy``, then ``W -= eta_t sign(grad)``."""
-    Ht, yt = torch.tensor(H), torch.tensor(y)
-    W = torch.zeros(k, H.shape[1], dtype=torch.float64, requires_grad=True)
+    Ht, yt = torch.tensor(H, device=device), torch.tensor(y, device=device)
+    W = torch.zeros(k, H.shape[1], dtype=torch.float64, requires_grad=True, device=device)
     for t in range(steps):
         loss = F.cross_entropy(Ht @ W.T, yt)
         (grad,) = torch.autograd.grad(loss, W)
         with torch.no_grad():
             W -= eta0 * (t + 2.0) ** (-a) * torch.sign(grad)
-    return W.detach().numpy()
+    return W.detach().cpu().numpy()
 
 
 def configurations(count: int) -> list[RunSpec]:

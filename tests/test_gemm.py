@@ -9,6 +9,8 @@ tests/test_one_definition.py run this path too.
 
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ import torch
 from rates.errors import InputError
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, group_stepper, resolve_spec, run_group, simulate
+from rates.numeric.fused.products import MIN_FEATURES, rows_times_rows, worth_tiles
 from rates.numeric.gemm import GEMM_MIN_WORK, GemmGradient, host_gradient, one_scale, worth_gemm
 from rates.numeric.reference import exact_sign_run, gradient
 
@@ -40,13 +43,21 @@ def hard_iterate():
     return H, y, data.k, W
 
 
-def test_gemm_gradient_has_every_row_of_the_40_digit_gradient(hard_iterate):
+@pytest.mark.parametrize("products", ["gemm", "tiles"])
+def test_gemm_gradient_has_every_row_of_the_40_digit_gradient(hard_iterate, products):
     """Every class row of ``2^N G`` equals mpmath's gradient row to 1e-12 of that row's largest entry, also the row
     ~1e-300 below the others, and every entry has mpmath's sign; two runs stacked in one product (the iterate and
-    half of it) each get their own rows."""
+    half of it) each get their own rows. ``tiles``: the same data and iterate with zero features appended up to
+    the count where the products are the numba tiles (:mod:`rates.numeric.fused.products`): the same logits and
+    gradient, and exactly 0 on the added features."""
     H, y, k, W = hard_iterate
     stacked = np.stack([W, 0.5 * W])
-    G, exponents = host_gradient(stacked, np.ascontiguousarray(H.T), y)
+    d = W.shape[1]
+    extra = MIN_FEATURES - d if products == "tiles" else 0
+    H_in = np.ascontiguousarray(np.pad(H, ((0, 0), (0, extra))))
+    assert worth_tiles(2 * k, d + extra) == (products == "tiles")
+    G, exponents = host_gradient(np.pad(stacked, ((0, 0), (0, 0), (0, extra))), H_in, np.ascontiguousarray(H_in.T), y)
+    assert np.all(G[:, :, d:] == 0.0)
     smallest_row = 0.0
     with mp.workdps(40):
         Hm = [[mp.mpf(float(v)) for v in row] for row in H]
@@ -56,11 +67,31 @@ def test_gemm_gradient_has_every_row_of_the_40_digit_gradient(hard_iterate):
             for c in range(k):
                 row_top = max(abs(v) for v in exact[c])
                 smallest_row = min(smallest_row, float(mp.log10(row_top / top)))
-                for l in range(W.shape[1]):
+                for l in range(d):
                     got = mp.mpf(float(G[r, c, l])) * mp.mpf(2) ** int(exponents[r, c])
                     assert abs(got - exact[c][l]) <= TOLERANCE * row_top, (r, c, l)
                     assert mp.sign(got) == mp.sign(exact[c][l]), (r, c, l)
     assert smallest_row < -300  # the case is hard: a row far below float64's range of the largest
+
+
+@pytest.mark.parametrize("m, K, N", [(1, 40, 5), (3, 40, 13), (7, 33, 61), (10, 784, 120), (12, 5, 6), (2, 9, 1),
+                                     (5, 200, 12)])
+def test_tiles_give_every_entry_of_the_product_within_its_rounding_bound(m, K, N):
+    """``rows_times_rows(A, B)`` is ``A B^T`` entry by entry: within ``(K + 2) eps sum_l |a_l b_l|`` of the correctly
+    rounded sum of the entry's terms (``math.fsum`` of exact products' roundings, an independent sum), on shapes
+    that use every tile (5, 2 and 1 rows), the columns past the last whole tile, and inner lengths below and above
+    one vector loop; entries of mixed signs and magnitudes over 2^-60..2^60."""
+    rng = np.random.default_rng(m * 1000 + K + N)
+    A = rng.standard_normal((m, K)) * 2.0 ** rng.integers(-60, 60, (m, K))
+    B = rng.standard_normal((N, K))
+    out = np.full((m, N), np.nan)
+    rows_times_rows(A, B, out)
+    eps = np.finfo(np.float64).eps
+    for i in range(m):
+        for j in range(N):
+            terms = A[i] * B[j]
+            bound = (K + 2) * eps * np.abs(terms).sum()
+            assert abs(out[i, j] - math.fsum(terms)) <= bound, (i, j)
 
 
 def test_one_scale_brings_rows_to_the_largest_exponent_by_exact_powers_of_two():
@@ -103,6 +134,25 @@ def test_gemm_path_follows_the_fused_kernels_on_small_data(spec, steps):
             scale = np.abs(expected["W"][r]).max()
             assert np.abs(got["W"][r] - expected["W"][r]).max() <= TOLERANCE * scale, (spec.algo, t, r)
         np.testing.assert_allclose(got["margin"], expected["margin"], rtol=1e-10)
+
+
+@pytest.mark.parametrize("spec", [RunSpec("signgd", "1/4", 2.0), RunSpec("ngd", "1/2", 1.0),
+                                  RunSpec("signum", "1/3", 1.0, momentum=0.9)], ids=lambda s: s.algo)
+def test_the_tiles_path_follows_the_fused_kernels(spec):
+    """Two runs on a set with MIN_FEATURES features (k = 3, n = 45), forced onto the GEMM stepper, where the
+    products are the numba tiles (2 x 3 rows): within 1e-12 relative of the fused kernels' iterates over 300
+    steps, at every checkpoint."""
+    k, d, n = 3, MIN_FEATURES, 45
+    H, y = gaussian(k, d, n, seed=4)
+    assert worth_tiles(2 * k, d)
+    runs = [resolve_spec(spec, n), resolve_spec(RunSpec(**{**spec.__dict__, "eta0": spec.eta0 / 4}), n)]
+    times = np.array([1, 10, 100, 300])
+    _, fused = run_group(runs, H, y, k, 300, times, engine="fused")
+    _, tiles = run_group(runs, H, y, k, 300, times, engine="gemm")
+    for t, expected, got in zip(times, fused, tiles):
+        for r in range(2):
+            scale = np.abs(expected["W"][r]).max()
+            assert np.abs(got["W"][r] - expected["W"][r]).max() <= TOLERANCE * scale, (spec.algo, t, r)
 
 
 def test_sixty_four_configurations_share_one_pair_of_products_and_each_is_its_own_run():

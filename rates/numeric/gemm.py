@@ -14,10 +14,14 @@ Algorithm (one step, every run of the group at once): the runs' iterates stacked
 (the fused kernels' formula, in place in Z: every exponential as mantissa times an exact power of two, each
 class row with its own exponent ``N_c``, nothing underflows); ``G = Z X`` one GEMM ((R k) x d). On the CPU the
 GEMMs are NumPy's (OpenBLAS, one thread: on this project's 2-core machines one thread gives the most steps per
-CPU second, and the engine's other paths are single-threaded too); on cuda the same three stages are torch
-``mm`` calls and :func:`rates.numeric.losses.coefficients`. The rest of the recipe (momentum, Adam, the
-steepest direction, the schedule) is the torch program of :mod:`rates.numeric.optim`, the one definition of
-every recipe, fed this source's :class:`~rates.numeric.optim.base.Signal`.
+CPU second, and the engine's other paths are single-threaded too), except for a few stacked rows on many
+features (one or two configurations of 10 classes on MNIST's 784 features), where a GEMM spends as long copying
+the samples into its blocks as multiplying them: there the two products are the numba tiles of
+:mod:`rates.numeric.fused.products`, which read the samples in place (1.3-1.6x faster at k = 10, d = 784,
+n = 2000); on cuda the same three stages are torch ``mm`` calls and :func:`rates.numeric.losses.coefficients`.
+The rest of the recipe (momentum, Adam, the steepest direction, the schedule) is the torch program of
+:mod:`rates.numeric.optim`, the one definition of every recipe, fed this source's
+:class:`~rates.numeric.optim.base.Signal`.
 
 Exact signs (tests/test_exact_sign.py, tests/test_gemm.py). The coefficients follow the fused rules: each
 class row carries its own exponent for sign-type directions (SignGD, Signum, Adam), and for the others the
@@ -25,14 +29,16 @@ rows are brought to one scale by exact powers of two, as the fused kernel does. 
 kernels is only the rounding of the two sums: a GEMM sums a dot product in its own blocked order with fused
 multiply-adds, where the kernels sum in index order without them. Both are sums of the same terms with a
 relative error of ~(count + |z| + 10) eps of ``sum_j |coef_j x_j|`` (the bound of
-:func:`rates.numeric.fused.kernels._gradient_lanes`; a GEMM's blocked sum has a bound no larger), so the sign
+:func:`rates.numeric.fused.kernels._gradient_lanes`; a GEMM's blocked sum, and the tiles' sums split across
+vector lanes, have a bound no larger), so the sign
 of an entry is exact under the same condition: unless it cancels to ~1e-12 of its own terms. The iterates
 therefore agree with the fused kernels' and with the mpmath reference to rounding (tests hold them to 1e-12
 relative), not bit for bit.
 
 Batch independence (what differs from the other steppers): a run's logits and gradient rows are rows of the
 stacked products, and OpenBLAS rounds a row according to where it falls in its blocking (edge blocks have their
-own kernels), so a run advanced among others can differ from the same run alone by the rounding of its sums
+own kernels), as the tiles do (a row in a tile of 5, 2 or 1 rows), and a run alone may take the tiles where its
+batch takes the GEMMs, so a run advanced among others can differ from the same run alone by the rounding of its sums
 (measured: k = 7, d = 300, n = 700, 33 runs, the gradient rows of a run differed in the last bits; 6 NGD steps
 later the iterates too). Steps that take the sign of the fresh gradient (SignGD, Adam at beta1 = beta2 = 0)
 see the same signs, so their iterates are equal bit for bit (tests/test_gemm.py, 64 runs); the others agree to
@@ -93,7 +99,10 @@ class GemmGradient:
         self.k, self.per_row = k, per_row
         self.on_host = H.device.type == "cpu"
         if self.on_host:
-            self.Xt = np.ascontiguousarray(H.numpy().T, dtype=np.float64)  # (d, n): both products read this copy
+            # the samples as rows (n, d) and as columns (d, n): the few-row products read each as rows, the GEMMs
+            # read Xt for both (the second as its transpose)
+            self.X = np.ascontiguousarray(H.numpy(), dtype=np.float64)
+            self.Xt = np.ascontiguousarray(self.X.T)
             self.y = np.ascontiguousarray(y.numpy(), dtype=np.int64)
         else:
             from rates.numeric.losses import labels
@@ -118,7 +127,7 @@ class GemmGradient:
             coeff, log_scale = coefficients(logits, self.labels, self.per_row)
             G = torch.mm(coeff.reshape(R * k, -1), self.H_mean).view(R, k, d)
             return Signal(G, log_scale), state
-        G, log2_scale = host_gradient(W.numpy(), self.Xt, self.y, state)
+        G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
         if self.per_row:
             log_scale = log2_scale * math.log(2.0)
         else:
@@ -127,24 +136,39 @@ class GemmGradient:
         return Signal(torch.from_numpy(G), torch.from_numpy(log_scale[..., None])), state
 
 
-def host_gradient(W: np.ndarray, Xt: np.ndarray, y: np.ndarray,
+def host_gradient(W: np.ndarray, X: np.ndarray, Xt: np.ndarray, y: np.ndarray,
                   state: Optional[GemmState] = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(G, N)`` for iterates ``W`` (R, k, d) on the samples ``Xt`` (d, n) (transposed, contiguous) with labels
-    ``y``: row c of run r's mean gradient is ``2^{N[r, c]} G[r, c]``, ``G`` (R, k, d), ``N`` (R, k) exact integers.
-    Two NumPy GEMMs around :func:`rates.numeric.fused.kernels.logit_coefficients`, both reading the one array
-    ``Xt`` (the second as its transpose, a BLAS flag): with a separate (n, d) copy the two products stream twice
-    the memory, measured 3.08 -> 2.43 ms per step at k = 10, d = 784, n = 2000 with one copy."""
+    """``(G, N)`` for iterates ``W`` (R, k, d) on the samples ``X`` (n, d), also given as ``Xt`` (d, n) (both
+    C-contiguous), with labels ``y``: row c of run r's mean gradient is ``2^{N[r, c]} G[r, c]``, ``G`` (R, k, d),
+    ``N`` (R, k) exact integers. Two products around :func:`rates.numeric.fused.kernels.logit_coefficients`.
+
+    For a few stacked rows (R k) on many features (:func:`rates.numeric.fused.products.worth_tiles`) the
+    products are :func:`~rates.numeric.fused.products.rows_times_rows` (``W X^T``, then the coefficients times
+    ``Xt^T``), which read the samples without copying them; otherwise NumPy GEMMs, both reading the one array
+    ``Xt`` (the second as its transpose, a BLAS flag): with a separate (n, d) copy the two GEMMs stream twice the
+    memory, measured 3.08 -> 2.43 ms per step at k = 10, d = 784, n = 2000 with one copy."""
     from rates.numeric.fused import kernels
+    from rates.numeric.fused.products import rows_times_rows, worth_tiles
 
     R, k, d = W.shape
     n = Xt.shape[1]
     if state is None or state.Z is None or state.Z.shape != (R * k, n):
         state = scratch(R, k, n)
-    Z = np.matmul(W.reshape(R * k, d), Xt, out=state.Z).reshape(R, k, n)
+    stacked = np.ascontiguousarray(W.reshape(R * k, d))
+    few = worth_tiles(R * k, d)
+    if few:
+        rows_times_rows(stacked, X, state.Z)
+    else:
+        np.matmul(stacked, Xt, out=state.Z)
+    Z = state.Z.reshape(R, k, n)
     log2_scale = np.empty((R, k))
     kernels.logit_coefficients(Z, y, state.K, state.T, state.L, state.U, state.P, log2_scale)
-    G = np.matmul(Z.reshape(R * k, n), Xt.T).reshape(R, k, d)
-    return G, log2_scale
+    if few:
+        G = np.empty((R * k, d))
+        rows_times_rows(state.Z, Xt, G)
+    else:
+        G = np.matmul(state.Z, Xt.T)
+    return G.reshape(R, k, d), log2_scale
 
 
 def scratch(R: int, k: int, n: int) -> GemmState:

@@ -10,6 +10,9 @@ per core and, within a thread, computed 64 at a time in the lanes of SIMD vector
   that it vectorises across configurations (the module docstring says why and what it measured);
 * :mod:`rates.numeric.fused.group` -- the driver: per-run arrays, epoch permutations from the torch generator,
   chunked calls, one thread per core.
+* :mod:`rates.numeric.fused.products` -- ``A B^T`` for a few rows ``A``, in register tiles that read ``B`` in
+  place: the GEMM stepper's (:mod:`rates.numeric.gemm`) two products for one or two configurations on many
+  features, where a BLAS GEMM spends as long packing the samples as multiplying them.
 
 Why numba: the kernels are loops over k x d x n blocks of a few hundred entries, where a compiled loop is
 ~10x faster than any sequence of library calls; numba compiles plain Python with LLVM and caches the

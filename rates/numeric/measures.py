@@ -169,6 +169,7 @@ def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
     if W is not None and m * D > WORKING_SET_ENTRIES:
         margins = A @ np.asarray(W, dtype=np.float64).reshape(-1)
         start = np.flatnonzero(margins <= float(gamma) * (1 + 1e-3))
+        return _face_on_working_set(A, C, floor, start, started, budget_seconds)
     else:
         start = all_rows
     values = []
@@ -192,6 +193,55 @@ def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
                 break
             rows = np.union1d(rows, violated)
         values.append(sign * res.fun)
+    scale = max(1.0, float(np.abs(C).sum()))
+    return abs(values[0] - values[1]) <= _FACE_WIDTH * scale
+
+
+def _face_on_working_set(A, C: np.ndarray, floor: float, start: np.ndarray, started: float,
+                         budget_seconds: float) -> Optional[bool]:
+    """The two face LPs of a large problem as one HiGHS model that rows are added to: first on the rows nearly
+    active at a solution, then adding, per data point, the row a face LP's solution violates most, until none is;
+    the second objective resumes from the first one's basis. ``None`` once ``budget_seconds`` are spent."""
+    import highspy
+    from scipy import sparse
+
+    from rates.numeric.margins import _new_highs
+
+    m, D = A.shape
+    model = _new_highs()
+    model.addCols(D, np.zeros(D), np.full(D, -1.0), np.full(D, 1.0), 0, np.zeros(D + 1, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+    in_set = np.zeros(m, dtype=bool)
+
+    def add(rows: np.ndarray) -> None:
+        block = sparse.csr_array(A[rows])
+        block.sort_indices()
+        model.addRows(rows.size, np.full(rows.size, floor), np.full(rows.size, highspy.kHighsInf), block.nnz,
+                      block.indptr.astype(np.int32), block.indices.astype(np.int32), block.data)
+        in_set[rows] = True
+
+    add(start)
+    values = []
+    for sign in (1.0, -1.0):
+        model.changeColsCost(D, np.arange(D, dtype=np.int32), sign * C)
+        while True:
+            left = budget_seconds - (time.perf_counter() - started)
+            if not left > 0:
+                return None
+            model.setOptionValue("time_limit", float(left) if math.isfinite(left) else highspy.kHighsInf)
+            model.run()
+            status = model.getModelStatus()
+            if status == highspy.HighsModelStatus.kTimeLimit:
+                return None
+            if status != highspy.HighsModelStatus.kOptimal:
+                raise SolverError(f"max-norm face LP failed: {model.modelStatusToString(status)}")
+            x = np.asarray(model.getSolution().col_value, dtype=np.float64)
+            margins = A @ x
+            violated = np.flatnonzero(~in_set & (margins < floor * (1 - 1e-12)))
+            if violated.size == 0:
+                break
+            add(violated)
+        values.append(float(C @ x))
     scale = max(1.0, float(np.abs(C).sum()))
     return abs(values[0] - values[1]) <= _FACE_WIDTH * scale
 

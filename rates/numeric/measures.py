@@ -50,7 +50,7 @@ SIDE_BUDGET_SECONDS = 30.0  # the time a side measure's max margin (a norm other
 _SIDE_SKIPPED: dict[tuple, str] = {}
 _FACE_SLACK = 1e-9  # relative margin slack that defines the LP's optimal face (the solver's own accuracy)
 _FACE_WIDTH = 1e-6  # spread of a generic linear objective over the face above which W* is not unique
-FACE_BUDGET_SECONDS = 30.0  # the face test is a side measure: past this it is left undecided (unique = None)
+FACE_BUDGET_SECONDS = 10.0  # the face test is a side measure: past this it is left undecided (unique = None)
 FACE_CACHE_KIND = "max-norm-faces"
 # answers of max_norm_solution_unique in this process, keyed by (data digest, k, gamma): also filled from the
 # worker processes that prepare data draws (rates.numeric.engine.prepare_draws), and used when the disk cache is off
@@ -122,7 +122,7 @@ def max_norm_solution_unique(data: Any, gamma: float, W: Optional[np.ndarray] = 
     if memory_key in _FACE_MEMORY:
         return _FACE_MEMORY[memory_key]
     key = cache.key_for("max-norm face", *memory_key, _FACE_SLACK, _FACE_WIDTH,
-                        packages=("rates",), libraries=("numpy", "scipy"))
+                        packages=("rates",), libraries=("numpy", "scipy", "highspy"))
     saved = cache.load(FACE_CACHE_KIND, key) if key is not None else None
     if isinstance(saved, bool):
         unique = saved
@@ -152,8 +152,9 @@ def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
                      budget_seconds: float = math.inf) -> Optional[bool]:
     """The two LPs over the face (see :func:`max_norm_solution_unique`); ``None`` when they did not finish in
     ``budget_seconds``. A problem of more than :data:`rates.numeric.margins.WORKING_SET_ENTRIES` entries
-    starting from a solution ``W`` is solved by constraint generation: each LP on the rows nearly active at
-    ``W``, adding every row its solution violates; the answer is that of the whole LP once none is violated."""
+    starting from a solution ``W`` is solved by constraint generation (:func:`_face_on_working_set`): each LP on
+    the rows nearly active at ``W``, adding every row its solution violates; the answer is that of the whole LP
+    once none is violated. Measured k = 10, d = 784, n = 2000: 328 starting rows, 3.6 s of CPU for both LPs."""
     from scipy import sparse
     from scipy.optimize import linprog
 

@@ -160,6 +160,23 @@ def test_face_test_on_one_highs_model_answers_as_the_whole_face(monkeypatch):
     assert measures._face_is_a_point(A, result.gamma, result.W) is whole
 
 
+@pytest.mark.parametrize("k,d,per_class,seed,whole", [(6, 20, 20, 1, True), (5, 40, 40, 11, False),
+                                                       (4, 30, 20, 2, False), (3, 10, 30, 5, False)])
+def test_complementarity_certifies_only_unique_solutions(k, d, per_class, seed, whole):
+    # the whole face LPs (scipy, every row) are the independent answer; the rank test may only say "unique"
+    # where they do, and does on the unique case here
+    H, y = _gaussian_raw(k, d, per_class, seed)
+    result = margins.max_margin(type("Data", (), {"H": H, "y": y, "k": k})(), "max")
+    A = margins.constraint_matrix(H, y, k)
+    assert measures._face_is_a_point(A, result.gamma) is whole
+    assert measures._unique_by_complementarity(A, result.gamma, result.W, result.dual) is whole
+    # a non-unique face (orthogonal data, the easier class's column free within a range) is never certified
+    ds = orthogonal_skewed([2, 2], [1.0, 3.0])
+    skewed = margins.max_margin(ds, "max")
+    assert not measures._unique_by_complementarity(margins.constraint_matrix(ds.H, ds.y, ds.k), skewed.gamma,
+                                                   skewed.W, skewed.dual)
+
+
 def test_face_test_past_its_budget_is_undecided_and_says_why(monkeypatch):
     monkeypatch.setattr(measures, "FACE_BUDGET_SECONDS", 0.0)
     ds = orthogonal_skewed([3, 2], [1.0, 2.0, 0.7, 1.5, 0.9])  # data no other test asks the face of

@@ -692,12 +692,19 @@ def _silent_stdout():
         os.close(devnull)
 
 
+_HIGHS_STARTED: list[bool] = []  # whether this process has made a HiGHS model (the banner comes with the first)
+
+
 def _new_highs():
     """A HiGHS model (highspy) that prints nothing."""
     import highspy
 
-    with _silent_stdout():
+    if _HIGHS_STARTED:
         model = highspy.Highs()
+    else:
+        with _silent_stdout():
+            model = highspy.Highs()
+        _HIGHS_STARTED.append(True)
     model.setOptionValue("output_flag", False)
     return model
 

@@ -57,6 +57,77 @@ def test_working_set_equals_the_whole_program_to_certified_accuracy(name, norm, 
     assert margins.margin_of(reduced.W, ds, norm) == pytest.approx(reduced.gamma, rel=1e-12)
 
 
+def _gaussian_raw(k: int, d: int, per_class: int, seed: int):
+    """Gaussian class data drawn here (no separability solve on the way)."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(k), per_class)
+    H = rng.standard_normal((k, d))[y] + 0.3 * rng.standard_normal((k * per_class, d))
+    return H, y
+
+
+@pytest.mark.parametrize("norm", ["max", "sum"])
+def test_large_lp_on_one_highs_model_equals_the_whole_lp(norm, monkeypatch):
+    # n (k-1) * k d = 5.6e5, solved by constraint generation on one HiGHS model as a problem above
+    # WORKING_SET_ENTRIES is, then whole by scipy's HiGHS as a small one is
+    k = 8
+    H, y = _gaussian_raw(k, 50, 25, seed=3)
+    monkeypatch.setattr(margins, "WORKING_SET_ENTRIES", 10**5)
+    reduced = margins._solve(H, y, k, parse_norm(norm, "norm"))
+    used, _, total = reduced.checks["working_set"].split(": ")[1].split(" ")[:3]
+    assert int(used) < int(total)
+    monkeypatch.setattr(margins, "WORKING_SET_ENTRIES", 10**12)
+    whole = margins._solve(H, y, k, parse_norm(norm, "norm"))
+    assert "working_set" not in whole.checks
+    assert reduced.accuracy <= margins.TARGET_ACCURACY and whole.accuracy <= margins.TARGET_ACCURACY
+    assert abs(reduced.gamma - whole.gamma) <= (reduced.accuracy + whole.accuracy + 1e-13) * whole.gamma
+    # the certificates, recomputed with numpy alone: the margin of W on every row, ||Z(lambda)||_dual
+    M = margins.constraint_matrix(H, y, k)
+    W = reduced.W.reshape(-1)
+    size = np.abs(W).max() if norm == "max" else np.abs(W).sum()
+    assert (M @ W).min() / size == pytest.approx(reduced.gamma, rel=1e-12)
+    Z = M.T @ (reduced.dual / reduced.dual.sum())
+    assert (np.abs(Z).sum() if norm == "max" else np.abs(Z).max()) == pytest.approx(reduced.upper, rel=1e-12)
+
+
+@pytest.mark.parametrize("norm,p", [("max", float("inf")), ("sum", 1.0)])
+def test_large_orthogonal_lp_has_the_closed_form_margin(norm, p):
+    # orthogonal data: the l_inf margin is 2 min_c m_c, the l_1 one 1 / sum_c 1/m_c, m_c the hardest scale of
+    # class c (derived in tests/test_margins.py::orthogonal_lp_margin); n (k-1) * k^2 = 3.04e6 > WORKING_SET_ENTRIES
+    k, per_class = 20, 20
+    scales = np.random.default_rng(5).uniform(0.5, 3.0, size=k * per_class)
+    ds = orthogonal_skewed([per_class] * k, scales)
+    hardest = np.array(ds.meta["hardest_scales"])
+    expected = 2 * hardest.min() if np.isinf(p) else 1 / (1 / hardest).sum()
+    result = _solve(ds, norm)
+    assert "working_set" in result.checks
+    assert result.gamma == pytest.approx(expected, rel=1e-9)
+    assert result.upper == pytest.approx(expected, rel=1e-9)
+
+
+def test_highs_prints_nothing_on_stdout():
+    # HiGHS writes a banner on file descriptor 1 when a process makes its first model; stdout carries JSON
+    import os
+    import subprocess
+    import sys
+
+    code = "from rates.numeric.margins import _new_highs; _new_highs(); _new_highs(); print('only this')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy(),
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "only this\n"
+
+
+@pytest.mark.slow
+def test_max_norm_margin_at_mnist_size_is_certified():
+    # k = 10, d = 784, n = 2000 (about 20 s of CPU): certified to the target, both bounds recomputed with numpy
+    H, y = _gaussian_raw(10, 784, 200, seed=0)
+    result = margins._solve(H, y, 10, parse_norm("max", "norm"))
+    assert result.accuracy <= margins.TARGET_ACCURACY
+    M = margins.constraint_matrix(H, y, 10)
+    assert (M @ result.W.reshape(-1)).min() / np.abs(result.W).max() == pytest.approx(result.gamma, rel=1e-12)
+    assert np.abs(M.T @ (result.dual / result.dual.sum())).sum() == pytest.approx(result.upper, rel=1e-12)
+
+
 def test_frobenius_least_distance_program_is_the_svm_solution():
     ds = gaussian(3, 6, 8, 0.4, seed=2)
     scale = float(np.abs(ds.H).max())
@@ -77,6 +148,33 @@ def test_face_test_on_a_working_set_answers_as_the_whole_face(counts, scales, un
     assert measures._face_is_a_point(A, 2.0) is unique
     monkeypatch.setattr(margins, "WORKING_SET_ENTRIES", 0)
     assert measures._face_is_a_point(A, 2.0, W) is unique
+
+
+def test_face_test_on_one_highs_model_answers_as_the_whole_face(monkeypatch):
+    H, y = _gaussian_raw(5, 40, 40, seed=11)
+    data = type("Data", (), {"H": H, "y": y, "k": 5})()
+    result = margins.max_margin(data, "max")
+    A = margins.constraint_matrix(H, y, 5)
+    whole = measures._face_is_a_point(A, result.gamma)
+    monkeypatch.setattr(margins, "WORKING_SET_ENTRIES", 0)
+    assert measures._face_is_a_point(A, result.gamma, result.W) is whole
+
+
+@pytest.mark.parametrize("k,d,per_class,seed,whole", [(6, 20, 20, 1, True), (5, 40, 40, 11, False),
+                                                       (4, 30, 20, 2, False), (3, 10, 30, 5, False)])
+def test_complementarity_certifies_only_unique_solutions(k, d, per_class, seed, whole):
+    # the whole face LPs (scipy, every row) are the independent answer; the rank test may only say "unique"
+    # where they do, and does on the unique case here
+    H, y = _gaussian_raw(k, d, per_class, seed)
+    result = margins.max_margin(type("Data", (), {"H": H, "y": y, "k": k})(), "max")
+    A = margins.constraint_matrix(H, y, k)
+    assert measures._face_is_a_point(A, result.gamma) is whole
+    assert measures._unique_by_complementarity(A, result.gamma, result.W, result.dual) is whole
+    # a non-unique face (orthogonal data, the easier class's column free within a range) is never certified
+    ds = orthogonal_skewed([2, 2], [1.0, 3.0])
+    skewed = margins.max_margin(ds, "max")
+    assert not measures._unique_by_complementarity(margins.constraint_matrix(ds.H, ds.y, ds.k), skewed.gamma,
+                                                   skewed.W, skewed.dual)
 
 
 def test_face_test_past_its_budget_is_undecided_and_says_why(monkeypatch):

@@ -20,7 +20,8 @@ Which ``W*`` (the caveat every report repeats)
     unit balls are not strictly convex, so their maximiser can be a whole face: on orthogonal scale-skewed
     data every class column whose hardest scale exceeds the global smallest one is free within a range. A
     cosine to a non-unique ``W*`` is then a property of the chosen solution, not of the data;
-    :func:`max_norm_solution_unique` tests the LP face (two LPs over it with a fixed generic objective) and
+    :func:`max_norm_solution_unique` tests the LP face (two LPs over it with a fixed generic objective; on large
+    problems first the rank test that complementary slackness gives, which can only confirm uniqueness) and
     each :class:`ReferenceDirection` carries ``unique`` (True / False / None = not tested) and the caveat.
 
 Guarantee
@@ -50,7 +51,7 @@ SIDE_BUDGET_SECONDS = 30.0  # the time a side measure's max margin (a norm other
 _SIDE_SKIPPED: dict[tuple, str] = {}
 _FACE_SLACK = 1e-9  # relative margin slack that defines the LP's optimal face (the solver's own accuracy)
 _FACE_WIDTH = 1e-6  # spread of a generic linear objective over the face above which W* is not unique
-FACE_BUDGET_SECONDS = 30.0  # the face test is a side measure: past this it is left undecided (unique = None)
+FACE_BUDGET_SECONDS = 10.0  # the face test is a side measure: past this it is left undecided (unique = None)
 FACE_CACHE_KIND = "max-norm-faces"
 # answers of max_norm_solution_unique in this process, keyed by (data digest, k, gamma): also filled from the
 # worker processes that prepare data draws (rates.numeric.engine.prepare_draws), and used when the disk cache is off
@@ -100,7 +101,8 @@ def relative_margin_error(margin: np.ndarray, gamma: float) -> np.ndarray:
 
 
 def max_norm_solution_unique(data: Any, gamma: float, W: Optional[np.ndarray] = None,
-                             budget_seconds: Optional[float] = None) -> Optional[bool]:
+                             budget_seconds: Optional[float] = None,
+                             dual: Optional[np.ndarray] = None) -> Optional[bool]:
     """Is the max-norm max-margin solution a single point? Two LPs over the optimal face.
 
     Face ``{W : |W_jl| <= 1, <A_ic, W> >= gamma (1 - slack)}``; a fixed generic objective ``C`` has
@@ -111,7 +113,8 @@ def max_norm_solution_unique(data: Any, gamma: float, W: Optional[np.ndarray] = 
     A side measure, so bounded: on a large problem the two LPs are solved on a working set of rows (those
     nearly active at ``W``, a max-norm solution, plus every row a solution violates) and both together get
     ``budget_seconds`` (default :data:`FACE_BUDGET_SECONDS`); past it the answer is ``None`` (not decided),
-    which is not cached.
+    which is not cached. There, given also the solver's multipliers ``dual`` (:attr:`MarginResult.dual`), a
+    unique solution is first recognised by complementary slackness (:func:`_unique_by_complementarity`).
     """
     from rates import cache
     from rates.numeric.margins import constraint_matrix, data_digest
@@ -122,13 +125,13 @@ def max_norm_solution_unique(data: Any, gamma: float, W: Optional[np.ndarray] = 
     if memory_key in _FACE_MEMORY:
         return _FACE_MEMORY[memory_key]
     key = cache.key_for("max-norm face", *memory_key, _FACE_SLACK, _FACE_WIDTH,
-                        packages=("rates",), libraries=("numpy", "scipy"))
+                        packages=("rates",), libraries=("numpy", "scipy", "highspy"))
     saved = cache.load(FACE_CACHE_KIND, key) if key is not None else None
     if isinstance(saved, bool):
         unique = saved
     else:
         budget = FACE_BUDGET_SECONDS if budget_seconds is None else float(budget_seconds)
-        unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma, W, budget)
+        unique = _face_is_a_point(constraint_matrix(H, y, int(data.k)), gamma, W, budget, dual)
         if unique is None:  # undecided within the budget: held for this process only, never on disk
             _FACE_MEMORY[memory_key] = None
             return None
@@ -149,11 +152,12 @@ def remember_faces(answers: Mapping[tuple, bool]) -> None:
 
 
 def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
-                     budget_seconds: float = math.inf) -> Optional[bool]:
+                     budget_seconds: float = math.inf, dual: Optional[np.ndarray] = None) -> Optional[bool]:
     """The two LPs over the face (see :func:`max_norm_solution_unique`); ``None`` when they did not finish in
     ``budget_seconds``. A problem of more than :data:`rates.numeric.margins.WORKING_SET_ENTRIES` entries
-    starting from a solution ``W`` is solved by constraint generation: each LP on the rows nearly active at
-    ``W``, adding every row its solution violates; the answer is that of the whole LP once none is violated."""
+    starting from a solution ``W`` is solved by constraint generation (:func:`_face_on_working_set`): each LP on
+    the rows nearly active at ``W``, adding every row its solution violates; the answer is that of the whole LP
+    once none is violated. Measured k = 10, d = 784, n = 2000: 328 starting rows, 3.6 s of CPU for both LPs."""
     from scipy import sparse
     from scipy.optimize import linprog
 
@@ -168,7 +172,10 @@ def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
     all_rows = np.arange(m)
     if W is not None and m * D > WORKING_SET_ENTRIES:
         margins = A @ np.asarray(W, dtype=np.float64).reshape(-1)
+        if dual is not None and _unique_by_complementarity(A, float(gamma), W, dual):
+            return True
         start = np.flatnonzero(margins <= float(gamma) * (1 + 1e-3))
+        return _face_on_working_set(A, C, floor, start, started, budget_seconds)
     else:
         start = all_rows
     values = []
@@ -192,6 +199,98 @@ def _face_is_a_point(A, gamma: float, W: Optional[np.ndarray] = None,
                 break
             rows = np.union1d(rows, violated)
         values.append(sign * res.fun)
+    scale = max(1.0, float(np.abs(C).sum()))
+    return abs(values[0] - values[1]) <= _FACE_WIDTH * scale
+
+
+_ZERO, _NONZERO = 1e-10, 1e-6  # relative sizes below / above which a multiplier or an entry of Z is 0 / not 0
+_MAX_FREE = 2000  # free entries of W above which the rank test (a dense SVD) is not tried
+_RANK = 1e-8  # smallest singular value relative to the largest for full column rank
+
+
+def _unique_by_complementarity(A, gamma: float, W: np.ndarray, dual: np.ndarray) -> bool:
+    """True when complementary slackness pins the max-norm solution to one point; False when it cannot tell.
+
+    For any optimal multipliers ``lambda`` (``Z = A^T lambda``), every maximiser has ``w_j = sign(Z_j)`` where
+    ``Z_j != 0`` and margin exactly ``gamma`` on the rows with ``lambda_r > 0`` (LP complementary slackness). So
+    if those rows restricted to the entries with ``Z_j = 0`` have full column rank, the maximiser is unique.
+    Decided only when every size is clearly zero or clearly not (no value between :data:`_ZERO` and
+    :data:`_NONZERO` relative to the largest), ``W`` itself has that form and the rank is clear (:data:`_RANK`);
+    the face LPs answer otherwise. Measured k = 10, d = 784, n = 2000: 292 rows, 291 free entries, smallest
+    singular value 3.7e-4 of the largest, entries of Z at 4e-14 or above 2.8e-5 of the largest -- where the
+    face LPs, at their slack of 1e-9, found the face wider than their width of 1e-6 and said "not unique".
+    """
+    lam = np.clip(np.asarray(dual, dtype=np.float64), 0.0, None)
+    if not lam.max() > 0:
+        return False
+    lam = lam / lam.max()
+    Z = np.asarray(A.T @ lam, dtype=np.float64)
+    z = np.abs(Z) / np.abs(Z).max()
+    if np.any((z > _ZERO) & (z <= _NONZERO)) or np.any((lam > _ZERO) & (lam <= _NONZERO)):
+        return False
+    free, active = np.flatnonzero(z <= _ZERO), np.flatnonzero(lam > _NONZERO)
+    w = np.asarray(W, dtype=np.float64).reshape(-1)
+    w = w / np.abs(w).max()
+    fixed = np.ones(w.size, dtype=bool)
+    fixed[free] = False
+    if not np.allclose(w[fixed], np.sign(Z[fixed]), rtol=0, atol=1e-9):
+        return False
+    margins = A[active] @ w
+    if not np.allclose(margins, gamma, rtol=1e-9, atol=0):
+        return False
+    if free.size == 0:
+        return True
+    if free.size > _MAX_FREE or active.size < free.size:
+        return False
+    singular = np.linalg.svd(A[active][:, free].toarray(), compute_uv=False)
+    return bool(singular.min() > _RANK * singular.max())
+
+
+def _face_on_working_set(A, C: np.ndarray, floor: float, start: np.ndarray, started: float,
+                         budget_seconds: float) -> Optional[bool]:
+    """The two face LPs of a large problem as one HiGHS model that rows are added to: first on the rows nearly
+    active at a solution, then adding, per data point, the row a face LP's solution violates most, until none is;
+    the second objective resumes from the first one's basis. ``None`` once ``budget_seconds`` are spent."""
+    import highspy
+    from scipy import sparse
+
+    from rates.numeric.margins import _new_highs
+
+    m, D = A.shape
+    model = _new_highs()
+    model.addCols(D, np.zeros(D), np.full(D, -1.0), np.full(D, 1.0), 0, np.zeros(D + 1, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+    in_set = np.zeros(m, dtype=bool)
+
+    def add(rows: np.ndarray) -> None:
+        block = sparse.csr_array(A[rows])
+        block.sort_indices()
+        model.addRows(rows.size, np.full(rows.size, floor), np.full(rows.size, highspy.kHighsInf), block.nnz,
+                      block.indptr.astype(np.int32), block.indices.astype(np.int32), block.data)
+        in_set[rows] = True
+
+    add(start)
+    values = []
+    for sign in (1.0, -1.0):
+        model.changeColsCost(D, np.arange(D, dtype=np.int32), sign * C)
+        while True:
+            left = budget_seconds - (time.perf_counter() - started)
+            if not left > 0:
+                return None
+            model.setOptionValue("time_limit", float(left) if math.isfinite(left) else highspy.kHighsInf)
+            model.run()
+            status = model.getModelStatus()
+            if status == highspy.HighsModelStatus.kTimeLimit:
+                return None
+            if status != highspy.HighsModelStatus.kOptimal:
+                raise SolverError(f"max-norm face LP failed: {model.modelStatusToString(status)}")
+            x = np.asarray(model.getSolution().col_value, dtype=np.float64)
+            margins = A @ x
+            violated = np.flatnonzero(~in_set & (margins < floor * (1 - 1e-12)))
+            if violated.size == 0:
+                break
+            add(violated)
+        values.append(float(C @ x))
     scale = max(1.0, float(np.abs(C).sum()))
     return abs(values[0] - values[1]) <= _FACE_WIDTH * scale
 
@@ -254,7 +353,7 @@ def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict
         if name == "frobenius":
             unique = True
         elif name == "max":
-            unique = max_norm_solution_unique(data, result.gamma, result.W * 1.0)
+            unique = max_norm_solution_unique(data, result.gamma, result.W * 1.0, dual=result.dual)
             if unique is None:
                 extra["unique_reason"] = (f"uniqueness not decided: the face LPs did not finish within "
                                           f"{FACE_BUDGET_SECONDS:g} s")

@@ -85,8 +85,7 @@ WORKING_SET_STEP = 100  # violated rows added per round (at least; half the work
 # above this many entries the Frobenius and spectral max margins are first solved on the dual's support
 # (:mod:`rates.numeric.simplex_dual`); below it they take the general path, as always
 SIMPLEX_DUAL_ENTRIES = 2_000_000
-SIMPLEX_DUAL_STALLED = 8  # proposals in a row that do not narrow the bracket by SIMPLEX_DUAL_PROGRESS end that path
-SIMPLEX_DUAL_PROGRESS = 0.5
+SIMPLEX_DUAL_STALLED = 20  # proposals in a row that do not narrow the bracket end that path
 NOT_SEPARABLE = 1e-9  # a dual certificate this small (data scaled to unit max entry) means gamma = 0
 
 
@@ -643,7 +642,7 @@ def _simplex_dual_rounds(problem: _Problem, H: np.ndarray, y: np.ndarray, k: int
             break
         _, lower, _, upper = pool.best()
         gap = (upper - lower) / upper
-        stalled = stalled + 1 if gap > SIMPLEX_DUAL_PROGRESS * best else 0
+        stalled = stalled + 1 if gap >= best else 0
         best = min(best, gap)
         if stalled >= SIMPLEX_DUAL_STALLED:  # a rank-deficient optimum the smoothing does not resolve in float64
             break

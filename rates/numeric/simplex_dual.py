@@ -26,7 +26,6 @@ optimum is rank-deficient the Newton steps stall and the caller falls back to it
 from __future__ import annotations
 
 import math
-import os
 from typing import Callable, Iterator
 
 import numpy as np
@@ -200,7 +199,6 @@ def _spectral_on_support(rows: _Rows, a: np.ndarray, b: np.ndarray, lam: np.ndar
         shrinking = direction < 0
         ratios = np.where(shrinking, -lam / np.where(shrinking, direction, -1.0), math.inf)
         bound = float(ratios.min())
-        bound = float(ratios.min())
         step = min(1.0, bound)
         # near the solution the decrease is below the objective's rounding: take the full step unchecked
         while step > 1e-12 and -slope > 1e-14 * value:
@@ -212,9 +210,6 @@ def _spectral_on_support(rows: _Rows, a: np.ndarray, b: np.ndarray, lam: np.ndar
             if step <= 1e-12:
                 return lam
         trial = np.clip(lam + step * direction, 0.0, None)
-        if os.environ.get("SD_DEBUG"):
-            print(f"  newton size {size} res {np.abs(residual).max():.2e} value {value:.15f} slope {slope:.2e} "
-                  f"bound {bound:.2e} step {step:.2e}", flush=True)
         if step == bound:  # the first row to reach zero leaves the working set
             trial[int(np.argmin(ratios))] = 0.0
             return trial
@@ -271,8 +266,6 @@ def _active_set(rows: _Rows, active: np.ndarray, lam: np.ndarray, smoothing: flo
             if not keep.any():
                 return
             active, lam = active[keep], lam[keep] / lam[keep].sum()
-        if os.environ.get("SD_DEBUG"):
-            print("round", index, "size", lam.size, flush=True)
         L = np.zeros((rows.n, k))
         L[active[:, 0], active[:, 1]] = lam
         W, _ = rows.steepest(rows.Z(L), smoothing)

@@ -802,7 +802,7 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
                             "dual, then the exact KKT conditions on the support)")
         else:
             _check_memory(n, k, d, norm, general=True)  # the general solvers below need more
-    if working_set and not pool.certified():
+    if working_set and not (pool.lowers and pool.certified()):
         working_rows = _working_set_rounds(problem, _frobenius_ldp if norm.is_frobenius else primal, {}, pool)
         if norm.is_frobenius and pool.certified():
             solver = "nnls-ldp"

@@ -3,24 +3,26 @@
 The max margin in a norm is ``gamma = min_{lambda in simplex} ||Z(lambda)||_*`` with
 ``Z(lambda) = sum_{i, c != y_i} lambda_ic (e_{y_i} - e_c) h_i^T`` (docs/theory.md section 1; the dual of
 :mod:`rates.numeric.margins`). For the Frobenius norm (dual: Frobenius) and the spectral norm (dual: nuclear) this
-dual is smooth wherever ``Z`` has full rank in the ``k - 1`` directions that margins see (``Z``'s rows always
-sum to zero, so ``1^T Z = 0``), and its gradient is the vector of margins of the steepest direction
-``W(lambda)`` of ``Z``: ``Z / ||Z||_F``, resp. the polar factor of ``Z``. So the problem is solved on the
-support of ``lambda`` alone -- a few hundred of the ``n (k - 1)`` rows -- never building a program in the
-``k d`` unknowns of ``W``:
+dual is smooth wherever ``Z`` has full rank in the ``k - 1`` directions that margins see (each column of ``Z``
+sums to zero: ``1^T Z = 0``), and its gradient is the vector of margins of the steepest direction ``W(lambda)``
+of ``Z``: ``Z / ||Z||_F``, resp. the polar factor of ``Z``. So the problem is solved on the support of ``lambda``
+alone -- a few hundred of the ``n (k - 1)`` rows -- never building a program in the ``k d`` unknowns of ``W``:
 
 1. accelerated projected gradient (FISTA with backtracking; Beck & Teboulle, SIAM J. Imaging Sci. 2009) on the
    simplex, two ``k x n x d`` products per step, finds the rows that carry weight;
 2. on a working set ``S`` of rows, the KKT conditions ``margin_s(W(lambda)) = t`` for ``s`` in ``S``,
    ``sum_S lambda = 1`` are solved to rounding: for Frobenius a linear system (the hard-margin multiclass SVM's
-   ``(A_S A_S^T) mu = 1``), for spectral Newton's method with the exact Hessian of the nuclear norm (the
-   derivative of the polar factor, Higham, Functions of Matrices, 2008, section 8.1);
-3. rows whose weight comes out negative leave ``S``, rows whose margin falls below ``t`` join it (an active-set
-   method, as Lawson & Hanson's NNLS), until neither happens.
+   ``(A_S A_S^T) mu = 1``), for spectral a projected Newton method with the exact Hessian of the nuclear norm
+   smoothed to ``sum_i sqrt(s_i^2 + eps^2)`` (Lewis & Sendov's formula for spectral functions), eps shrinking
+   tenfold per level from 1e-3 of the starting value (continuation: the smoothed optimum is within
+   ``(k - 1) eps`` of the true one, and it exists where ``Z`` at the optimum is rank-deficient);
+3. a row whose weight reaches zero leaves ``S``, the row whose margin lies lowest below ``t`` joins it (the
+   classical primal active-set method, as Lawson & Hanson's NNLS), until no row is below ``t``.
 
 Every proposal is only a candidate: the caller scores ``W(lambda)`` on all rows (a lower bound) and
 ``||Z(lambda)||_*`` on the original data (an upper bound), so nothing here needs to be trusted. Where ``Z`` at the
-optimum is rank-deficient the Newton steps stall and the caller falls back to its general solvers.
+optimum is rank-deficient the small singular values are resolved only to ~1e-16 of the largest, the steps stall
+above the target accuracy (measured ~1e-5 to 1e-8), and the caller falls back to its general solvers.
 """
 
 from __future__ import annotations
@@ -108,8 +110,8 @@ def _first_order(rows: _Rows, check: Callable[[], None]) -> np.ndarray:
         while True:
             candidate = rows.project(X - step * gradient)
             move = candidate - X
-            if rows.steepest(rows.Z(candidate), smoothing)[1] <= value + np.sum(gradient * move) + np.sum(move * move) / (
-                    2 * step) + 1e-15 * value:
+            model = value + np.sum(gradient * move) + np.sum(move * move) / (2 * step)
+            if rows.steepest(rows.Z(candidate), smoothing)[1] <= model + 1e-15 * value:
                 break
             step *= 0.5
         following = (1.0 + np.sqrt(1.0 + 4.0 * momentum * momentum)) / 2.0

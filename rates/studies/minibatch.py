@@ -233,7 +233,10 @@ PROTOCOLS: dict[str, Protocol] = {
                              f"beta = {FULL.rate_momentum:g}, on the stretch before the margin passes gamma_eff for "
                              "good (past it the gap is <= 0: the bound holds for every constant but no rate is seen)",
                              _RATE_WINDOW + "; cut at the crossing of gamma_eff", _RATE_RULE + "; a positive stretch "
-                             "too short for a window -> no verdict", _RATE_SEEDS, _RATE_OUT, figure="rates Thm 4.3"),
+                             "too short for a window -> no verdict", _RATE_SEEDS,
+                             _RATE_OUT + " while it is positive (near the crossing the difference gamma_eff - "
+                             "gamma(W_t) steepens by construction, so a 'loose' there does not measure how fast the "
+                             "margin approaches its own limit)", figure="rates Thm 4.3"),
     "rate Thm 4.6": Protocol(f"gap gamma - gamma(W_t) with VR, b = {FULL.rate_batch}, beta = 0", _RATE_WINDOW,
                              _RATE_RULE, _RATE_SEEDS, _RATE_OUT, figure="rates Thm 4.6"),
     "rate Thm 4.6 + momentum": Protocol(f"gap gamma - gamma(W_t) with VR, b = {FULL.rate_batch}, "
@@ -477,6 +480,22 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
             reason += (f"; {horizon}; a run to t = {10 * t_end:.3g} on which the gap's slope settles, or more "
                        "reshuffling seeds where the uncertainty is the obstacle, decides")
     return verdict, reason
+
+
+def refutable_text(record) -> str:
+    """Whether the record's window lies past the descent start t_d, i.e. whether a gap slower than the bound there
+    would have counted as 'violated' (:func:`rates.studies.report.descent_start_of`; before t_d it is set aside)."""
+    from rates.studies.report import descent_start_of
+
+    v = record.verdict
+    start = descent_start_of(record.runs, record.prediction) if record.prediction is not None else None
+    if start is None or start.log10 is None:
+        return "descent start t_d unknown"
+    if v.fit is None or not math.isfinite(v.window.t0):
+        return f"t_d ~ 10^{start.log10:.3g}, no window"
+    past = start.t is not None and start.t <= v.window.t0
+    return (f"window from t = {v.window.t0:.3g}, t_d ~ 10^{start.log10:.3g}: "
+            + ("a slower gap would refute" if past else "before t_d, a slower gap would not refute"))
 
 
 def thm41_impossibility(gamma: float, B: float, n: int) -> str:
@@ -1018,7 +1037,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                     follows = momentum_follow_time(float(rec.runs[0].gamma["value"]), eta0, beta, a)
                     follow = f"eta_0 = {eta0:g}, momentum buffer follows the gradient from t ~ {follows:.2g}; "
                 measured[algo] = (f"{follow}{target_name} = {target:.4g}; slope {fit} vs bound {local}: {v.label}"
-                                  f"{bound}{above}")
+                                  f"{bound}{above}; {refutable_text(rec)}")
                 verdict, reason = rate_part(rec, crossed)
                 parts.append((verdict, f"{DISPLAY[algo]} {reason}" if reason else ""))
             why = (thm41_impossibility(float(records[(family, ALGORITHMS[0], a)][0].runs[0].gamma["value"]),

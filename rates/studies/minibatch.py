@@ -1448,6 +1448,9 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         "'references' says which), the relative error does not depend on it.",
         "Rate claims are one-sided (upper bounds): tight or loose reproduce them; comparator reasons are quoted "
         "verbatim for the others.",
+        f"'x f ± e/decade': the factor by which the error changed over the last decade (means over the quarter "
+        f"decades at its ends) and {TREND_Z:g} standard errors of it, from the checkpoint-to-checkpoint scatter of "
+        "the log error about a straight line in log t; 'stalled' needs the whole band at or above x0.9.",
         "Thm 4.1 rows run at b = n: with the rebuilt gamma_eff(b) = gamma - 4 B c(n, b), c(n, b) >= 1 for every "
         "b < n and gamma <= 2B on any data, so gamma_eff(b) <= -2B < 0 for every b < n (the row prints this "
         "data's numbers); Thm 4.3 runs at b = 32, beta = 0.999, the first (b, beta) of the sweep where "

@@ -125,3 +125,24 @@ def test_bisection_agrees_with_the_closed_form_where_the_exponential_is_negligib
     eta_closed = gamma / (4 * B**2)
     assert start.eta_star == pytest.approx(eta_closed, rel=1e-5)
     assert np.isfinite(start.log10)
+
+
+def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
+    """The rule cuts both ways: where a slower gap would have been set aside (window before t_d), a gap as fast as
+    the bound does not reproduce a claim either; past t_d both stand."""
+    from rates.studies.report import confirmation_before_descent
+    from rates.studies.signadam import rate_part
+
+    fast = -0.3  # faster than SignGD's t^-1/4 bound: tight or loose
+    before = fit_group([_slow_run(DEFAULT_GAMMA * 1e10, DEFAULT_B * 1e10, slope=fast)])
+    assert before.verdict.label in ("tight", "loose"), before.verdict.reason
+    why = confirmation_before_descent(before)
+    assert why is not None and "before the descent start" in why
+    assert rate_part("SignGD", before.verdict.label, before.verdict.reason, why)[0] == "no verdict"
+    past = fit_group([_slow_run(DEFAULT_GAMMA, DEFAULT_B, slope=fast)])
+    assert past.verdict.label in ("tight", "loose"), past.verdict.reason
+    from rates.studies.report import descent_start_of
+
+    assert descent_start_of(past.runs, past.prediction).t <= past.verdict.window.t0
+    assert confirmation_before_descent(past) is None
+    assert rate_part("SignGD", past.verdict.label, past.verdict.reason, "")[0] == "reproduced"

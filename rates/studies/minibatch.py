@@ -476,7 +476,14 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
                             f"{PLATEAU_SLOPE:g} of 0) and {horizon}; a run past the plateau decides "
                             f"(comparator: {v.label}: {v.reason})")
     bound = v.assessment.bound if getattr(v, "assessment", None) is not None else None
-    if v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS:
+    confirms = (v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS) or \
+        claim_verdict_from_fit(v.label, v.reason)[0] == REPRODUCED
+    if confirms:
+        from rates.studies.report import confirmation_before_descent
+
+        unrefutable = confirmation_before_descent(record)
+        if unrefutable:  # a slower gap would not have refuted here, so a faster one does not confirm
+            return NO_VERDICT, f"{v.label} (bound holds), but {unrefutable}"
         return REPRODUCED, ""
     verdict, reason = claim_verdict_from_fit(v.label, v.reason)
     if verdict == NO_VERDICT:

@@ -275,10 +275,20 @@ QUICK_PROTOCOLS = protocols(QUICK)
 # Pure functions of measured numbers: each is run on constructed cases where its claim is false
 # (tests/test_signadam_negative_controls.py).
 
-def rate_part(name: str, label: str, reason: str) -> tuple[str, str]:
-    """A rate row's part for one run: the comparator's label through :func:`claim_verdict_from_fit`."""
+def rate_part(name: str, label: str, reason: str, unrefutable: str = "") -> tuple[str, str]:
+    """A rate row's part for one run: the comparator's label through :func:`claim_verdict_from_fit`, except that a
+    confirmation on a window where a slower gap could not have refuted (``unrefutable``: why, from
+    :func:`rates.studies.report.confirmation_before_descent`) is ``no verdict``."""
     verdict, why = claim_verdict_from_fit(label, reason)
+    if verdict == REPRODUCED and unrefutable:
+        verdict, why = NO_VERDICT, f"{label}, but {unrefutable}"
     return verdict, f"{name} {why}" if why else ""
+
+
+def _rate_part_of(name: str, record) -> tuple[str, str]:
+    from rates.studies.report import confirmation_before_descent
+
+    return rate_part(name, record.verdict.label, record.verdict.reason, confirmation_before_descent(record) or "")
 
 
 def k_growth(relgaps: dict[int, list[float]], earlier: Optional[dict[int, list[float]]] = None,
@@ -452,7 +462,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> N
         for algo in NSD_ALGORITHMS:
             rec = records[(algo, a, 0.0)]
             measured.append(f"{DISPLAY[algo]} {_fit_text(rec)}")
-            parts.append(rate_part(DISPLAY[algo], rec.verdict.label, rec.verdict.reason))
+            parts.append(_rate_part_of(DISPLAY[algo], rec))
         table.add(Claim(f"SignGD (and NGD, Rem. 5.5) margin gap O({rate}) at a = {a}", f"{SEED} Cor. 5.4, Rem. 5.5",
                         "; ".join(measured), "comparator verdict tight or loose (one-sided bound)", *combine(parts),
                         values={algo: records[(algo, a, 0.0)].verdict.to_json() for algo in NSD_ALGORITHMS},
@@ -462,7 +472,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> N
         table.add(Claim(f"Adam (eps = 0) margin gap O({rec.prediction.rate.text}) at a = {a}",
                         f"{SEED} Thm 6.3, Cor. 6.4",
                         _fit_text(rec), "comparator verdict tight or loose (one-sided bound)",
-                        *rate_part("Adam", rec.verdict.label, rec.verdict.reason), values=rec.verdict.to_json(),
+                        *_rate_part_of("Adam", rec), values=rec.verdict.to_json(),
                         protocol=proto[("rate-adam", a)]))
 
 
@@ -704,7 +714,7 @@ def other_norms_claim(table: ClaimsTable, records: dict[tuple, Any], norms, key:
         name = _norm_name(algo, norm)
         rec = records[("other-norm", algo, norm)]
         measured.append(f"{name} {_fit_text(rec)}")
-        parts.append(rate_part(name, rec.verdict.label, rec.verdict.reason))
+        parts.append(_rate_part_of(name, rec))
     rate = records[("other-norm",) + norms[0]].prediction
     table.add(Claim(f"{title}: margin gap O({rate.rate.text if rate else 'log t / t^(1/2)'}) at a = 1/2",
                     f"{SEED} Rem. 5.5, App. E (Lemmas E.1, E.3)", "; ".join(measured),

@@ -164,46 +164,56 @@ def floor_ratio(gamma: float, witness: Witness) -> float:
     return gamma / attained if attained > 0 else math.inf
 
 
+
+def _solved_cases(presets, norms):
+    """``(preset, data, norm name, norm, certified max margin, W* of unit norm)`` for each preset and norm."""
+    from rates.numeric.data import PRESETS
+    from rates.numeric.margins import max_margin
+
+    for preset in presets:
+        ds = PRESETS[preset](None)
+        for norm_name in norms:
+            norm = parse_norm(norm_name)
+            solved = max_margin(ds, norm)
+            yield preset, ds, norm_name, norm, solved, solved.W / float(norm.value(torch.as_tensor(solved.W)))
+
+
+def _near(W_star: np.ndarray, spread: float, rng: np.random.Generator, norm) -> np.ndarray:
+    """A direction at ``spread`` (in the norm) from ``W*`` along a Gaussian perturbation."""
+    V = rng.standard_normal(W_star.shape)
+    return W_star + spread * V / float(norm.value(torch.as_tensor(V)))
+
 def mismatch_floor_simulation(thorough: bool, seed: int) -> SimulationOutcome:
     """For each preset, norm, divisor ``b < n`` and drawn direction ``U`` near ``W*``: the ratio
     ``gamma / (||grad_S L - grad L||_* / G)`` at :func:`concentrated_witness` with a batch leaving the
     concentrated sample out. Every ratio ``<= 1`` is the proposition (no ``rho(b) < gamma/2`` can exist);
     the instance records the worst ratio's case and the most negative descent ratio found."""
-    from rates.numeric.data import PRESETS
-    from rates.numeric.margins import max_margin
-
     rng = np.random.default_rng(seed)
     draws = 20 if thorough else 4
     trials, worst, instance = 0, -math.inf, {}
     most_negative = {"descent_over_G": math.inf}
     most_negative_expected = {"expected_descent_over_G": math.inf}
-    for preset in _PRESETS:
-        ds = PRESETS[preset](None)
-        for norm_name in _NORMS:
-            norm = parse_norm(norm_name)
-            solved = max_margin(ds, norm)
-            W_star = solved.W / float(norm.value(torch.as_tensor(solved.W)))
-            for b in _divisors_below(ds.n):
-                for eps in _DIRECTION_SPREADS:
-                    for _ in range(draws):
-                        V = rng.standard_normal(W_star.shape)
-                        U = W_star + eps * V / float(norm.value(torch.as_tensor(V)))
-                        witness = concentrated_witness(U, ds.H, ds.y, ds.k, b, norm)
-                        trials += 1
-                        ratio = floor_ratio(solved.upper, witness)
-                        case = {"preset": preset, "norm": norm_name, "n": ds.n, "b": b, "eps": eps,
-                                "gamma_upper": solved.upper, "sample": witness.sample,
-                                "mismatch_over_G": witness.without.mismatch, "floor_f_i": witness.floor,
-                                "descent_over_G": witness.without.descent,
-                                "proxy_share_of_sample": witness.without.top_share,
-                                "mismatch_over_G_with_sample": witness.with_sample.mismatch}
-                        if ratio > worst:
-                            worst, instance = ratio, case
-                        if witness.without.descent < most_negative["descent_over_G"]:
-                            most_negative = case
-                        expected = expected_descent_limit(U, ds.H, ds.y, ds.k, b, norm)
-                        if expected < most_negative_expected["expected_descent_over_G"]:
-                            most_negative_expected = dict(case, expected_descent_over_G=expected)
+    for preset, ds, norm_name, norm, solved, W_star in _solved_cases(_PRESETS, _NORMS):
+        for b in _divisors_below(ds.n):
+            for eps in _DIRECTION_SPREADS:
+                for _ in range(draws):
+                    U = _near(W_star, eps, rng, norm)
+                    witness = concentrated_witness(U, ds.H, ds.y, ds.k, b, norm)
+                    trials += 1
+                    ratio = floor_ratio(solved.upper, witness)
+                    case = {"preset": preset, "norm": norm_name, "n": ds.n, "b": b, "eps": eps,
+                            "gamma_upper": solved.upper, "sample": witness.sample,
+                            "mismatch_over_G": witness.without.mismatch, "floor_f_i": witness.floor,
+                            "descent_over_G": witness.without.descent,
+                            "proxy_share_of_sample": witness.without.top_share,
+                            "mismatch_over_G_with_sample": witness.with_sample.mismatch}
+                    if ratio > worst:
+                        worst, instance = ratio, case
+                    if witness.without.descent < most_negative["descent_over_G"]:
+                        most_negative = case
+                    expected = expected_descent_limit(U, ds.H, ds.y, ds.k, b, norm)
+                    if expected < most_negative_expected["expected_descent_over_G"]:
+                        most_negative_expected = dict(case, expected_descent_over_G=expected)
     instance = dict(instance, most_negative_descent=most_negative,
                     most_negative_expected_descent=most_negative_expected)
     return SimulationOutcome(trials, worst, instance, worst > 1.0)
@@ -300,27 +310,18 @@ def survey(presets=_PRESETS, norms=_NORMS, draws: int = 200, seed: int = 7) -> l
     """The table of docs/findings.md (F10): per preset, norm and divisor ``b < n``, the smallest mismatch
     ratio, per-step descent ratio and expected descent limit over ``draws`` directions within 0.01 or 0.1
     (alternately) of ``W*``."""
-    from rates.numeric.data import PRESETS
-    from rates.numeric.margins import max_margin
-
     rng = np.random.default_rng(seed)
     rows = []
-    for preset in presets:
-        ds = PRESETS[preset](None)
-        for norm_name in norms:
-            norm = parse_norm(norm_name)
-            solved = max_margin(ds, norm)
-            W_star = solved.W / float(norm.value(torch.as_tensor(solved.W)))
-            for b in _divisors_below(ds.n):
-                mismatch, descent, expected = [], [], []
-                for t in range(draws):
-                    V = rng.standard_normal(W_star.shape)
-                    U = W_star + _DIRECTION_SPREADS[t % 2] * V / float(norm.value(torch.as_tensor(V)))
-                    witness = concentrated_witness(U, ds.H, ds.y, ds.k, b, norm)
-                    mismatch.append(witness.without.mismatch)
-                    descent.append(witness.without.descent)
-                    expected.append(expected_descent_limit(U, ds.H, ds.y, ds.k, b, norm))
-                rows.append({"preset": preset, "n": ds.n, "norm": norm_name, "gamma": solved.gamma, "b": b,
-                             "min_mismatch_over_G": min(mismatch), "min_descent_over_G": min(descent),
-                             "min_expected_descent_over_G": min(expected)})
+    for preset, ds, norm_name, norm, solved, W_star in _solved_cases(presets, norms):
+        for b in _divisors_below(ds.n):
+            mismatch, descent, expected = [], [], []
+            for t in range(draws):
+                U = _near(W_star, _DIRECTION_SPREADS[t % 2], rng, norm)
+                witness = concentrated_witness(U, ds.H, ds.y, ds.k, b, norm)
+                mismatch.append(witness.without.mismatch)
+                descent.append(witness.without.descent)
+                expected.append(expected_descent_limit(U, ds.H, ds.y, ds.k, b, norm))
+            rows.append({"preset": preset, "n": ds.n, "norm": norm_name, "gamma": solved.gamma, "b": b,
+                         "min_mismatch_over_G": min(mismatch), "min_descent_over_G": min(descent),
+                         "min_expected_descent_over_G": min(expected)})
     return rows

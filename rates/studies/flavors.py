@@ -914,6 +914,18 @@ def _homogeneity_row(table: ClaimsTable, seeds: list[int], device) -> None:
          implementation_check=True)
 
 
+
+def _digit_pair_rows(table: ClaimsTable, h: dict, figure: str, prefix: str, suffix: str, source: str) -> None:
+    """A digit-pair figure's three rows (Fig. 2 on 3 vs 6, Fig. 6 on 2 vs 7): SD's larger gamma_1, GD's larger
+    gamma_2, Adam raising gamma_1 like SD; ``prefix``/``suffix`` name the figure in the claim."""
+    sd, gd, adam = h[f"{figure}-sd"], h[f"{figure}-gd"], h[f"{figure}-adam"]
+    _ordering_row(table, f"{figure}-sd", "gamma_1", "sd", {"sd": sd, "gd": gd},
+                  f"{prefix}SD reaches a larger gamma_1 than GD{suffix}", source)
+    _ordering_row(table, f"{figure}-gd", "gamma_2", "gd", {"gd": gd, "sd": sd},
+                  f"{prefix}GD reaches a larger gamma_2 than SD{suffix}", source)
+    _adam_like_sd_row(table, f"{figure}-adam", f"{prefix}Adam (eps=1e-8) raises gamma_1 after separation like SD",
+                      source, adam, sd, gd)
+
 def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = False) -> ClaimsTable:
     table = ClaimsTable(f"FLAVORS claims measured at CPU size over {len(seeds)} seeds", "tab:flavors-claims",
                         short_run="quick mode (30-400 steps, width 8)" if quick else "")
@@ -939,12 +951,7 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
     fig2 = {"gd": h["fig2-gd"], "sd": h["fig2-sd"], "adam": h["fig2-adam"]}
     _margins_rise_row(table, fig2)
     source = "FLAVORS section 4.2, Fig. 2 [given]"
-    _ordering_row(table, "fig2-sd", "gamma_1", "sd", {"sd": h["fig2-sd"], "gd": h["fig2-gd"]},
-                  "SD reaches a larger gamma_1 than GD (digits 3 vs 6)", source)
-    _ordering_row(table, "fig2-gd", "gamma_2", "gd", {"gd": h["fig2-gd"], "sd": h["fig2-sd"]},
-                  "GD reaches a larger gamma_2 than SD (digits 3 vs 6)", source)
-    _adam_like_sd_row(table, "fig2-adam", "Adam (eps=1e-8) raises gamma_1 after separation like SD", source,
-                      h["fig2-adam"], h["fig2-sd"], h["fig2-gd"])
+    _digit_pair_rows(table, h, "fig2", "", " (digits 3 vs 6)", source)
     _adam_like_sd_row(table, "fig2-adam", "Adam without momentum (beta1 = beta2 = 0, eps=1e-8) raises gamma_1 after "
                       "separation like SD", "FLAVORS section 4.2 ('similar observations hold for Adam without "
                       "momentum') [given]", h["fig2-adam-no-momentum"], h["fig2-sd"], h["fig2-gd"])
@@ -953,13 +960,7 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
         _adam_phase_two_row(table, long_runs[eps], eps)
     _eps_row(table, long_runs)
     _eps_onset_row(table, long_runs)
-    source = "FLAVORS App. D, Fig. 6 [given]"
-    _ordering_row(table, "fig6-sd", "gamma_1", "sd", {"sd": h["fig6-sd"], "gd": h["fig6-gd"]},
-                  "Fig. 6 (digits 2 vs 7): SD reaches a larger gamma_1 than GD", source)
-    _ordering_row(table, "fig6-gd", "gamma_2", "gd", {"gd": h["fig6-gd"], "sd": h["fig6-sd"]},
-                  "Fig. 6 (digits 2 vs 7): GD reaches a larger gamma_2 than SD", source)
-    _adam_like_sd_row(table, "fig6-adam", "Fig. 6 (digits 2 vs 7): Adam (eps=1e-8) raises gamma_1 after separation "
-                      "like SD", source, h["fig6-adam"], h["fig6-sd"], h["fig6-gd"])
+    _digit_pair_rows(table, h, "fig6", "Fig. 6 (digits 2 vs 7): ", "", "FLAVORS App. D, Fig. 6 [given]")
     fig3 = {"spectral": h["fig3-spectral"], "gd": h["fig3-gd"], "adam": h["fig3-adam"]}
     source = "FLAVORS section 4.3, Fig. 3, eq. 15 [given]"
     _ordering_row(table, "fig3-spectral", "gamma_spectral", "spectral", fig3,

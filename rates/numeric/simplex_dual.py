@@ -22,7 +22,8 @@ alone -- a few hundred of the ``n (k - 1)`` rows -- never building a program in 
 Every proposal is only a candidate: the caller scores ``W(lambda)`` on all rows (a lower bound) and
 ``||Z(lambda)||_*`` on the original data (an upper bound), so nothing here needs to be trusted. Where ``Z`` at the
 optimum is rank-deficient the small singular values are resolved only to ~1e-16 of the largest, the steps stall
-above the target accuracy (measured ~1e-5 to 1e-8), and the caller falls back to its general solvers.
+above the target accuracy (measured ~1e-5 to 1e-8), and the caller solves an exact small program on the rows found
+(:mod:`rates.numeric.spectral_subspace`), whose weights :func:`refined` sharpens by the same Newton steps.
 """
 
 from __future__ import annotations

@@ -719,8 +719,10 @@ def _spectral_subspace_rounds(problem: _Problem, H: np.ndarray, y: np.ndarray, k
     lam = np.clip(pool.lam[best_lam], 0.0, None)
     rows = np.union1d(np.flatnonzero(lam > 0), np.flatnonzero(margins <= margins.min() + SUBSPACE_NEAR * abs(lower)))
     for index in range(SUBSPACE_ROUNDS):
-        _check_deadline(f"the {problem.norm.name} max margin")
-        W_reduced, weights = spectral_subspace.solve_on_rows(H, y, k, rows, _CLARABEL_OPTIONS)
+        limit = _check_deadline(f"the {problem.norm.name} max margin")
+        W_reduced, weights = spectral_subspace.solve_on_rows(H, y, k, rows, {**_CLARABEL_OPTIONS, **limit})
+        if not (np.all(np.isfinite(W_reduced)) and np.all(np.isfinite(weights)) and weights.sum() > 0):
+            break  # the interior point failed or ran out of time: the caller goes on with what the pool holds
         full = np.zeros(problem.M.shape[0])
         full[rows] = weights
         name = f"sample-span SDP {index}"

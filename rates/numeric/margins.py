@@ -731,7 +731,7 @@ def _spectral_subspace_rounds(problem: _Problem, H: np.ndarray, y: np.ndarray, k
         pool.add_lam(name, full)
         if pool.certified(POLISH_GOAL):
             break
-        # the interior point's weights are accurate to ~1e-8; Newton's steps on their support sharpen the upper bound
+        # the interior point's weights are accurate to ~1e-7; Newton's steps on their support sharpen the upper bound
         for refined_name, W_refined, lam_refined in simplex_dual.refined(
                 H, y, k, full, SUBSPACE_SMOOTHING, lambda: _check_deadline(f"the {problem.norm.name} max margin")):
             pool.add_W(f"{name}, {refined_name}", W_refined)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from rates.norms import parse_norm
-from rates.numeric import margins, simplex_dual
+from rates.numeric import margins, simplex_dual, spectral_subspace
 from rates.numeric.data import gaussian, orthogonal_skewed
 
 
@@ -68,9 +68,10 @@ def test_orthogonal_data_meet_the_closed_forms(k, monkeypatch):
     assert spectral.upper == pytest.approx(hardest, rel=1e-9)
 
 
-def test_rank_deficient_nuclear_optimum_falls_back_to_the_general_solvers(monkeypatch):
+def test_rank_deficient_nuclear_optimum_is_certified_by_the_sample_span_program(monkeypatch):
     """Data whose optimal Z has rank 1 of the k - 1 = 3 possible (two singular values vanish): the polar factor is
-    undefined there and the smoothed steps stall near 1e-6; the general solvers then certify it, as before."""
+    undefined there and the smoothed steps stall near 1e-6; the exact program on the span of the nearly active
+    samples then certifies it, and agrees with the general solvers on the whole program."""
     ds = gaussian(4, 12, 15, 0.5, seed=7)
     whole = _solve(ds, "spectral")
     H = np.asarray(ds.H) / np.abs(ds.H).max()
@@ -82,5 +83,26 @@ def test_rank_deficient_nuclear_optimum_falls_back_to_the_general_solvers(monkey
     singular = np.linalg.svd(rows.P.T @ rows.Z(L), compute_uv=False)
     assert singular[1] < 1e-6 * singular[0]  # the rank-deficient optimum this test is about
     forced = _forced(ds, "spectral", monkeypatch)
-    assert forced.solver == "clarabel-conic" and forced.accuracy <= margins.TARGET_ACCURACY
+    assert forced.solver == "simplex-dual-active-set" and forced.accuracy <= margins.TARGET_ACCURACY
+    assert "sample-span SDP" in forced.checks["lower_bound"] + forced.checks["upper_bound"]
     assert abs(forced.gamma - whole.gamma) <= (whole.accuracy + forced.accuracy + 1e-13) * whole.gamma
+    assert margins.margin_of(forced.W, ds, "spectral") == pytest.approx(forced.gamma, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed,k,d,per_class,sigma", [(7, 4, 12, 15, 0.5), (2, 6, 40, 10, 0.3), (4, 5, 60, 8, 0.4)])
+def test_sample_span_program_on_all_rows_meets_the_whole_conic_program(seed, k, d, per_class, sigma):
+    """On every row the sample-span program is the whole spectral max-margin program, in other unknowns (the
+    (k - 1) x rank block of W on the samples' span) and with other cones (one of size k per column): its W, scored
+    on all rows, and its weights, scored on the original data, bracket the general solvers' gamma to ~1e-7 (the
+    caller refines the weights by Newton's steps on their support)."""
+    ds = gaussian(k, d, per_class, sigma, seed=seed)
+    whole = _solve(ds, "spectral")
+    H = np.asarray(ds.H, dtype=np.float64)
+    all_rows = np.arange(H.shape[0] * (k - 1))
+    W, weights = spectral_subspace.solve_on_rows(H, np.asarray(ds.y), k, all_rows, margins._CLARABEL_OPTIONS)
+    problem = margins._Problem(margins.constraint_matrix(H, np.asarray(ds.y), k), k, d, parse_norm("spectral", "norm"))
+    lower, upper = problem.lower(W), problem.upper(weights)
+    assert weights.min() >= 0 and weights.sum() == pytest.approx(1.0, rel=1e-6)  # the interior point's equality
+    assert lower <= whole.upper * (1 + 1e-12) and upper >= whole.gamma * (1 - 1e-12)  # weak duality, both ways
+    assert lower == pytest.approx(whole.gamma, rel=1e-7)
+    assert upper == pytest.approx(whole.gamma, rel=1e-6)  # the interior point's raw weights (measured 1.1e-7)

@@ -22,7 +22,8 @@ alone -- a few hundred of the ``n (k - 1)`` rows -- never building a program in 
 Every proposal is only a candidate: the caller scores ``W(lambda)`` on all rows (a lower bound) and
 ``||Z(lambda)||_*`` on the original data (an upper bound), so nothing here needs to be trusted. Where ``Z`` at the
 optimum is rank-deficient the small singular values are resolved only to ~1e-16 of the largest, the steps stall
-above the target accuracy (measured ~1e-5 to 1e-8), and the caller falls back to its general solvers.
+above the target accuracy (measured ~1e-5 to 1e-8), and the caller solves an exact small program on the rows found
+(:mod:`rates.numeric.spectral_subspace`), whose weights :func:`refined` sharpens by the same Newton steps.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ SMOOTHING_FACTOR = 0.1  # the smoothing of each level of the continuation, relat
 SMOOTHING_LEVELS = 12  # from 1e-3 to 1e-14 of the starting nuclear norm
 SUPPORT_THRESHOLD = 1e-6  # a weight below this fraction of the largest is outside the first working set
 JOINING_ROWS = 1  # rows that join the working set per round
+FIRST_ORDER_NAME = "first-order dual"
 
 
 class _Rows:
@@ -229,7 +231,7 @@ def candidates(H: np.ndarray, y: np.ndarray, k: int, spectral: bool,
     rows = _Rows(np.asarray(H, dtype=np.float64), np.asarray(y, dtype=np.int64), int(k), spectral)
     L = _first_order(rows, check)
     W, _ = rows.steepest(rows.Z(L))
-    yield "first-order dual", W, L[rows.mask]
+    yield FIRST_ORDER_NAME, W, L[rows.mask]
     active = np.argwhere(L > SUPPORT_THRESHOLD * L.max())
     lam = L[active[:, 0], active[:, 1]]
     if not spectral:
@@ -244,6 +246,27 @@ def candidates(H: np.ndarray, y: np.ndarray, k: int, spectral: bool,
         for proposal in _active_set(rows, active, lam, smoothing, f"eps {smoothing:.1e} ", check):
             yield proposal[:3]
             active, lam = proposal[3], proposal[4]
+
+
+def refined(H: np.ndarray, y: np.ndarray, k: int, lam: np.ndarray, levels: tuple[float, ...],
+            check: Callable[[], None]) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """Spectral only: the smoothed active-set steps from given weights (on the rows of
+    :func:`rates.numeric.margins.constraint_matrix`), at the smoothing ``levels`` (fractions of ``||Z(lambda)||_*``);
+    proposals as :func:`candidates`, one per level. Weights from an exact solve near the optimum start on the right support, so
+    a small smoothing is reached without the continuation's many rounds."""
+    rows = _Rows(np.asarray(H, dtype=np.float64), np.asarray(y, dtype=np.int64), int(k), True)
+    L = np.zeros((rows.n, rows.k))
+    L[rows.mask] = np.clip(lam, 0.0, None)
+    active = np.argwhere(L > SUPPORT_THRESHOLD * L.max())
+    weights = L[active[:, 0], active[:, 1]]
+    weights = weights / weights.sum()
+    start = rows.steepest(rows.Z(L / L.sum()))[1]
+    for level in levels:
+        smoothing = start * level
+        for proposal in _active_set(rows, active, weights, smoothing, f"refined eps {smoothing:.1e} ", check):
+            yield proposal[:3]
+            active, weights = proposal[3], proposal[4]
+            break  # the first round on the exact solve's support; rows joining one by one would take long
 
 
 def _active_set(rows: _Rows, active: np.ndarray, lam: np.ndarray, smoothing: float, tag: str,

@@ -252,8 +252,8 @@ def refined(H: np.ndarray, y: np.ndarray, k: int, lam: np.ndarray, levels: tuple
             check: Callable[[], None]) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
     """Spectral only: the smoothed active-set steps from given weights (on the rows of
     :func:`rates.numeric.margins.constraint_matrix`), at the smoothing ``levels`` (fractions of ``||Z(lambda)||_*``);
-    proposals as :func:`candidates`, one per level. Weights from an exact solve near the optimum start on the right support, so
-    a small smoothing is reached without the continuation's many rounds."""
+    proposals as :func:`candidates`, one per level. Weights from an exact solve near the optimum start on the right
+    support, so a small smoothing is reached without the continuation's many rounds."""
     rows = _Rows(np.asarray(H, dtype=np.float64), np.asarray(y, dtype=np.int64), int(k), True)
     L = np.zeros((rows.n, rows.k))
     L[rows.mask] = np.clip(lam, 0.0, None)

@@ -586,31 +586,17 @@ def _add_scaled_quad(typingctx, target, target_at, source, source_at, factor):
     return types.void(target, target_at, source, source_at, factor), codegen
 
 
-@njit(cache=True, error_model="numpy")
-def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quads, width, log_scale):
-    """:func:`_gradient_lanes` for a single configuration, entry by entry the same arithmetic in the same order,
-    on arrays whose last axis is the one the inner loops run over: ``W`` (k, d), the samples transposed ``XT``
-    (d, count) and, for the gradient's sums, flat (count x width) with each sample's features padded by zeros
-    to ``width`` (a multiple of ``QUAD``) in ``X_quads``; labels ``Y`` (count,), ``Z``, ``K`` (k, count) with flat
-    views, ``T``, ``L``, ``U``, ``P`` (count,), ``G`` (k, d) with a flat (k x width) scratch ``G_quads``,
-    ``log_scale`` (k,). Why a function of its own: in the block layout with one lane, every array has a
-    trailing axis of length 1 whose neighbours' strides the compiler cannot know, so the loops over samples
-    became strided and gathered loads; here they are unit strides, and the logits are summed feature by
-    feature for all samples at once (a vector of samples per instruction, each logit still summed in
-    feature order). The label's slot is gathered rather than selected (a select with a store there kept the
-    loop scalar); the row exponents' maximum is taken over the bits of ``E + 1.5 * 2^52`` (exact integers
-    below 2^51 in a double: their bits are ordered as they are), an integer maximum that LLVM vectorises
-    where a floating-point one needs fast-math flags; each gradient row is summed over the samples in
-    order, four features per vector instruction (:func:`_add_scaled_quad`), one row quad at a time."""
-    k, d = W.shape[0], W.shape[1]
-    count = Y.shape[0]
-    for i in range(Z_flat.size):
-        Z_flat[i] = 0.0
-    for c in range(k):
-        for l in range(d):
-            w = W[c, l]
-            for j in range(count):
-                Z[c, j] += w * XT[l, j]
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale):
+    """The gradient's coefficients from one run's logits ``Z`` (k, count), in place, with ``Z_flat`` and
+    ``K_flat`` flat views of ``Z`` and the scratch ``K`` (k, count): the top wrong logit, exponentials as
+    mantissa and exact integer exponent by :func:`_exp_parts` (over the flat views: one vector loop), ``A_j``,
+    the label's ``-V_j`` (the mean's 1/count included), the row exponents ``log_scale`` (k,) as the integer
+    maximum of ``E`` (over the bits of ``E + 1.5 * 2^52``: exact integers below 2^51 in a double are ordered as
+    their bits), so that row c of the mean gradient is ``2^{log_scale[c]} sum_j Z[c, j] x_j``. The one
+    definition shared by :func:`_gradient_one` and :func:`logit_coefficients`; ``T``, ``L``, ``U``, ``P``
+    (count,) are scratch."""
+    k, count = Z.shape[0], Z.shape[1]
     for j in range(count):
         T[j] = -np.inf
         L[j] = 0.0
@@ -654,6 +640,34 @@ def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quad
             wrong = c != Y[j]
             exponent = K[c, j] - log_scale[c]
             Z[c, j] = (Z[c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
+
+
+@njit(cache=True, error_model="numpy")
+def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quads, width, log_scale):
+    """:func:`_gradient_lanes` for a single configuration, entry by entry the same arithmetic in the same order,
+    on arrays whose last axis is the one the inner loops run over: ``W`` (k, d), the samples transposed ``XT``
+    (d, count) and, for the gradient's sums, flat (count x width) with each sample's features padded by zeros
+    to ``width`` (a multiple of ``QUAD``) in ``X_quads``; labels ``Y`` (count,), ``Z``, ``K`` (k, count) with flat
+    views, ``T``, ``L``, ``U``, ``P`` (count,), ``G`` (k, d) with a flat (k x width) scratch ``G_quads``,
+    ``log_scale`` (k,). Why a function of its own: in the block layout with one lane, every array has a
+    trailing axis of length 1 whose neighbours' strides the compiler cannot know, so the loops over samples
+    became strided and gathered loads; here they are unit strides, and the logits are summed feature by
+    feature for all samples at once (a vector of samples per instruction, each logit still summed in
+    feature order). The label's slot is gathered rather than selected (a select with a store there kept the
+    loop scalar); the row exponents' maximum is taken over the bits of ``E + 1.5 * 2^52`` (exact integers
+    below 2^51 in a double: their bits are ordered as they are), an integer maximum that LLVM vectorises
+    where a floating-point one needs fast-math flags; each gradient row is summed over the samples in
+    order, four features per vector instruction (:func:`_add_scaled_quad`), one row quad at a time."""
+    k, d = W.shape[0], W.shape[1]
+    count = Y.shape[0]
+    for i in range(Z_flat.size):
+        Z_flat[i] = 0.0
+    for c in range(k):
+        for l in range(d):
+            w = W[c, l]
+            for j in range(count):
+                Z[c, j] += w * XT[l, j]
+    _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale)
     for i in range(G_quads.size):
         G_quads[i] = 0.0
     for c in range(k):
@@ -673,57 +687,15 @@ def logit_coefficients(Z, y, K, T, L, U, P, log_scale):
     ``mu 2^{E - N_c}`` of :func:`_gradient_lanes` (the mean's 1/n included) and ``log_scale`` (R, k) their row
     exponents ``N_c``, so that row c of run r's mean gradient is ``2^{N_c} sum_j Z[r, c, j] x_j``.
 
-    The same arithmetic as the middle of :func:`_gradient_one` (top wrong logit, exponentials as mantissa and
-    exact integer exponent by :func:`_exp_parts`, ``A_j``, the label's ``-V_j``, row exponents as the integer
-    maximum of ``E``, flush below ``2^FLUSH_EXPONENT``), operation for operation: given the same logits it
-    gives the same coefficients bit for bit. ``y`` (n,) labels; scratch ``K`` (k, n), ``T``, ``L``, ``U``, ``P``
-    (n,). Sample loops innermost, with unit strides, so they vectorise. Releases the GIL."""
+    :func:`_coefficients_of_logits` per run, the arithmetic :func:`_gradient_one` applies to the logits it forms
+    itself: given the same logits it gives the same coefficients bit for bit. ``y`` (n,) labels; scratch ``K`` (k,
+    n), ``T``, ``L``, ``U``, ``P`` (n,). Sample loops innermost, with unit strides, so they vectorise. Releases the
+    GIL."""
     R, k, n = Z.shape
-    inv_count = 1.0 / n
+    rows = Z.reshape(R, k * n)  # each run's logits as one flat row (Z is C-contiguous)
+    K_flat = K.reshape(k * n)
     for r in range(R):
-        for j in range(n):
-            T[j] = -np.inf
-            L[j] = 0.0
-        for c in range(k):
-            for j in range(n):
-                z = Z[r, c, j]
-                wrong = c != y[j]
-                T[j] = _larger(T[j], z if wrong else -np.inf)
-                L[j] = _pick(wrong, L[j], z)
-        for j in range(n):
-            L[j] -= T[j]
-        for c in range(k):
-            for j in range(n):
-                shifted = Z[r, c, j] - T[j]
-                Z[r, c, j] = shifted if c != y[j] else -abs(L[j])
-        for c in range(k):
-            for j in range(n):
-                Z[r, c, j], K[c, j] = _exp_parts(Z[r, c, j])
-        for j in range(n):
-            U[j] = Z[r, y[j], j]
-            P[j] = K[y[j], j]
-            T[j] = 0.0
-        for c in range(k):
-            for j in range(n):
-                term = Z[r, c, j] * _power_of_two(K[c, j])
-                T[j] += term if c != y[j] else 0.0
-        for j in range(n):
-            above = L[j] > 0.0
-            slot = U[j] * _power_of_two(P[j])
-            total = T[j] * slot + 1.0 if above else T[j] + slot
-            U[j] = (U[j] if above else 1.0) / total * inv_count
-            P[j] = _pick(above, P[j], 0.0)
-        for c in range(k):
-            top = np.int64(0)  # below the bits of every E + 1.5 * 2^52 (positive doubles; |E| < 2^51)
-            for j in range(n):
-                K[c, j] = (K[c, j] if c != y[j] else 0.0) + P[j]
-                top = max(top, _bits_of(K[c, j] + _ROUND))
-            log_scale[r, c] = _float_of(top) - _ROUND
-        for c in range(k):
-            for j in range(n):
-                wrong = c != y[j]
-                exponent = K[c, j] - log_scale[r, c]
-                Z[r, c, j] = (Z[r, c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
+        _coefficients_of_logits(Z[r], rows[r], y, K, K_flat, T, L, U, P, log_scale[r])
 
 
 @njit(cache=True)

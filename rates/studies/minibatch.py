@@ -499,7 +499,7 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
 def refutable_text(record) -> str:
     """Whether the record's window lies past the descent start t_d, i.e. whether a gap slower than the bound there
     would have counted as 'violated' (:func:`rates.studies.report.descent_start_of`; before t_d it is set aside)."""
-    from rates.studies.report import descent_start_of
+    from rates.studies.report import descent_start_of, past_descent_start
 
     v = record.verdict
     start = descent_start_of(record.runs, record.prediction) if record.prediction is not None else None
@@ -507,7 +507,7 @@ def refutable_text(record) -> str:
         return "descent start t_d unknown"
     if v.fit is None or not math.isfinite(v.window.t0):
         return f"t_d ~ 10^{start.log10:.3g}, no window"
-    past = start.t is not None and start.t <= v.window.t0
+    past = past_descent_start(v.window.t0, start)
     return (f"window from t = {v.window.t0:.3g}, t_d ~ 10^{start.log10:.3g}: "
             + ("a slower gap would refute" if past else "before t_d, a slower gap would not refute"))
 

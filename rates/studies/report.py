@@ -486,6 +486,13 @@ def descent_start_of(runs: Sequence[Run], prediction: Any):
     return max(known, key=lambda s: s.log10)
 
 
+def past_descent_start(window_start: float, start: Any) -> bool:
+    """Whether a window starting at ``window_start`` lies past a known descent start ``start`` (a
+    :class:`rates.symbolic.theorems.descent_start.DescentStart` with ``log10`` set; ``t`` None means beyond any
+    run)."""
+    return start.t is not None and start.t <= window_start
+
+
 def confirmation_before_descent(record: Any) -> Optional[str]:
     """Why a confirming verdict (``tight``, ``loose``, the bound holding) on ``record`` does not count for a claim,
     or None where it does.
@@ -499,7 +506,7 @@ def confirmation_before_descent(record: Any) -> Optional[str]:
     if getattr(record, "prediction", None) is None or verdict.fit is None or not math.isfinite(verdict.window.t0):
         return None
     start = descent_start_of(record.runs, record.prediction)
-    if start is None or start.log10 is None or (start.t is not None and start.t <= verdict.window.t0):
+    if start is None or start.log10 is None or past_descent_start(verdict.window.t0, start):
         return None
     return (f"the window starts at t = {verdict.window.t0:.3g}, before the descent start ({start.text()}): a gap "
             "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
@@ -517,7 +524,7 @@ def _violated_before_descent(verdict: Any, start: Any) -> Any:
     if verdict.label != "violated" or start is None or start.log10 is None:
         return verdict
     window_start = verdict.window.t0
-    if start.t is not None and start.t <= window_start:
+    if past_descent_start(window_start, start):
         return verdict
     return replace(verdict, label="inconclusive", reason=(
         f"pre-asymptotic: the window starts at t = {window_start:.3g}, before the descent start "

@@ -10,7 +10,7 @@ import typer
 
 from rates.errors import InputError
 from rates.numeric.run_parameters import check, parse_seeds
-from rates.studies import StudyOptions, get_study
+from rates.studies import STUDIES, StudyOptions, get_study
 
 
 def report(
@@ -35,6 +35,11 @@ def report(
     """
     shuffles = parse_seeds(0, seeds) if seeds is not None else None
     draws = parse_seeds(0, data_seeds, "--data-seeds") if data_seeds is not None else None
+    if draws is not None and study in STUDIES and study != "default":
+        # a paper study's data draws are part of its protocols, fixed before any run (docs/studies.md)
+        raise InputError("--data-seeds", f"the {study} study fixes its own data draws in its protocols; "
+                                         "--data-seeds applies to the default study only (use --seeds for "
+                                         "the paper studies' seed count)")
     device = check("device", device)
     if out.exists() and not out.is_dir():
         raise InputError("--out", f"{out} exists and is not a directory")

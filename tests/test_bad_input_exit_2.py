@@ -90,6 +90,16 @@ def test_many_data_draws_are_refused_naming_data_seeds(tmp_path, monkeypatch):
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.parametrize("study", ["signadam", "minibatch", "flavors"])
+def test_a_paper_study_refuses_data_seeds_instead_of_ignoring_them(tmp_path, study):
+    """Its draws are part of its protocols; before, --data-seeds 0..100000 ran the study on its own draws."""
+    code, _, err = invoke(["report", study, "--data-seeds", "0..100000", "--out", str(tmp_path / "r"),
+                           "--no-progress"])
+    assert_refusal(code, err, "--data-seeds")
+    assert "default study only" in err
+    assert not (tmp_path / "r").exists()
+
+
 def test_engine_tasks_are_estimated_before_the_first_step(capsys, monkeypatch):
     """rates report and rates sweep share this check: 10^5 data draws of 10^6 steps are announced in hours,
     from the recipe's probed cost (here given: 1 us per step, at load 0), not from the torch engine's

@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("doc_examples", ROOT / "scripts" / "doc_examples.py")
 doc_examples = importlib.util.module_from_spec(_spec)
@@ -36,3 +38,26 @@ def test_a_whole_output_must_match_line_for_line():
     assert doc_examples.differences(example, "a\nb\nc\n") != []
     excerpt = doc_examples.Example(0, "rates x", "excerpt", ("b", "a"))
     assert doc_examples.differences(excerpt, "a\nb\n") == ["a"]  # in order
+
+
+def test_the_main_job_table_keeps_the_chosen_columns_of_table_md():
+    table_md = "**t**\n\n| algorithm | a | x | predicted rate | fitted slope ± s.e. | window t | bound holds " \
+               "| dominant term | stated rate | verdict |\n|---|---|---|---|---|---|---|---|---|---|\n" \
+               "| signgd | 1/2 | drop | r | -0.507 ± 0.001 | [3e+03, 2.5e+05] | holds | C | no | loose |\n"
+    made = doc_examples.main_job_table(table_md).splitlines()
+    assert made[0] == doc_examples.MAIN_JOB_BEGIN and made[-1] == doc_examples.MAIN_JOB_END
+    assert made[3] == "| signgd | 1/2 | r | -0.507 ± 0.001 | [3e+03, 2.5e+05] | holds | C | no | loose |"
+
+
+@pytest.mark.slow
+def test_the_main_job_table_in_usage_md_is_what_the_main_job_prints(tmp_path):
+    """Reruns the main job (about a minute of CPU) and compares docs/usage.md's table with its table.md."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, RATES_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-m", "cli.app", "report", "default", "--out", str(tmp_path / "report")],
+                   cwd=tmp_path, env=env, check=True, capture_output=True)
+    usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    fresh = doc_examples.main_job_table((tmp_path / "report" / "table.md").read_text(encoding="utf-8"))
+    assert fresh in usage, "run python scripts/doc_examples.py --main-job REPORT_DIR docs/usage.md\n" + fresh

@@ -32,6 +32,7 @@ import numpy as np
 import sympy as sp
 
 from rates.symbolic import asymptotics
+from rates.symbolic.budget import OutOfTime, answer_within
 from rates.symbolic.growth import (
     BOUNDED,
     Growth,
@@ -43,13 +44,16 @@ from rates.symbolic.growth import (
     x,
 )
 from rates.symbolic.power_sums import partial_sums
-from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide
+from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide, exact_function
 from rates.symbolic.theorems.base import BoundTemplate, reference_margin
 from rates.symbolic.theorems.hypotheses import uses_assumption_34
 from rates.symbolic.theorems.sources import Source
 
 GENERAL_REGIME = "general schedule"
 T_LIMIT = 10**15  # thresholds beyond this are reported as such
+# time budgets (rates.symbolic.budget): the power sums' classes, and the numeric search of t0/t1
+CLASSES_SECONDS = 4.0
+THRESHOLD_SECONDS = 4.0
 
 
 def required_hypotheses(config) -> tuple[str, ...]:
@@ -175,33 +179,90 @@ def _plain(value):
 # ------------------------------------------------------------------------------------------------ thresholds
 
 
-def _first_at_most(schedule, level: float, start: int) -> Optional[int]:
-    """First ``t >= start`` with ``f(t) <= level`` (float64, the engines' values) for ``f`` non-increasing on
-    ``[start, inf)``."""
-    def value_at(_f, t):
-        return schedule.unit_value(int(t))
+PREFIX_LIMIT = 10**7  # steps summed / scanned one by one (float64, each near-tie confirmed in mpmath)
+EXACT_DPS = 50
+# the step functions and branches that Euler-Maclaurin cannot sum across (it needs a smooth summand)
+_NOT_SMOOTH = (sp.floor, sp.ceiling, sp.Abs, sp.sign, sp.Piecewise, sp.Min, sp.Max)
 
-    f = None
-    if value_at(f, start) <= level:
+
+class _NotComputed(Exception):
+    """A threshold that this module cannot give with a proof; the message says why."""
+
+
+def _first_at_most(f_at, level: mpmath.mpf, start: int) -> Optional[int]:
+    """First ``t >= start`` with ``f(t) <= level`` for ``f`` non-increasing on ``[start, inf)`` (proved by the
+    hypothesis): doubling, then bisection, every comparison on ``f``'s exact value (:data:`EXACT_DPS` digits).
+    None beyond :data:`T_LIMIT`."""
+    def below(t: int) -> bool:
+        return f_at(mpmath.mpf(t)) <= level
+
+    if below(start):
         return start
     hi = start + 1
-    while value_at(f, hi) > level:
+    while not below(hi):
         hi = start + 2 * (hi - start)
         if hi > T_LIMIT:
             return None
     lo = start + (hi - start) // 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if value_at(f, mid) <= level:
+        if below(mid):
             hi = mid
         else:
             lo = mid
     return hi
 
 
+def _last_above(schedule, f_at, level: mpmath.mpf, stop: int) -> Optional[int]:
+    """The last ``s < stop`` with ``f(s) > level`` (None: none): float64 values first, then each candidate near
+    the level confirmed on the exact value (float64 is off by far less than the 1e-9 margin used here)."""
+    if stop > PREFIX_LIMIT:
+        raise _NotComputed(f"f is non-increasing only from t = {stop}; the {stop} steps before it exceed the "
+                           f"{PREFIX_LIMIT:.0e} that are scanned")
+    values = schedule.unit_values(0, stop)
+    candidates = np.flatnonzero(values > float(level) * (1 - 1e-9))
+    for s in candidates[::-1]:
+        if f_at(mpmath.mpf(int(s))) > level:
+            return int(s)
+    return None
+
+
+class _StepSums:
+    """``sum_{s<t} f(s)`` at any ``t``: float64 one by one below :data:`PREFIX_LIMIT` (one cumulative sum), and
+    beyond it Euler-Maclaurin (mpmath ``sumem``) on the eventual branch, which is ``f`` there; refused where the
+    branch is not smooth or holds only beyond the directly summed steps."""
+
+    def __init__(self, schedule, branch, stop_hint: int):
+        self.direct_stop = int(min(max(stop_hint, branch.switch_t + 1), PREFIX_LIMIT))
+        self.cumulative = np.concatenate([[0.0], np.cumsum(schedule.unit_values(0, self.direct_stop))])
+        self.branch = branch
+        self.tail_at = exact_function(branch.expr)
+
+    def __call__(self, t: int) -> mpmath.mpf:
+        if t <= self.direct_stop:
+            return mpmath.mpf(float(self.cumulative[t]))
+        if self.branch.switch_t > self.direct_stop:
+            raise _NotComputed(f"the schedule's last branch holds from t = {self.branch.switch_t}, beyond the "
+                               f"{PREFIX_LIMIT:.0e} steps summed one by one")
+        if self.branch.expr.has(*_NOT_SMOOTH):
+            raise _NotComputed(f"sums beyond {self.direct_stop:.0e} steps need a smooth last branch for "
+                               f"Euler-Maclaurin; {self.branch.expr} is not")
+        with mpmath.workdps(30):
+            return mpmath.mpf(float(self.cumulative[-1])) + mpmath.sumem(self.tail_at, [self.direct_stop, t - 1])
+
+
+def _integral_bracket(f_at, lo: int, hi: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """For ``f`` non-increasing on ``[lo, hi]``: ``int_lo^hi f <= sum_{s=lo}^{hi-1} f(s) <= int_lo^hi f + f(lo)
+    - f(hi)`` (each term between the integral over its unit cell and the next one's)."""
+    with mpmath.workdps(30):
+        integral = mpmath.quad(f_at, mpmath.linspace(lo, hi, 8))
+        return integral, integral + f_at(mpmath.mpf(lo)) - f_at(mpmath.mpf(hi))
+
+
 def schedule_thresholds(template: BoundTemplate, schedule, hypotheses: ScheduleHypotheses,
                         constants: Optional[dict]) -> dict[str, dict[str, Any]]:
-    """``t0``/``t1`` for a general schedule: the defining inequalities always, numbers when constants are given."""
+    """``t0``/``t1`` for a general schedule: the defining inequalities always, numbers when constants are given
+    and the work fits :data:`THRESHOLD_SECONDS` (:mod:`rates.symbolic.budget`)."""
     out = {"t0": {"symbolic": template.t0_defining() + " (for good)", "closed_form": False,
                   "defining": template.t0_defining(), "numeric": None},
            "t1": {"symbolic": template.t1_defining(), "closed_form": False, "defining": template.t1_defining(),
@@ -209,66 +270,91 @@ def schedule_thresholds(template: BoundTemplate, schedule, hypotheses: ScheduleH
     reference = reference_margin(template, constants, out) if constants else None
     if reference is None:
         return out
-    values, subs, g_ref = reference
-    monotone = hypotheses.findings[0]
-    if monotone.status != HOLDS:
+    if hypotheses.findings[0].status != HOLDS:
         out["t0"]["note"] = "needs eta_t eventually non-increasing"
         return out
+    try:
+        return answer_within(THRESHOLD_SECONDS, _numeric_thresholds, template, schedule, hypotheses, reference, out,
+                             what="the threshold search")
+    except OutOfTime as late:
+        key = "t1" if out["t0"].get("numeric") is not None else "t0"
+        out[key]["note"] = f"not computed: {late}"
+        return out
+
+
+def _numeric_thresholds(template, schedule, hypotheses, reference, out):
+    """The numbers of :func:`schedule_thresholds` (module docstring, step 4), computed in a budgeted worker."""
+    values, subs, g_ref = reference
+    monotone = hypotheses.findings[0]
+    f_at = exact_function(hypotheses.unit)
     J = len(template.noise)
     t0 = 0
-    for term in template.noise:
-        coefficient = template.resolve(term.coefficient).subs(subs)
-        if coefficient.free_symbols:
-            out["t0"]["missing"] = sorted(str(s) for s in coefficient.free_symbols)
-            return out
-        # c eta0^q f^q <= g_ref / (2J)  <=>  f <= (g_ref / (2 J c eta0^q))^(1/q)
-        with mpmath.workdps(30):
-            level = (mpmath.mpf(sp.N(g_ref, 30)) / (2 * J * mpmath.mpf(sp.N(coefficient, 30))
-                     * mpmath.mpf(values["eta_0"]) ** float(term.q))) ** (1 / mpmath.mpf(float(term.q)))
-        tail = _first_at_most(schedule, float(level), monotone.from_t)
-        if tail is None:
-            out["t0"]["note"] = f"beyond {T_LIMIT:.0e} steps"
-            return out
-        prefix = schedule.unit_values(0, monotone.from_t) if monotone.from_t else np.zeros(0)
-        bad = np.flatnonzero(prefix > float(level))
-        t0 = max(t0, tail, int(bad[-1]) + 1 if len(bad) else 0)
+    with mpmath.workdps(EXACT_DPS):
+        for term in template.noise:
+            coefficient = template.resolve(term.coefficient).subs(subs)
+            if coefficient.free_symbols:
+                out["t0"]["missing"] = sorted(str(s) for s in coefficient.free_symbols)
+                return out
+            # c eta0^q f^q <= g_ref / (2J)  <=>  f <= (g_ref / (2 J c eta0^q))^(1/q)
+            q = mpmath.mpf(sp.Rational(term.q).p) / sp.Rational(term.q).q
+            level = (mpmath.mpf(str(sp.N(g_ref, EXACT_DPS))) / (2 * J * mpmath.mpf(str(sp.N(coefficient, EXACT_DPS)))
+                     * mpmath.mpf(values["eta_0"]) ** q)) ** (1 / q)
+            tail = _first_at_most(f_at, level, monotone.from_t)
+            if tail is None:
+                out["t0"]["note"] = f"beyond {T_LIMIT:.0e} steps"
+                return out
+            if tail == monotone.from_t:  # f(from_t) <= level already: the last step above it lies before from_t
+                try:
+                    last = _last_above(schedule, f_at, level, monotone.from_t)
+                except _NotComputed as why:
+                    out["t0"]["note"] = f"not computed: {why}"
+                    return out
+                tail = 0 if last is None else last + 1
+            t0 = max(t0, tail)
     out["t0"]["numeric"] = t0
     if any(key not in values for key in ("n", "k", "B")):
         out["t1"]["missing"] = [key for key in ("n", "k", "B") if key not in values]
         return out
-    eta0 = values["eta_0"]
-    tail_expr = hypotheses.branch.expr
-    head = max(10**4, hypotheses.branch.switch_t + 1)
+    eta0 = mpmath.mpf(values["eta_0"])
+    try:
+        sums = _StepSums(schedule, hypotheses.branch, t0 + 10**4)
+        drift = eta0 * sums(t0)
+        requirement = 4 * values["n"] / mpmath.mpf(str(sp.N(g_ref, 30))) * (mpmath.log(values["k"])
+                                                                            + 2 * values["B"] * drift)
+        out["t1"]["requirement"] = float(requirement)
+        # f is non-increasing from t0 on: the sum of T_LIMIT steps from t0 is at most T_LIMIT f(t0)
+        with mpmath.workdps(EXACT_DPS):
+            if eta0 * T_LIMIT * f_at(mpmath.mpf(t0)) < requirement:
+                out["t1"]["note"] = (f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g}; "
+                                     f"{T_LIMIT:.0e} steps from t0 sum to at most {T_LIMIT:.0e} eta_t0)")
+                return out
+        base = sums(t0)
 
-    head_sum = float(partial_sums(schedule, 1, head))
-    tail_fn = sp.lambdify(x, tail_expr, modules="mpmath")
+        def reached(t: int) -> bool:
+            return eta0 * (sums(t) - base) >= requirement
 
-    def unit_sum(t: int) -> mpmath.mpf:
-        if t <= head:
-            return mpmath.mpf(float(partial_sums(schedule, 1, t)))
-        with mpmath.workdps(30):
-            return head_sum + mpmath.sumem(tail_fn, [head, t - 1])
-
-    drift = eta0 * unit_sum(t0)
-    requirement = 4 * values["n"] / mpmath.mpf(sp.N(g_ref, 30)) * (mpmath.log(values["k"]) + 2 * values["B"] * drift)
-    out["t1"]["requirement"] = float(requirement)
-
-    def reached(t: int) -> bool:
-        return eta0 * (unit_sum(t) - unit_sum(t0)) >= requirement
-
-    hi = t0 + 1
-    while not reached(hi):
-        hi = t0 + 2 * (hi - t0)
-        if hi > T_LIMIT:
-            out["t1"]["note"] = f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g})"
-            return out
-    lo = t0 + (hi - t0) // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if reached(mid):
-            hi = mid
-        else:
-            lo = mid
+        hi = t0 + 1
+        while not reached(hi):
+            hi = t0 + 2 * (hi - t0)
+            if hi > T_LIMIT:
+                out["t1"]["note"] = f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g})"
+                return out
+        lo = t0 + (hi - t0) // 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if reached(mid):
+                hi = mid
+            else:
+                lo = mid
+        # the sums used lie inside the integral bracket of a non-increasing f (a check on Euler-Maclaurin)
+        if hi > sums.direct_stop:
+            low, high = _integral_bracket(f_at, t0, hi)
+            if not (low - 1e-9 * high <= sums(hi) - base <= high * (1 + 1e-9)):
+                raise _NotComputed(f"the sum to t = {hi} left its integral bracket "
+                                   f"[{float(low):.6g}, {float(high):.6g}]")
+    except _NotComputed as why:
+        out["t1"]["note"] = f"not computed: {why}"
+        return out
     out["t1"]["numeric"] = hi
     return out
 
@@ -293,9 +379,15 @@ def predict_schedule(config, template: BoundTemplate, schedule, constants: Optio
     if failing:
         raise NoRate("no-theorem: " + "; ".join(f"{f.name} fails ({f.detail})" for f in failing), hypotheses, failing)
     try:
-        sums = sum_classes(template, hypotheses.branch.expr)
+        sums = answer_within(CLASSES_SECONDS, sum_classes, template, hypotheses.branch.expr,
+                             what="the power sums' classes (sympy)")
     except Undecided as err:
         raise NoRate(f"rate undecided: {err}", hypotheses) from None
+    except OutOfTime as late:
+        raise NoRate(f"rate undecided: {late} (time budget per question)", hypotheses) from None
+    except (NotImplementedError, ValueError, TypeError, RecursionError) as err:
+        raise NoRate(f"rate undecided: sympy failed on the power sums' classes ({type(err).__name__})",
+                     hypotheses) from None
     rate, dominant = rate_from_classes(sums)
     undecided = [f for f in hypotheses.findings if f.name in needed and f.status != HOLDS]
     notes = [f"schedule hypothesis {f.name} undecided: {f.detail}" for f in undecided]

@@ -12,22 +12,31 @@ SIGNADAM for Adam, Thm 6.3). Asymptotic statements need each from some ``t`` on:
 
 Algorithm (each decision prints ``holds`` / ``fails (why)`` / ``undecided (why)``)
     * *Eventual branch*: ``Min``/``Max``/``Piecewise`` are reduced to the branch that holds for large ``t``
-      (``lim`` of the branches' ratio; the piece whose condition is unbounded above); the switch point is
-      located by interval arithmetic (mpmath.iv) on ``[0, 10^12]``.
+      (``lim`` of the branches' ratio; the piece whose region -- its condition where no earlier condition
+      holds, as sympy reads a Piecewise -- is unbounded above); a Piecewise switches at the first integer of
+      that region, a Min/Max where interval arithmetic (mpmath.iv) on ``[0, 10^12]``, refined by halving to
+      unit cells, shows the other branch on the far side for good; then the start is moved down while ``f``
+      and the branch agree (at most :data:`WALK_LIMIT` steps, exact values).
     * *Eventually non-increasing*: the sign of ``f'`` at infinity from ``lim x f'/f`` (then with ``log x`` and
       ``log x log log x`` factors when that limit is 0); the set where ``f' > 0`` by sympy ``solveset`` (or,
       where it cannot, interval arithmetic on ``[0, 10^12]``); then the integer start is moved down while
-      ``f(t-1) >= f(t)`` (50-digit mpmath). An ``x f'/f`` without a limit (sympy ``AccumBounds``) fails when
-      integer witnesses ``f(t+1) > f(t)`` are found at every scale ``10^3 .. 10^12``.
-    * ``eta_t -> 0``: ``lim f``.
-    * ``sum eta_t = inf``: the growth class of ``f`` (:mod:`rates.symbolic.growth`) and the integral /
-      limit-comparison test.
+      ``f(t-1) >= f(t)`` (50-digit mpmath, at most :data:`WALK_LIMIT` steps). An ``x f'/f`` without a limit
+      (sympy ``AccumBounds``) fails when integer witnesses ``f(t+1) > f(t)`` are found at every scale
+      ``10^3 .. 10^12``. A function of ``t`` and of steps ``floor(u(t))``/``ceiling(u(t))`` holds from 0 when
+      it is non-increasing in each argument and each ``u`` is non-decreasing and ``>= 0``.
+    * ``eta_t -> 0``: ``lim f`` (``oo`` fails).
+    * ``sum eta_t = inf``: ``lim log f / log x = -oo`` fails (``f < x^-2`` eventually), ``+oo`` holds; else the
+      growth class of ``f`` (:mod:`rates.symbolic.growth`) and the integral / limit-comparison test.
     * *Assumption 3.4*: sufficient -- non-increasing, ``eta -> 0``, ``K = lim f(x/2)/f(x) < inf`` (head
       ``tau <= t/2``: ``sum_{tau' <= tau} eta_{t-tau'} <= tau K eta_t``, then ``e^y - 1 <= y e^y``) and
       ``log f(x) / x -> 0`` (tail ``tau > t/2``: ``beta^(t/2) exp(c_1 S_1(t)) / eta_t -> 0`` because
       ``S_1(t) = o(t)`` and ``log(1/eta_t) = o(t)``); fails when ``eta_t`` stays above a positive constant
       (the ``tau``-th term grows once ``c_1 lim eta > log(1/beta)``) or ``eta_{t-1}/eta_t`` is unbounded (the
       ``tau = 1`` term alone exceeds ``C eta_t``); undecided otherwise.
+
+Each question (the branch, then each hypothesis) runs under a time budget (:mod:`rates.symbolic.budget`,
+:data:`QUESTION_SECONDS` each, :data:`DECISION_SECONDS` together): one that does not answer in time is
+``undecided`` with that reason instead of holding the caller for minutes.
 
 Guarantee: ``holds`` and ``fails`` are proofs up to sympy's limits and, where said, the interval-arithmetic
 range ``[0, 10^12]``; anything else is ``undecided`` with the reason.

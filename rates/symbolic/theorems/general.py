@@ -11,10 +11,16 @@ Algorithm
        constant term, by :mod:`rates.symbolic.growth` (integral test on the eventual branch; each divergent class
        verified by ``lim f^p / G' = 1`` in sympy).
     3. The dominant numerator class over ``S_1``'s: the rate ``t^-r (log t)^k (log log t)^m``.
-    4. ``t_0`` = first ``t`` from which every noise term ``c_j eta_t^{q_j} <= gamma_ref/(2J)`` holds for good
-       (bisection on the non-increasing tail, the prefix scanned); ``t_1`` = first ``t > t_0`` with
-       ``eta_0 sum_{s=t_0}^{t-1} f(s) >= R`` (doubling and bisection on exact partial sums), ``R`` as in
-       :mod:`rates.symbolic.theorems.base`.
+    4. ``t_0`` = first ``t`` from which every noise term ``c_j eta_t^{q_j} <= gamma_ref/(2J)`` holds for good:
+       doubling and bisection on ``f`` itself (every piece of a Piecewise/Min/Max, 50-digit values) from the
+       point where ``f`` is proved non-increasing; the steps before it are scanned (up to
+       :data:`PREFIX_LIMIT`, float64 with each near-tie confirmed exactly) only when ``f`` is already below the
+       level there. ``t_1`` = first ``t > t_0`` with ``eta_0 sum_{s=t_0}^{t-1} f(s) >= R`` (``R`` as in
+       :mod:`rates.symbolic.theorems.base`): the partial sums are increasing, so doubling and bisection bracket
+       it; they are summed one by one up to :data:`PREFIX_LIMIT` and beyond by Euler-Maclaurin on the smooth
+       last branch, checked against the integral bracket of a non-increasing ``f``; ``T_LIMIT f(t_0) < R``
+       proves ``t_1`` beyond :data:`T_LIMIT`. Either is "not computed, because ..." when no such proof is at
+       hand or the search exceeds :data:`THRESHOLD_SECONDS`.
 
 Guarantee: the rate is *derived* (status ``derived``) from the family's template whose own status
 (``given``/``rebuilt``) is kept in ``template_status``; for ``eta_0 (t+2)^(-a)`` the classes are those of

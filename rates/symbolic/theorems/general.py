@@ -30,6 +30,7 @@ Guarantee: the rate is *derived* (status ``derived``) from the family's template
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -57,9 +58,13 @@ from rates.symbolic.theorems.sources import Source
 
 GENERAL_REGIME = "general schedule"
 T_LIMIT = 10**15  # thresholds beyond this are reported as such
-# time budgets (rates.symbolic.budget): the power sums' classes, and the numeric search of t0/t1
+# time budgets (rates.symbolic.budget): the power sums' classes and the numeric search of t0/t1, each cut to what
+# is left of PREDICTION_SECONDS after the hypotheses (themselves within ~11 s), so that a prediction ends in
+# about 17 s whatever the schedule
 CLASSES_SECONDS = 4.0
-THRESHOLD_SECONDS = 4.0
+THRESHOLD_SECONDS = 6.0
+PREDICTION_SECONDS = 16.0
+MIN_SECONDS = 0.5
 
 
 def required_hypotheses(config) -> tuple[str, ...]:
@@ -235,40 +240,86 @@ def _last_above(schedule, f_at, level: mpmath.mpf, stop: int) -> Optional[int]:
 
 class _StepSums:
     """``sum_{s<t} f(s)`` at any ``t``: float64 one by one below :data:`PREFIX_LIMIT` (one cumulative sum), and
-    beyond it Euler-Maclaurin (mpmath ``sumem``) on the eventual branch, which is ``f`` there; refused where the
-    branch is not smooth or holds only beyond the directly summed steps."""
+    beyond it Euler-Maclaurin on the eventual branch ``g``, which is ``f`` there:
+    ``sum_{s=a}^{b-1} g(s) = int_a^b g + (g(a) - g(b))/2 + (g'(b) - g'(a))/12 - (g^(3)(b) - g^(3)(a))/720 + R``
+    with ``|R|`` of the order of ``|g^(5)|`` on ``[a, b]`` (``a >= 10^4``: far below 30 digits for these tails);
+    the integral from sympy's antiderivative (``manualintegrate``) when it has one, else mpmath ``quad``; the
+    result is checked against the integral bracket at the end of the search. Refused where the branch is
+    not smooth or holds only beyond the directly summed steps."""
 
     def __init__(self, schedule, branch, stop_hint: int):
-        self.direct_stop = int(min(max(stop_hint, branch.switch_t + 1), PREFIX_LIMIT))
+        self.direct_stop = int(min(max(stop_hint, branch.switch_t + 1, 10**4), PREFIX_LIMIT))
         self.cumulative = np.concatenate([[0.0], np.cumsum(schedule.unit_values(0, self.direct_stop))])
         self.branch = branch
-        self.tail_at = exact_function(branch.expr)
+        self.g = exact_function(branch.expr)
+        self._tail = None
+        self._cells: dict = {}  # int_{a 2^k}^{a 2^(k+1)} g, reused by every sum that starts at a
 
-    def __call__(self, t: int) -> mpmath.mpf:
-        if t <= self.direct_stop:
-            return mpmath.mpf(float(self.cumulative[t]))
+    def _tail_terms(self):
         if self.branch.switch_t > self.direct_stop:
             raise _NotComputed(f"the schedule's last branch holds from t = {self.branch.switch_t}, beyond the "
                                f"{PREFIX_LIMIT:.0e} steps summed one by one")
         if self.branch.expr.has(*_NOT_SMOOTH):
             raise _NotComputed(f"sums beyond {self.direct_stop:.0e} steps need a smooth last branch for "
                                f"Euler-Maclaurin; {self.branch.expr} is not")
+        if self._tail is None:
+            g = self.branch.expr
+            try:
+                from sympy.integrals.manualintegrate import manualintegrate  # by rules: seconds faster than risch
+
+                primitive = answer_within(1.5, manualintegrate, g, x, what="sympy's antiderivative")
+            except (OutOfTime, NotImplementedError, ValueError, TypeError):
+                primitive = None
+            if primitive is not None and primitive.has(sp.Integral):
+                primitive = None
+            self._tail = (None if primitive is None else exact_function(primitive),
+                          exact_function(sp.diff(g, x)), exact_function(sp.diff(g, x, 3)))
+        return self._tail
+
+    def tail(self, a: int, b: int) -> mpmath.mpf:
+        """``sum_{s=a}^{b-1} g(s)`` by the formula of the class docstring."""
+        primitive, d1, d3 = self._tail_terms()
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        integral = primitive(b) - primitive(a) if primitive is not None else self._quad(a, b)
+        return integral + (self.g(a) - self.g(b)) / 2 + (d1(b) - d1(a)) / 12 - (d3(b) - d3(a)) / 720
+
+    def _quad(self, a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
+        """``int_a^b g`` by mpmath ``quad`` over the cells ``[a 2^k, a 2^(k+1)]`` (cached) and the last part."""
+        total, k = mpmath.mpf(0), 0
+        while a * 2 ** (k + 1) < b:
+            if (a, k) not in self._cells:
+                self._cells[(a, k)] = mpmath.quad(self.g, [a * 2**k, a * 2 ** (k + 1)])
+            total += self._cells[(a, k)]
+            k += 1
+        return total + mpmath.quad(self.g, [a * 2**k, b])
+
+    def __call__(self, t: int) -> mpmath.mpf:
+        if t <= self.direct_stop:
+            return mpmath.mpf(float(self.cumulative[t]))
         with mpmath.workdps(30):
-            return mpmath.mpf(float(self.cumulative[-1])) + mpmath.sumem(self.tail_at, [self.direct_stop, t - 1])
+            return mpmath.mpf(float(self.cumulative[-1])) + self.tail(self.direct_stop, t)
+
+
+def _integral(f_at, lo, hi) -> mpmath.mpf:
+    """``int_lo^hi f`` by mpmath ``quad`` on geometric cells (the tails here vary by decades over the range)."""
+    points = [mpmath.mpf(lo)]
+    while points[-1] * 2 < hi:
+        points.append(points[-1] * 2)
+    return mpmath.quad(f_at, points + [mpmath.mpf(hi)])
 
 
 def _integral_bracket(f_at, lo: int, hi: int) -> tuple[mpmath.mpf, mpmath.mpf]:
     """For ``f`` non-increasing on ``[lo, hi]``: ``int_lo^hi f <= sum_{s=lo}^{hi-1} f(s) <= int_lo^hi f + f(lo)
-    - f(hi)`` (each term between the integral over its unit cell and the next one's)."""
+    - f(hi)`` (each term between the integral over its unit cell and the previous one's)."""
     with mpmath.workdps(30):
-        integral = mpmath.quad(f_at, mpmath.linspace(lo, hi, 8))
+        integral = _integral(f_at, max(lo, 1), hi)
         return integral, integral + f_at(mpmath.mpf(lo)) - f_at(mpmath.mpf(hi))
 
 
 def schedule_thresholds(template: BoundTemplate, schedule, hypotheses: ScheduleHypotheses,
-                        constants: Optional[dict]) -> dict[str, dict[str, Any]]:
+                        constants: Optional[dict], seconds: float = THRESHOLD_SECONDS) -> dict[str, dict[str, Any]]:
     """``t0``/``t1`` for a general schedule: the defining inequalities always, numbers when constants are given
-    and the work fits :data:`THRESHOLD_SECONDS` (:mod:`rates.symbolic.budget`)."""
+    and the work fits in ``seconds`` (:mod:`rates.symbolic.budget`)."""
     out = {"t0": {"symbolic": template.t0_defining() + " (for good)", "closed_form": False,
                   "defining": template.t0_defining(), "numeric": None},
            "t1": {"symbolic": template.t1_defining(), "closed_form": False, "defining": template.t1_defining(),
@@ -280,7 +331,7 @@ def schedule_thresholds(template: BoundTemplate, schedule, hypotheses: ScheduleH
         out["t0"]["note"] = "needs eta_t eventually non-increasing"
         return out
     try:
-        return answer_within(THRESHOLD_SECONDS, _numeric_thresholds, template, schedule, hypotheses, reference, out,
+        return answer_within(seconds, _numeric_thresholds, template, schedule, hypotheses, reference, out,
                              what="the threshold search")
     except OutOfTime as late:
         key = "t1" if out["t0"].get("numeric") is not None else "t0"
@@ -353,9 +404,10 @@ def _numeric_thresholds(template, schedule, hypotheses, reference, out):
             else:
                 lo = mid
         # the sums used lie inside the integral bracket of a non-increasing f (a check on Euler-Maclaurin)
-        if hi > sums.direct_stop:
-            low, high = _integral_bracket(f_at, t0, hi)
-            if not (low - 1e-9 * high <= sums(hi) - base <= high * (1 + 1e-9)):
+        start = max(sums.direct_stop, monotone.from_t)  # f is non-increasing from here on
+        if hi > start:
+            low, high = _integral_bracket(f_at, start, hi)
+            if not (low - 1e-9 * high <= sums(hi) - sums(start) <= high * (1 + 1e-9)):
                 raise _NotComputed(f"the sum to t = {hi} left its integral bracket "
                                    f"[{float(low):.6g}, {float(high):.6g}]")
     except _NotComputed as why:
@@ -366,6 +418,10 @@ def _numeric_thresholds(template, schedule, hypotheses, reference, out):
 
 
 # ------------------------------------------------------------------------------------------------ entry point
+
+
+def _share(seconds: float, deadline: float) -> float:
+    return max(min(seconds, deadline - time.monotonic()), MIN_SECONDS)
 
 
 class NoRate(Exception):
@@ -379,13 +435,14 @@ class NoRate(Exception):
 
 def predict_schedule(config, template: BoundTemplate, schedule, constants: Optional[dict] = None) -> SchedulePrediction:
     """The family's rate for ``schedule`` (module docstring); :class:`NoRate` names a failing hypothesis."""
+    deadline = time.monotonic() + PREDICTION_SECONDS
     hypotheses = decide(schedule.expr)
     needed = required_hypotheses(config)
     failing = hypotheses.failing(needed)
     if failing:
         raise NoRate("no-theorem: " + "; ".join(f"{f.name} fails ({f.detail})" for f in failing), hypotheses, failing)
     try:
-        sums = answer_within(CLASSES_SECONDS, sum_classes, template, hypotheses.branch.expr,
+        sums = answer_within(_share(CLASSES_SECONDS, deadline), sum_classes, template, hypotheses.branch.expr,
                              what="the power sums' classes (sympy)")
     except Undecided as err:
         raise NoRate(f"rate undecided: {err}", hypotheses) from None
@@ -400,7 +457,8 @@ def predict_schedule(config, template: BoundTemplate, schedule, constants: Optio
     return SchedulePrediction(
         family=template.family, algorithm=config.name, norm=config.norm, schedule=schedule, hypotheses=hypotheses,
         rate=rate, sums=sums, dominant=dominant, gap_to=template.gap_to,
-        thresholds=schedule_thresholds(template, schedule, hypotheses, constants), source=template.source,
+        thresholds=schedule_thresholds(template, schedule, hypotheses, constants,
+                                       _share(THRESHOLD_SECONDS, deadline)), source=template.source,
         template_status=template.status, template=template, notes=notes,
         assumptions=[text for text in template.assumptions if "a in (0, 1]" not in text]
         + ["the schedule meets " + ", ".join(needed) + " (decided above)"])

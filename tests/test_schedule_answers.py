@@ -153,7 +153,16 @@ def test_a_step_schedule_is_non_increasing_and_has_its_exact_t0():
     # f <= L  <=>  floor(t/1000) + 1 >= 1/L  <=>  t >= 1000 (ceil(1/L) - 1)
     with mpmath.workdps(50):
         expected = 1000 * (int(mpmath.ceil(1 / level())) - 1)
-    assert thresholds(text)["t0"]["numeric"] == expected
+        # t1: blocks of 1000 equal steps, so sum_{s<1000 j} f = 1000 H_j; the requirement R = (4 n / gamma)
+        # (log k + 2 B S(t0)) exceeds everything 1e15 steps from t0 can add, 1000 (H_1e12 - H_{j0})
+        j0 = expected // 1000
+        requirement = 4 * 30 / mpmath.mpf(0.5) * (mpmath.log(3) + 2 * 2 * 1000 * mpmath.harmonic(j0))
+        most = 1000 * (mpmath.harmonic(10**12) - mpmath.harmonic(j0))
+    assert most < requirement
+    found = thresholds(text)
+    assert found["t0"]["numeric"] == expected
+    assert found["t1"]["numeric"] is None and found["t1"]["note"].startswith("beyond 1e+15 steps")
+    assert abs(found["t1"]["requirement"] / float(requirement) - 1) < 1e-9
 
 
 # --------------------------------------------------------------------------------------------------- hangs

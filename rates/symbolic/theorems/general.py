@@ -374,18 +374,18 @@ def _numeric_thresholds(template, schedule, hypotheses, reference, out):
         return out
     eta0 = mpmath.mpf(values["eta_0"])
     try:
-        sums = _StepSums(schedule, hypotheses.branch, t0 + 10**4)
+        smooth = not hypotheses.branch.expr.has(*_NOT_SMOOTH)
+        # a step function is summed one by one as far as PREFIX_LIMIT: Euler-Maclaurin cannot cross its steps
+        sums = _StepSums(schedule, hypotheses.branch, t0 + 10**4 if smooth else PREFIX_LIMIT)
         drift = eta0 * sums(t0)
         requirement = 4 * values["n"] / mpmath.mpf(str(sp.N(g_ref, 30))) * (mpmath.log(values["k"])
                                                                             + 2 * values["B"] * drift)
         out["t1"]["requirement"] = float(requirement)
-        # f is non-increasing from t0 on: the sum of T_LIMIT steps from t0 is at most T_LIMIT f(t0)
-        with mpmath.workdps(EXACT_DPS):
-            if eta0 * T_LIMIT * f_at(mpmath.mpf(t0)) < requirement:
-                out["t1"]["note"] = (f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g}; "
-                                     f"{T_LIMIT:.0e} steps from t0 sum to at most {T_LIMIT:.0e} eta_t0)")
-                return out
         base = sums(t0)
+        beyond = _beyond_limit(sums, f_at, hypotheses, t0, monotone.from_t, requirement / eta0)
+        if beyond is not None:
+            out["t1"]["note"] = f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g}; {beyond})"
+            return out
 
         def reached(t: int) -> bool:
             return eta0 * (sums(t) - base) >= requirement
@@ -415,6 +415,46 @@ def _numeric_thresholds(template, schedule, hypotheses, reference, out):
         return out
     out["t1"]["numeric"] = hi
     return out
+
+
+def _beyond_limit(sums, f_at, hypotheses, t0: int, from_t: int, needed) -> Optional[str]:
+    """Why ``sum_{s=t0}^{T_LIMIT-1} f(s) < needed`` (so ``t1`` lies beyond :data:`T_LIMIT`), or None when no
+    bound below shows it: the steps up to the monotone start ``m`` summed, then ``T_LIMIT f(m)`` (``f`` is
+    non-increasing from ``m``), or for a step function the smooth non-increasing majorant of
+    :func:`step_majorant` from the end of the direct sums (``m(a) + int_a^T m`` bounds its sum)."""
+    start = max(t0, from_t)
+    with mpmath.workdps(EXACT_DPS):
+        head = sums(start) - sums(t0)
+        if head + T_LIMIT * f_at(mpmath.mpf(start)) < needed:
+            return (f"{T_LIMIT:.0e} steps from t = {start}, where eta is non-increasing, sum to at most "
+                    f"{T_LIMIT:.0e} eta_t")
+        majorant = step_majorant(hypotheses.branch.expr)
+        a = max(sums.direct_stop, start)
+        if majorant is None or hypotheses.branch.switch_t > a:
+            return None
+        m_at = exact_function(majorant)
+        inner = [step.args[0] for step in hypotheses.branch.expr.atoms(sp.floor)]
+        if not m_at(mpmath.mpf(a)) > 0 or any(exact_function(u)(mpmath.mpf(a)) < 1 for u in inner):
+            return None  # the majorant holds where every floor's argument is >= 1
+        with mpmath.workdps(30):
+            bound = sums(a) - sums(t0) + m_at(mpmath.mpf(a)) + _integral(m_at, a, T_LIMIT)
+        if bound < needed:
+            return (f"the steps lie below the smooth non-increasing majorant {majorant} from t = {a}, whose sum "
+                    f"to {T_LIMIT:.0e} is smaller")
+    return None
+
+
+def step_majorant(g) -> Optional[sp.Expr]:
+    """A smooth ``m >= g`` for ``g = h(x, floor(u_1), ceiling(u_2), ...)`` non-increasing in every ``y_i``
+    (the rule of :func:`rates.symbolic.schedule_hypotheses.decide_non_increasing`): ``floor(u) >= u - 1`` and
+    ``ceiling(u) >= u`` give ``m = h(x, u_1 - 1, u_2, ...)``, valid (and non-increasing) where every
+    ``u_i - 1 >= 0``; None for any other ``g``."""
+    from rates.symbolic.schedule_hypotheses import _monotone_through_steps
+
+    steps = g.atoms(sp.floor, sp.ceiling)
+    if not steps or _monotone_through_steps(g) is None:
+        return None
+    return g.xreplace({step: step.args[0] - 1 if isinstance(step, sp.floor) else step.args[0] for step in steps})
 
 
 # ------------------------------------------------------------------------------------------------ entry point

@@ -52,7 +52,7 @@ from rates.symbolic.growth import (
 )
 from rates.symbolic.power_sums import partial_sums
 from rates.symbolic.schedule_hypotheses import ASSUMPTION_34, HOLDS, ScheduleHypotheses, decide, exact_function
-from rates.symbolic.theorems.base import BoundTemplate, reference_margin
+from rates.symbolic.theorems.base import BoundTemplate, first_true_after, reference_margin
 from rates.symbolic.theorems.hypotheses import uses_assumption_34
 from rates.symbolic.theorems.sources import Source
 
@@ -207,21 +207,7 @@ def _first_at_most(f_at, level: mpmath.mpf, start: int) -> Optional[int]:
     def below(t: int) -> bool:
         return f_at(mpmath.mpf(t)) <= level
 
-    if below(start):
-        return start
-    hi = start + 1
-    while not below(hi):
-        hi = start + 2 * (hi - start)
-        if hi > T_LIMIT:
-            return None
-    lo = start + (hi - start) // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if below(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return start if below(start) else first_true_after(below, start, T_LIMIT)
 
 
 def _last_above(schedule, f_at, level: mpmath.mpf, stop: int) -> Optional[int]:
@@ -390,19 +376,10 @@ def _numeric_thresholds(template, schedule, hypotheses, reference, out):
         def reached(t: int) -> bool:
             return eta0 * (sums(t) - base) >= requirement
 
-        hi = t0 + 1
-        while not reached(hi):
-            hi = t0 + 2 * (hi - t0)
-            if hi > T_LIMIT:
-                out["t1"]["note"] = f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g})"
-                return out
-        lo = t0 + (hi - t0) // 2
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if reached(mid):
-                hi = mid
-            else:
-                lo = mid
+        hi = first_true_after(reached, t0, T_LIMIT)
+        if hi is None:
+            out["t1"]["note"] = f"beyond {T_LIMIT:.0e} steps (requirement R = {float(requirement):.4g})"
+            return out
         # the sums used lie inside the integral bracket of a non-increasing f (a check on Euler-Maclaurin)
         start = max(sums.direct_stop, monotone.from_t)  # f is non-increasing from here on
         if hi > start:

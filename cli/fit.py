@@ -210,7 +210,7 @@ def fit(**options) -> None:
             from rates.judge.user_bound import check_positive
 
             for run in runs:
-                check_positive(user_bound, run.config, run.t)
+                check_positive(user_bound, run.config, run.t, user_window)
     else:
         for name, value in (("--algo", algo), ("--steps", steps)):
             if value is None:
@@ -229,7 +229,7 @@ def fit(**options) -> None:
 
             planned = {"a": options["a"], "eta0": options["eta0"],
                        "schedule": None if learning_rate.is_polynomial else learning_rate.text}
-            check_positive(user_bound, planned, planned_checkpoints(steps))
+            check_positive(user_bound, planned, planned_checkpoints(steps), user_window)
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         from rates.numeric.trajectory import KEEP_WEIGHTS
 

@@ -80,6 +80,10 @@ ALLOWED_CONSTANTS = ("pi", "E")
 DENSE_CHECK_STOP = 10**6 + 1
 SPARSE_CHECK_MAX = 10**12
 MAX_TEXT_LENGTH = 1000
+# A power of numbers (10**15, 2**-30) is computed exactly by sympy when the expression is read: its digits are
+# limited before that, so that 10**10**10 is refused at once instead of being computed (a schedule needs no
+# number beyond float64's 1.8e308).
+MAX_POWER_DIGITS = 400
 CACHE_KIND = "schedules"
 # steps where a cached evaluator must give the stored float64 values again, bit for bit, to be used
 PROBE_STEPS = (0, 1, 2, 3, 10, 99, 100, 1000, 12345, 10**6, 10**9)
@@ -307,6 +311,7 @@ def _parse_expression(text: str, option: str):
         raise InputError(option, f"expression longer than {MAX_TEXT_LENGTH} characters")
     if _FORBIDDEN.search(shown):
         raise InputError(option, f"not parseable as an expression in t and eta0: {shown!r}")
+    check_number_sizes(shown, option)
     symbols = _symbols()
     local = {"t": symbols["t_sym"], "eta0": symbols["eta0_sym"],
              **{name: getattr(sympy, name) for name in ALLOWED_FUNCTIONS + ALLOWED_CONSTANTS}}
@@ -332,6 +337,89 @@ def _parse_expression(text: str, option: str):
     if unknown:
         raise InputError(option, f"unknown symbol {unknown[0]} in {shown!r} (only t, the step from 0, and eta0)")
     return expr
+
+
+class _Opaque:
+    """A constant whose exact value is not formed when read (``sqrt(2)``, ``exp(3)``, ``pi``): small by itself."""
+
+
+def _number_of(node, names: frozenset) -> Fraction | _Opaque | None:
+    """The exact value of a constant subtree (None when it holds ``t`` or ``eta0``), refusing through
+    :class:`_TooLarge` a power whose exact result would have more than :data:`MAX_POWER_DIGITS` digits."""
+    import ast
+
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            return _Opaque()
+        return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(node.value)
+    if isinstance(node, ast.Name):
+        return None if node.id in names else _Opaque()
+    if isinstance(node, ast.UnaryOp):
+        inner = _number_of(node.operand, names)
+        return -inner if isinstance(inner, Fraction) and isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.Call):
+        values = [_number_of(arg, names) for arg in node.args]
+        return None if any(value is None for value in values) else _Opaque()
+    if isinstance(node, ast.BinOp):
+        left, right = _number_of(node.left, names), _number_of(node.right, names)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Pow):
+            return _power(left, right, node)
+        if not (isinstance(left, Fraction) and isinstance(right, Fraction)):
+            return _Opaque()
+        try:
+            return {ast.Add: left.__add__, ast.Sub: left.__sub__, ast.Mult: left.__mul__,
+                    ast.Div: left.__truediv__}[type(node.op)](right)
+        except (KeyError, ZeroDivisionError):
+            return _Opaque()
+    values = [_number_of(child, names) for child in ast.iter_child_nodes(node)]
+    return None if any(value is None for value in values) else _Opaque()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _digits(value: Fraction) -> int:
+    return len(str(abs(value.numerator))) + len(str(value.denominator))
+
+
+def _power(base, exponent, node) -> Fraction | _Opaque:
+    import ast
+
+    if not isinstance(exponent, Fraction):
+        return _Opaque()  # 2**sqrt(2), 2**pi: sympy keeps the power unevaluated
+    if isinstance(base, Fraction) and (base == 0 or abs(base) == 1):
+        return base if base == 0 or exponent.denominator != 1 else base ** exponent.numerator
+    # sympy forms base**numerator exactly (roots of it after); an opaque base stays a symbolic power, but its
+    # exponent is bounded alike so that no later evaluation meets it
+    size = _digits(base) if isinstance(base, Fraction) else 1
+    if abs(exponent.numerator) * size > MAX_POWER_DIGITS:
+        raise _TooLarge(ast.unparse(node))
+    if isinstance(base, Fraction) and exponent.denominator == 1:
+        return base ** exponent.numerator
+    return _Opaque()
+
+
+def check_number_sizes(text: str, option: str, names=("t", "eta0")) -> None:
+    """Refuse (:class:`InputError` naming ``option``) a power of numbers whose exact value would have more than
+    :data:`MAX_POWER_DIGITS` digits (``10**10**10``, ``9**9**9``), before sympy computes it. Text that Python
+    cannot parse is left to the expression parser's own message."""
+    import ast
+
+    try:
+        tree = ast.parse(text.replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError):
+        return
+    try:
+        _number_of(tree.body, frozenset(names))
+    except _TooLarge as too_large:
+        raise InputError(option, f"the power {str(too_large)[:60]} would have more than {MAX_POWER_DIGITS} digits; "
+                                 f"powers of numbers must stay within 10^{MAX_POWER_DIGITS} (float64 reaches "
+                                 "1.8e308)") from None
+    except RecursionError:
+        raise InputError(option, "expression nested too deeply") from None
 
 
 def _divide_by_eta0(expr):

@@ -46,6 +46,10 @@ def test_members_are_the_derivatives_in_the_constants():
     ("C*S(t)", "S(p) needs a number p > 0"),
     ("__import__('os').getcwd()", "is not allowed"),
     ("C.real/t", "is not allowed"),
+    # refused before sympy forms the number (these took minutes): the allowed ranges are named
+    ("C/t**(10**10**10)", "the power 10**10**10 would have more than 400 digits"),
+    ("C/S(1e308)", "S(p) needs a number p > 0 (at most 100)"),
+    ("C/t**2000", "exponents must lie in [-1000, 1000]"),
     ("C/t if t else C", "is not allowed"),
 ])
 def test_bad_bounds_are_refused_in_one_line_with_exit_2(text, words, tmp_path):
@@ -201,19 +205,31 @@ def test_real_run_user_bound_draws_its_figure(signgd_run, tmp_path):
 
 
 @pytest.mark.parametrize("schedule", [["--a", "1/2"], ["--schedule", "eta0/((t+2)*log(t+2))"]])
-def test_a_term_negative_where_the_run_is_judged_is_refused_before_it_runs(schedule, tmp_path):
+def test_a_term_negative_in_the_users_window_is_refused_before_it_runs(schedule, tmp_path):
     # log(t) - 5 < 0 for t < e^5 ~ 148: sympy cannot tell its sign, the checkpoints can; S(2) - 0.9 too, since
     # S_2(2) = 1/2 + 1/3 at a = 1/2 and 1/(2 log 2)^2 + 1/(3 log 3)^2 = 0.61 for the other schedule
     for text, first in (("C*(log(t) - 5)", "t = 2"), ("C*(S(2) - 0.9)", "t = 2")):
         out = tmp_path / "never.json"
         code, stdout, err = invoke(["fit", "--algo", "signgd", *schedule, "--steps", "1000", "--bound", text,
-                                    "--out", str(out)])
+                                    "--window", "2:1000", "--out", str(out)])
         assert code == 2 and stdout == "" and not out.exists(), err
         assert err.startswith("rates: error: --bound: the term") and f"at {first};" in err, err
 
 
+def test_a_bound_needs_to_be_positive_only_where_it_can_be_judged(tmp_path):
+    # log(log(t)) < 0 at t = 2 (log log 2 = -0.37) but > 0 from t = 3 on; an automatic window starts at t >= 1e3
+    # (rates.judge.compare.MIN_WINDOW_START), so C/log(log(t)) is a bound there; inside a user window from 2 it is not
+    out = tmp_path / "run.json"
+    code, stdout, err = invoke(["fit", "--algo", "signgd", "--a", "1/2", "--steps", "2000", "--bound", "C/log(log(t))",
+                                "--device", "cpu", "--no-progress", "--out", str(out)])
+    assert code == 0 and "user bound     : C/log(log(t))" in stdout, err
+    code, stdout, err = invoke(["fit", "--from", str(out), "--bound", "C/log(log(t))", "--window", "2:2000"])
+    assert code == 2 and "the term 1/log(log(t)) is -2.73 at t = 2;" in err, err
+
+
 def test_a_term_negative_on_a_files_checkpoints_is_refused(signgd_run, tmp_path):
     figure = tmp_path / "never.png"
-    code, stdout, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C*(log(t) - 5)", "--plot", str(figure)])
+    code, stdout, err = invoke(["fit", "--from", str(signgd_run), "--bound", "C*(log(t) - 5)", "--window", "2:20000",
+                                "--plot", str(figure)])
     assert code == 2 and stdout == "" and not figure.exists()
     assert "the term log(t) - 5 is -4.31 at t = 2;" in err, err

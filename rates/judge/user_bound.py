@@ -60,6 +60,11 @@ ALLOWED = ("t, numbers, + - * / ** (or ^), log(.), sqrt(.), exp(.), S(p) for p >
 # chunks): a 1e8-step run costs 1e8 schedule values but never holds more than one chunk of them
 SUM_CHUNK = 1 << 20
 MIN_CHECKED_T = 2
+# S(p) for 0 < p <= MAX_POWER_SUM_P (a template's powers are 1 and 2; eta_t^p underflows long before p = 100)
+MAX_POWER_SUM_P = 100
+# t**e with |e| <= MAX_T_EXPONENT; a power of numbers at most MAX_POWER_DIGITS digits (rates.schedule), checked
+# before sympy forms it (10**10**10 would take minutes)
+MAX_T_EXPONENT = 1000
 
 t_symbol = sp.Symbol("t", positive=True)
 
@@ -147,8 +152,26 @@ class _Reader(ast.NodeVisitor):
                 raise _refuse(f"division by zero in {ast.get_source_segment(self.text, node)!r}")
             return left / right
         if isinstance(node.op, ast.Pow):
+            self._check_power(left, right, node)
             return left**right
         return self.generic_visit(node)
+
+    def _check_power(self, base: sp.Expr, exponent: sp.Expr, node: ast.BinOp) -> None:
+        from rates.schedule import MAX_POWER_DIGITS
+
+        if not exponent.is_Rational:
+            return
+        piece = ast.get_source_segment(self.text, node) or "a power"
+        if base.is_Rational:
+            if base in (0, 1, -1):
+                return
+            digits = len(str(abs(base.p))) + len(str(base.q))
+            if abs(exponent.p) * digits > MAX_POWER_DIGITS:
+                raise _refuse(f"the power {piece[:60]} would have more than {MAX_POWER_DIGITS} digits; powers of "
+                              f"numbers must stay within 10^{MAX_POWER_DIGITS}")
+        elif abs(exponent) > MAX_T_EXPONENT:
+            raise _refuse(f"the exponent in {piece[:60]} is {'beyond 1e6' if abs(exponent) > 10**6 else exponent}; "
+                          f"exponents must lie in [-{MAX_T_EXPONENT}, {MAX_T_EXPONENT}]")
 
     def visit_Call(self, node: ast.Call) -> sp.Expr:
         name = node.func.id if isinstance(node.func, ast.Name) else None
@@ -157,8 +180,9 @@ class _Reader(ast.NodeVisitor):
         argument = self.visit(node.args[0])
         if name != POWER_SUM:
             return FUNCTIONS[name](argument)
-        if not (argument.is_number and argument.is_real and argument > 0):
-            raise _refuse(f"S(p) needs a number p > 0, got S({ast.get_source_segment(self.text, node.args[0])})")
+        if not (argument.is_number and argument.is_real and 0 < argument <= MAX_POWER_SUM_P):
+            raise _refuse(f"S(p) needs a number p > 0 (at most {MAX_POWER_SUM_P}), "
+                          f"got S({ast.get_source_segment(self.text, node.args[0])})")
         p = sp.nsimplify(argument, rational=True)
         symbol = sp.Symbol(f"S({sp.sstr(p)})", positive=True)
         self.powers[symbol] = sp.Rational(p)
@@ -276,13 +300,18 @@ class BoundOnRun:
         return np.sum(self._values(t), axis=0)
 
 
-def check_positive(bound: UserBound, config: dict[str, Any], t: np.ndarray) -> None:
+def check_positive(bound: UserBound, config: dict[str, Any], t: np.ndarray,
+                   window: Optional[tuple[float, float]] = None) -> None:
     """Refuse (one line naming ``--bound``, the term and the first offending ``t``) a bound with a term that is
-    not positive and finite at some checkpoint ``t >= 2`` -- where a window may lie and the fit figure draws the
-    bound (``log t`` is 0 at ``t = 1``, which only a user window starting there would judge). Called before a
-    run starts or a file is fitted, so that nothing is written for a bound that cannot be judged."""
+    not positive and finite at a checkpoint it can be judged on: inside the user's ``window`` ``(T0, T1)``, or
+    from the earliest start of an automatic window (:data:`rates.judge.compare.MIN_WINDOW_START`) on. A bound is
+    judged, and drawn, on its window only, so ``C/log(log(t))`` (negative at ``t = 2``) is a bound. Called before
+    a run starts or a file is fitted, so that nothing is written for a bound that cannot be judged."""
+    from rates.judge.compare import MIN_WINDOW_START
+
     t = np.unique(np.floor(np.asarray(t, dtype=float)))
-    BoundOnRun(bound, config)._values(t[t >= MIN_CHECKED_T])
+    low, high = (MIN_WINDOW_START, np.inf) if window is None else (max(window[0], 1), window[1])
+    BoundOnRun(bound, config)._values(t[(t >= max(low, 1)) & (t <= high)])
 
 
 def planned_checkpoints(steps: int, count: int = 200) -> np.ndarray:

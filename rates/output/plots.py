@@ -64,6 +64,19 @@ def _bound_math(bound: Optional[BoundLike], bound_label: str) -> str:
     return f"bound ${latex}$" if isinstance(latex, str) and latex else bound_label
 
 
+def _shape_where_defined(bound, window, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bound's shape at ``window.t0`` and at ``ts``; a user's bound needs only be positive on its window
+    (``C/log(log(t))`` is negative at ``t = 2``), so where it is not defined before the window the curve starts
+    at the window."""
+    from rates.errors import InputError
+
+    try:
+        return ts, np.asarray(bound.bound_shape(np.concatenate([[window.t0], ts])), dtype=float)
+    except InputError:
+        inside = np.logspace(np.log10(window.t0), np.log10(window.t1), 40)
+        return inside, np.asarray(bound.bound_shape(np.concatenate([[window.t0], inside])), dtype=float)
+
+
 def plot_fit(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike],
              path: str | os.PathLike | Sequence[str | os.PathLike], title: str,
              bound_label: str = "bound shape") -> Path:
@@ -119,7 +132,7 @@ def fit_figure(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike]
             # From two decades before the window: earlier, before t_1, the bound's shape says nothing.
             t_last = float(np.asarray(runs[0].t, dtype=float)[-1])
             ts = np.logspace(np.log10(max(2.0, window.t0 / 100)), np.log10(t_last), 40)
-            values = np.asarray(bound.bound_shape(np.concatenate([[window.t0], ts])), dtype=float)
+            ts, values = _shape_where_defined(bound, window, ts)
             anchor, shape = values[0], values[1:]
             scale = np.exp(fit.intercept) * window.t0 ** fit.slope / anchor
             envelope = verdict.envelope.text() if verdict.envelope else f"{verdict.predicted_local_slope:.3f}"

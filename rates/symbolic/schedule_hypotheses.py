@@ -12,22 +12,31 @@ SIGNADAM for Adam, Thm 6.3). Asymptotic statements need each from some ``t`` on:
 
 Algorithm (each decision prints ``holds`` / ``fails (why)`` / ``undecided (why)``)
     * *Eventual branch*: ``Min``/``Max``/``Piecewise`` are reduced to the branch that holds for large ``t``
-      (``lim`` of the branches' ratio; the piece whose condition is unbounded above); the switch point is
-      located by interval arithmetic (mpmath.iv) on ``[0, 10^12]``.
+      (``lim`` of the branches' ratio; the piece whose region -- its condition where no earlier condition
+      holds, as sympy reads a Piecewise -- is unbounded above); a Piecewise switches at the first integer of
+      that region, a Min/Max where interval arithmetic (mpmath.iv) on ``[0, 10^12]``, refined by halving to
+      unit cells, shows the other branch on the far side for good; then the start is moved down while ``f``
+      and the branch agree (at most :data:`WALK_LIMIT` steps, exact values).
     * *Eventually non-increasing*: the sign of ``f'`` at infinity from ``lim x f'/f`` (then with ``log x`` and
       ``log x log log x`` factors when that limit is 0); the set where ``f' > 0`` by sympy ``solveset`` (or,
       where it cannot, interval arithmetic on ``[0, 10^12]``); then the integer start is moved down while
-      ``f(t-1) >= f(t)`` (50-digit mpmath). An ``x f'/f`` without a limit (sympy ``AccumBounds``) fails when
-      integer witnesses ``f(t+1) > f(t)`` are found at every scale ``10^3 .. 10^12``.
-    * ``eta_t -> 0``: ``lim f``.
-    * ``sum eta_t = inf``: the growth class of ``f`` (:mod:`rates.symbolic.growth`) and the integral /
-      limit-comparison test.
+      ``f(t-1) >= f(t)`` (50-digit mpmath, at most :data:`WALK_LIMIT` steps). An ``x f'/f`` without a limit
+      (sympy ``AccumBounds``) fails when integer witnesses ``f(t+1) > f(t)`` are found at every scale
+      ``10^3 .. 10^12``. A function of ``t`` and of steps ``floor(u(t))``/``ceiling(u(t))`` holds from 0 when
+      it is non-increasing in each argument and each ``u`` is non-decreasing and ``>= 0``.
+    * ``eta_t -> 0``: ``lim f`` (``oo`` fails).
+    * ``sum eta_t = inf``: ``lim log f / log x = -oo`` fails (``f < x^-2`` eventually), ``+oo`` holds; else the
+      growth class of ``f`` (:mod:`rates.symbolic.growth`) and the integral / limit-comparison test.
     * *Assumption 3.4*: sufficient -- non-increasing, ``eta -> 0``, ``K = lim f(x/2)/f(x) < inf`` (head
       ``tau <= t/2``: ``sum_{tau' <= tau} eta_{t-tau'} <= tau K eta_t``, then ``e^y - 1 <= y e^y``) and
       ``log f(x) / x -> 0`` (tail ``tau > t/2``: ``beta^(t/2) exp(c_1 S_1(t)) / eta_t -> 0`` because
       ``S_1(t) = o(t)`` and ``log(1/eta_t) = o(t)``); fails when ``eta_t`` stays above a positive constant
       (the ``tau``-th term grows once ``c_1 lim eta > log(1/beta)``) or ``eta_{t-1}/eta_t`` is unbounded (the
       ``tau = 1`` term alone exceeds ``C eta_t``); undecided otherwise.
+
+Each question (the branch, then each hypothesis) runs under a time budget (:mod:`rates.symbolic.budget`,
+:data:`QUESTION_SECONDS` each, :data:`DECISION_SECONDS` together): one that does not answer in time is
+``undecided`` with that reason instead of holding the caller for minutes.
 
 Guarantee: ``holds`` and ``fails`` are proofs up to sympy's limits and, where said, the interval-arithmetic
 range ``[0, 10^12]``; anything else is ``undecided`` with the reason.
@@ -36,6 +45,7 @@ range ``[0, 10^12]``; anything else is ``undecided`` with the reason.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
@@ -43,6 +53,7 @@ from typing import Optional
 import mpmath
 import sympy as sp
 
+from rates.symbolic.budget import OutOfTime, answer_within
 from rates.symbolic.growth import Undecided, growth_of, power_sum_growth, x
 
 HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
@@ -60,6 +71,13 @@ STATEMENTS = {
 INTERVAL_RANGE = 10**12  # interval arithmetic covers [0, INTERVAL_RANGE]
 _DENSE = 10**3  # unit intervals up to here, then geometric ones
 _RATIO = 1.01
+# Each hypothesis is one question with its own time budget; all of them together at most DECISION_SECONDS (a
+# question asked late still gets MIN_QUESTION_SECONDS), so a schedule's
+# decisions end within ~12 s.
+QUESTION_SECONDS = 6.0
+DECISION_SECONDS = 10.0
+MIN_QUESTION_SECONDS = 1.0
+WALK_LIMIT = 10**4  # integer steps checked one by one when a start point is moved down
 
 
 @dataclass(frozen=True)
@@ -192,10 +210,38 @@ def last_not_negative(expr, lo: float = 0.0, hi: float = INTERVAL_RANGE) -> Opti
             except (ValueError, ZeroDivisionError, TypeError):
                 certain = False
             if not certain:
-                last = b
+                last = a, b
+        if last is not None and last[1] - last[0] > 1:
+            return _last_uncertain(expr, *last)
     finally:
         mpmath.iv.prec = saved
-    return last
+    return None if last is None else last[1]
+
+
+def _certain_negative(expr, a: float, b: float) -> bool:
+    try:
+        return _iv_eval(expr, mpmath.iv.mpf([a, b])).b < 0
+    except (ValueError, ZeroDivisionError, TypeError):
+        return False
+
+
+def _last_uncertain(expr, a: float, b: float) -> Optional[float]:
+    """Within ``[a, b]``: the right end of the last sub-interval (width <= 1, by halving) where ``expr < 0`` is
+    not certain; None when it is certain on all of ``[a, b]``."""
+    if _certain_negative(expr, a, b):
+        return None
+    if b - a <= 1:
+        return b
+    middle = (a + b) / 2
+    right = _last_uncertain(expr, middle, b)
+    return right if right is not None else _last_uncertain(expr, a, middle)
+
+
+@lru_cache(maxsize=256)
+def exact_function(expr):
+    """``expr`` as an mpmath function of ``x`` (Piecewise, Min/Max, floor, Abs included): evaluated in the
+    caller's working precision, so two values compare exactly up to that many digits."""
+    return sp.lambdify(x, expr, modules="mpmath")
 
 
 def value_at(expr, t: int, dps: int = 50) -> mpmath.mpf:
@@ -212,14 +258,27 @@ def _values(expr, start: int, count: int, dps: int = 30) -> list:
 # ----------------------------------------------------------------------------------------- eventual branch
 
 
-def _piecewise_tail(expr: sp.Piecewise) -> tuple[sp.Expr, sp.Expr]:
+def _piecewise_tail(expr: sp.Piecewise) -> tuple[sp.Expr, int]:
+    """The piece that holds for all large ``t`` and the first integer from which it holds for good.
+
+    A piece holds where its condition holds and no earlier condition does (sympy's reading of Piecewise), so
+    ``Piecewise((a, t < 10**6), (b, True))`` is ``b`` from ``t = 10**6`` on, not from 0."""
+    taken = sp.EmptySet
     for piece, condition in expr.args:
-        if condition is sp.true:
-            return piece, sp.Integer(0)
-        region = condition.as_set()
+        try:
+            region = (sp.Interval(0, sp.oo) if condition is sp.true else condition.as_set()) - taken
+            taken = taken | (sp.Interval(-sp.oo, sp.oo) if condition is sp.true else condition.as_set())
+        except (NotImplementedError, TypeError, ValueError) as err:
+            raise Undecided(f"Piecewise: the region of the condition {condition} is not decided "
+                            f"({type(err).__name__})") from None
+        region = region & sp.Interval(0, sp.oo)
         if region.sup is sp.oo:
             last = region.args[-1] if isinstance(region, sp.Union) else region
-            return piece, last.inf
+            if not isinstance(last, sp.Interval):
+                raise Undecided(f"Piecewise: the region {region} of the piece {piece} is not an interval near oo")
+            start = last.inf
+            first = int(math.floor(start)) + 1 if (last.left_open and start.is_integer) else int(math.ceil(start))
+            return piece, max(first, 0)
     raise Undecided("no piece of the Piecewise holds for all large t")
 
 
@@ -228,7 +287,7 @@ def _reduce(expr):
     if isinstance(expr, sp.Piecewise):
         piece, start = _piecewise_tail(expr)
         inner, notes = _reduce(piece)
-        return inner, [(start, f"Piecewise: the piece {piece} holds for t > {start}")] + notes
+        return inner, [(start, f"Piecewise: the piece {piece} holds from t = {start}")] + notes
     if isinstance(expr, (sp.Min, sp.Max)):
         reduced = [_reduce(arg) for arg in expr.args]
         best, best_notes = reduced[0]
@@ -264,12 +323,17 @@ def eventual_branch(f) -> EventualBranch:
             point = 0 if end is None else math.ceil(end)
             texts.append(f"{text} (from t = {point}, interval arithmetic on [0, 1e12])")
         else:
-            point = int(math.floor(float(where))) + 1 if where != 0 else 0
+            point = int(where)
             texts.append(text)
         switch = max(switch, point)
-    # the branch may take over earlier than the certified point: walk down while f(t) equals g(t)
-    while switch > 0 and abs(value_at(f, switch - 1) - value_at(g, switch - 1)) == 0:
-        switch -= 1
+    # the branch may take over earlier than the certified point: walk down while f(t) equals g(t), a bounded
+    # number of steps (the switch stays a valid, if later, point when the walk stops there)
+    f_at, g_at = exact_function(f), exact_function(g)
+    with mpmath.workdps(50):
+        for _ in range(WALK_LIMIT):
+            if switch == 0 or f_at(mpmath.mpf(switch - 1)) != g_at(mpmath.mpf(switch - 1)):
+                break
+            switch -= 1
     return EventualBranch(g, switch, "; ".join(texts))
 
 
@@ -278,7 +342,7 @@ def eventual_branch(f) -> EventualBranch:
 
 def _sign_at_infinity(g, d) -> tuple[Optional[int], str]:
     """Sign of ``g'`` for large ``x`` (+1, -1, 0 for identically 0) or None with the reason."""
-    if sp.simplify(d) == 0:
+    if d == 0 or d.is_zero or sp.expand(d) == 0:  # simplify would cost seconds on |sin x| and tell no more here
         return 0, "f' = 0 (constant)"
     for weight, name in ((x, "x f'/f"), (x * sp.log(x), "x log x f'/f"),
                          (x * sp.log(x) * sp.log(sp.log(x)), "x log x log log x f'/f")):
@@ -288,9 +352,9 @@ def _sign_at_infinity(g, d) -> tuple[Optional[int], str]:
             return None, f"sympy cannot take lim {name} ({type(err).__name__})"
         if value.has(sp.AccumBounds) or value is sp.nan:
             return None, f"lim {name} = {value}: no limit, f' oscillates"
-        if value.is_positive:
+        if value.is_extended_positive:  # oo counts: -exp(-x/1e15) has lim x f'/f = -oo
             return 1, f"lim {name} = {value} > 0"
-        if value.is_negative:
+        if value.is_extended_negative:
             return -1, f"lim {name} = {value} < 0"
     return None, "lim x f'/f = 0 and the log-weighted limits too: the sign of f' is not decided"
 
@@ -306,8 +370,35 @@ def _increase_witnesses(f) -> list[int]:
     return found
 
 
+def _monotone_through_steps(g) -> Optional[str]:
+    """Why ``g`` is non-increasing on all of ``t >= 0`` when it is a function ``h(x, y_1, ...)`` of ``x`` and of
+    step functions ``y_i = floor(u_i(x))`` / ``ceiling(u_i(x))``: each ``u_i`` non-decreasing with ``u_i(0) >= 0``
+    (so ``y_i >= 0`` and non-decreasing in ``x``) and ``h`` non-increasing in ``x`` and in every ``y_i`` there
+    (sympy's sign of each partial derivative under these assumptions); None when that is not shown."""
+    steps = sorted(g.atoms(sp.floor, sp.ceiling), key=sp.default_sort_key)
+    if not steps:
+        return None
+    names = [sp.Symbol(f"y{i}", nonnegative=True) for i in range(len(steps))]
+    h = g.xreplace(dict(zip(steps, names)))
+    if h.has(sp.floor, sp.ceiling):  # nested steps: not this rule
+        return None
+    for step in steps:
+        inner = step.args[0]
+        if not (sp.diff(inner, x).is_nonnegative and inner.subs(x, 0).is_nonnegative):
+            return None
+    for variable in [x] + names:
+        if sp.simplify(sp.diff(h, variable)).is_nonpositive is not True:
+            return None
+    shown = ", ".join(str(step) for step in steps)
+    return (f"f is non-increasing in t and in {shown}, which are non-decreasing and >= 0 in t (signs of the "
+            "partial derivatives, sympy)")
+
+
 def decide_non_increasing(f, branch: EventualBranch) -> ScheduleFinding:
     g = branch.expr
+    through_steps = _monotone_through_steps(f) if f == g else None
+    if through_steps is not None:
+        return ScheduleFinding(NON_INCREASING, HOLDS, f"from t = 0: {through_steps}", SOURCE_33, from_t=0)
     d = sp.diff(g, x)
     sign, why = _sign_at_infinity(g, d)
     if sign is None and "oscillates" in why:
@@ -340,8 +431,12 @@ def decide_non_increasing(f, branch: EventualBranch) -> ScheduleFinding:
     if branch.detail:
         how += f"; {branch.detail}"
     top = start
-    while start > 0 and value_at(f, start - 1) >= value_at(f, start):
-        start -= 1
+    f_at = exact_function(f)
+    with mpmath.workdps(50):
+        for _ in range(WALK_LIMIT):
+            if start == 0 or f_at(mpmath.mpf(start - 1)) < f_at(mpmath.mpf(start)):
+                break
+            start -= 1
     if start < top:
         how += f"; eta_(t+1) <= eta_t also from t = {start} (checked t = {start}..{top})"
     return ScheduleFinding(NON_INCREASING, HOLDS, f"from t = {start}: {how}", SOURCE_33, from_t=start)
@@ -359,12 +454,24 @@ def decide_vanishes(g) -> ScheduleFinding:
             return ScheduleFinding(VANISHES, FAILS, f"eta_t/eta0 oscillates in {value}, above {value.min} > 0",
                                    SOURCE_33)
         return ScheduleFinding(VANISHES, UNDECIDED, f"lim eta_t/eta0 = {value}", SOURCE_33)
-    if value.is_positive:
+    if value is sp.oo:
+        return ScheduleFinding(VANISHES, FAILS, "lim eta_t/eta0 = oo: eta_t grows without bound", SOURCE_33)
+    if value.is_extended_positive:
         return ScheduleFinding(VANISHES, FAILS, f"lim eta_t = {value} eta0 > 0", SOURCE_33)
     return ScheduleFinding(VANISHES, UNDECIDED, f"lim eta_t/eta0 = {value}", SOURCE_33)
 
 
 def decide_diverges(g) -> ScheduleFinding:
+    try:
+        scale = sp.limit(sp.log(g) / sp.log(x), x, sp.oo)
+    except (NotImplementedError, ValueError, TypeError):
+        scale = None
+    if scale is sp.S.NegativeInfinity:  # f <= x^-2 for large x: the sum converges by comparison
+        return ScheduleFinding(DIVERGES, FAILS, "lim log f / log t = -oo: eta_t/eta0 falls below t^-2 for large t "
+                               "(faster than any power), so the sum converges (comparison test)", SOURCE_33)
+    if scale is sp.oo:
+        return ScheduleFinding(DIVERGES, HOLDS, "lim log f / log t = oo: eta_t/eta0 exceeds 1 for large t, so the "
+                               "sum grows at least like t", SOURCE_33)
     try:
         term = growth_of(g)
         total = power_sum_growth(term)
@@ -409,19 +516,43 @@ def decide_assumption_34(g, non_increasing: ScheduleFinding, vanishes: ScheduleF
                            "log(eta_t)/t -> 0 and sum_{s<t} eta_s = o(t)", SOURCE_34)
 
 
+def _source(name: str) -> str:
+    return SOURCE_34 if name == ASSUMPTION_34 else SOURCE_33
+
+
+def _undecided_all(f, why: str) -> ScheduleHypotheses:
+    return ScheduleHypotheses(f, EventualBranch(f, 0),
+                              tuple(ScheduleFinding(name, UNDECIDED, why, _source(name)) for name in STATEMENTS))
+
+
+def _asked(name: str, question, *args, deadline: float) -> ScheduleFinding:
+    """One hypothesis decided within its share of the time budget (:mod:`rates.symbolic.budget`)."""
+    seconds = max(min(QUESTION_SECONDS, deadline - time.monotonic()), MIN_QUESTION_SECONDS)
+    try:
+        return answer_within(seconds, question, *args, what=f"sympy on '{name}'")
+    except OutOfTime as late:
+        return ScheduleFinding(name, UNDECIDED, f"{late} (time budget per question)", _source(name))
+    except (NotImplementedError, ValueError, TypeError, RecursionError, AttributeError) as err:
+        return ScheduleFinding(name, UNDECIDED, f"sympy failed on it ({type(err).__name__})", _source(name))
+
+
 @lru_cache(maxsize=64)
 def _decide_cached(f: sp.Expr) -> ScheduleHypotheses:
+    deadline = time.monotonic() + DECISION_SECONDS
     try:
-        branch = eventual_branch(f)
+        branch = answer_within(QUESTION_SECONDS, eventual_branch, f, what="the eventual branch (sympy, interval "
+                               "arithmetic)")
     except Undecided as err:
-        findings = tuple(ScheduleFinding(name, UNDECIDED, str(err), SOURCE_34 if name == ASSUMPTION_34 else SOURCE_33)
-                         for name in STATEMENTS)
-        return ScheduleHypotheses(f, EventualBranch(f, 0), findings)
+        return _undecided_all(f, str(err))
+    except OutOfTime as late:
+        return _undecided_all(f, f"{late} (time budget per question)")
+    except (NotImplementedError, ValueError, TypeError, RecursionError, AttributeError) as err:
+        return _undecided_all(f, f"the eventual branch: sympy failed ({type(err).__name__})")
     g = branch.expr
-    monotone = decide_non_increasing(f, branch)
-    vanishes = decide_vanishes(g)
-    diverges = decide_diverges(g)
-    assumption = decide_assumption_34(g, monotone, vanishes)
+    monotone = _asked(NON_INCREASING, decide_non_increasing, f, branch, deadline=deadline)
+    vanishes = _asked(VANISHES, decide_vanishes, g, deadline=deadline)
+    diverges = _asked(DIVERGES, decide_diverges, g, deadline=deadline)
+    assumption = _asked(ASSUMPTION_34, decide_assumption_34, g, monotone, vanishes, deadline=deadline)
     return ScheduleHypotheses(f, branch, (monotone, diverges, vanishes, assumption))
 
 

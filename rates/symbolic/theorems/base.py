@@ -149,15 +149,21 @@ def first_time_sum_reaches(schedule: Schedule, start: int, requirement, eta0: fl
     def reached(t):
         return schedule.partial_sum_numeric(1, start, t, eta0=eta0) >= requirement
 
+    return first_true_after(reached, start, limit)
+
+
+def first_true_after(predicate, start: int, limit: int) -> Optional[int]:
+    """Smallest ``t > start`` with ``predicate(t)`` for a predicate that stays true once true (a monotone
+    search): doubling the distance from ``start``, then bisection; None when it is still false past ``limit``."""
     hi = start + 1
-    while not reached(hi):
+    while not predicate(hi):
         hi = start + 2 * (hi - start)
         if hi > limit:
             return None
-    lo = max(start, hi // 2 if hi // 2 > start else start)
+    lo = start + (hi - start) // 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if reached(mid):
+        if predicate(mid):
             hi = mid
         else:
             lo = mid

@@ -104,6 +104,7 @@ def gate(facts: Facts) -> GateResult:
     family = family_of(facts.config)
     if family is None:
         return GateResult(None, NO_THEOREM, ())
+    family = family.applied_to(facts.config)  # the theorem and citations for this configuration's norm
     hypotheses = family.hypotheses
     if facts.general_schedule:  # its own hypotheses replace "a in (0, 1]" (docs/theory.md, general schedules)
         from rates.symbolic.theorems.hypotheses import schedule_hypotheses

@@ -17,8 +17,18 @@ module: :mod:`rates.numeric.tasks` calls :func:`replay` on the workers).
   every process, so objects it defines can travel between them). Its text travels with the tasks, so workers
   on other machines need not see the file.
 
-Errors: a plug-in that cannot be found or raises while loading is reported as :class:`rates.errors.InputError`
-naming ``--plugin`` (the CLI prints one line and exits 2).
+Errors: a ``--plugin`` file that cannot be found or raises while loading is reported as
+:class:`rates.errors.InputError` naming ``--plugin`` and the file; an installed plug-in that raises (or calls
+``sys.exit``) while loading, and any plug-in code that fails later (:func:`call`), as
+:class:`rates.errors.PluginError` naming its distribution and entry point or its file. The CLI prints one line
+and exits 2.
+
+Provenance: every optimiser, family and paper a plug-in registers is recorded with the plug-in that registered
+it (:func:`origin_of`), so that each answer a plug-in gives can say where it came from.
+
+Built-in algorithms are answered by the built-in families: a plug-in family is asked about a configuration of a
+built-in optimiser only when the user chose it by name (``rates --family NAME ...``, :func:`choose_families`);
+the choice travels to the workers with the plug-ins (:func:`replay`).
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from rates.errors import InputError
+from rates.errors import InputError, PluginError
 
 ENTRY_POINT_GROUP = "rates.plugins"
 
@@ -45,14 +55,65 @@ class PluginSource:
     value: str = ""
     path: str = ""
     text: str = ""
+    distribution: str = ""  # an entry point's installed distribution, "name version" ("" when unknown)
 
     @property
     def label(self) -> str:
-        return f"{self.name} ({self.value})" if self.kind == "entry-point" else self.path
+        """How answers and errors name the plug-in: ``rates-lp-nsd 0.1.0 (entry point lp_nsd = rates_lp_nsd)``
+        or ``file /path/to/mine.py``."""
+        if self.kind == "entry-point":
+            point = f"entry point {self.name} = {self.value}"
+            return f"{self.distribution} ({point})" if self.distribution else point
+        return f"file {self.path}"
 
 
 _LOADED: dict[tuple[str, str], PluginSource] = {}
 _INSTALLED_SCANNED = False
+_LOADING: list[PluginSource] = []  # the plug-in whose code is being imported now (registrations are its)
+ORIGINS: dict[tuple[str, str], str] = {}  # (kind, name) -> label of what registered it: "optimizer", "family", ...
+_CHOSEN: list[str] = []  # plug-in families the user chose by name (--family): they may answer for built-ins
+
+
+def registering_origin(default: str) -> str:
+    """The label of the plug-in being loaded now, else ``default`` (a registration made by other code)."""
+    return _LOADING[-1].label if _LOADING else default
+
+
+def record_origin(kind: str, name: str, origin: str) -> None:
+    ORIGINS[(kind, name)] = origin
+
+
+def origin_of(kind: str, name: str) -> str | None:
+    """Which plug-in registered the ``kind`` (``optimizer``, ``family``, ``reference``) called ``name``; None for
+    a built-in one."""
+    return ORIGINS.get((kind, name))
+
+
+def choose_families(names) -> None:
+    """The plug-in families the user chose by name (``--family``); replaces the previous choice."""
+    _CHOSEN[:] = [str(name).strip().lower() for name in names]
+
+
+def chosen_families() -> tuple[str, ...]:
+    return tuple(_CHOSEN)
+
+
+def _detail(err: BaseException) -> str:
+    if isinstance(err, SystemExit):
+        return f"SystemExit({err.code!r}): a plug-in must not end the process"
+    return f"{type(err).__name__}: {' '.join(str(err).split()) or type(err).__name__}"
+
+
+def call(origin: str, what: str, function, *args):
+    """``function(*args)`` of a plug-in, whose failure -- any exception, ``sys.exit`` included, an
+    :class:`InputError` too (it would be blamed on an option the user never gave) -- becomes a
+    :class:`PluginError` naming ``origin`` and ``what`` was called. Ctrl-C still interrupts."""
+    try:
+        return function(*args)
+    except (KeyboardInterrupt, PluginError):
+        raise
+    except BaseException as err:  # noqa: BLE001 - foreign code: every failure is the plug-in's, one line
+        raise PluginError(origin, f"{what} raised {_detail(err)}") from err
 
 
 def loaded() -> tuple[PluginSource, ...]:
@@ -64,12 +125,21 @@ def forget() -> None:
     """Forget what was loaded (the registrations themselves are undone by :func:`rates.plugins.unregister_all`)."""
     global _INSTALLED_SCANNED
     _LOADED.clear()
+    ORIGINS.clear()
+    _CHOSEN.clear()
     _INSTALLED_SCANNED = False
 
 
 def _failed(what: str, err: BaseException) -> InputError:
-    detail = " ".join(str(err).split()) or type(err).__name__
-    return InputError("plugin", f"plug-in {what} failed to load: {type(err).__name__}: {detail}")
+    return InputError("plugin", f"plug-in {what} failed to load: {_detail(err)}")
+
+
+def _distribution(point) -> str:
+    dist = getattr(point, "dist", None)
+    try:
+        return f"{dist.name} {dist.version}" if dist is not None else ""
+    except Exception:  # noqa: BLE001 - unreadable metadata: the entry point still names it
+        return ""
 
 
 def _entry_points():
@@ -79,17 +149,21 @@ def _entry_points():
 
 
 def _load_entry_point(point) -> PluginSource:
-    source = PluginSource("entry-point", point.name, point.value)
+    source = PluginSource("entry-point", point.name, point.value, distribution=_distribution(point))
     if (source.kind, source.name) in _LOADED:
         return _LOADED[(source.kind, source.name)]
+    _LOADING.append(source)
     try:
         target = point.load()
         if callable(target) and not isinstance(target, types.ModuleType):
             target()
-    except InputError:
+    except (KeyboardInterrupt, PluginError):
         raise
-    except Exception as err:  # noqa: BLE001 - any error of foreign code becomes one line naming the plug-in
-        raise _failed(f"{point.name} ({point.value}, entry point group {ENTRY_POINT_GROUP})", err) from err
+    except BaseException as err:  # noqa: BLE001 - installed, not given as --plugin: the error is the package's
+        raise PluginError(source.label, f"failed to load (entry point group {ENTRY_POINT_GROUP}): "
+                                        f"{_detail(err)}") from err
+    finally:
+        _LOADING.pop()
     _LOADED[(source.kind, source.name)] = source
     return source
 
@@ -110,15 +184,18 @@ def module_name_for(path: Path) -> str:
     return f"rates_plugin_{stem}_{digest}"
 
 
-def _import_text(name: str, path: str, text: str) -> None:
-    module = types.ModuleType(name)
-    module.__file__ = path
-    sys.modules[name] = module
+def _import_text(source: PluginSource) -> None:
+    module = types.ModuleType(source.name)
+    module.__file__ = source.path
+    sys.modules[source.name] = module
+    _LOADING.append(source)
     try:
-        exec(compile(text, path, "exec"), module.__dict__)
+        exec(compile(source.text, source.path, "exec"), module.__dict__)
     except BaseException:
-        sys.modules.pop(name, None)
+        sys.modules.pop(source.name, None)
         raise
+    finally:
+        _LOADING.pop()
 
 
 def load_file(path: str | Path) -> PluginSource:
@@ -136,18 +213,20 @@ def load_file(path: str | Path) -> PluginSource:
         raise InputError("plugin", f"{path} cannot be read ({err})") from None
     source = PluginSource("file", name, path=str(file.resolve()), text=text)
     try:
-        _import_text(name, source.path, text)
-    except InputError:
+        _import_text(source)
+    except (KeyboardInterrupt, PluginError):
         raise
-    except Exception as err:  # noqa: BLE001 - any error of foreign code becomes one line naming the file
+    except BaseException as err:  # noqa: BLE001 - sys.exit included: one line naming the file given as --plugin
         raise _failed(str(path), err) from err
     _LOADED[("file", name)] = source
     return source
 
 
-def replay(sources: tuple[PluginSource, ...] | list[PluginSource]) -> None:
+def replay(sources: tuple[PluginSource, ...] | list[PluginSource], families: tuple[str, ...] = ()) -> None:
     """Load in this process the plug-ins another one loaded (a Dask worker before its task): entry points by
-    name, files from the text they had there. Already loaded ones are skipped."""
+    name, files from the text they had there, and the families chosen there (``families``, see
+    :func:`choose_families`). Already loaded ones are skipped."""
+    choose_families(families)
     points = None
     for source in sources:
         key = (source.kind, source.name)
@@ -162,8 +241,10 @@ def replay(sources: tuple[PluginSource, ...] | list[PluginSource]) -> None:
             _load_entry_point(point)
         else:
             try:
-                _import_text(source.name, source.path, source.text)
-            except Exception as err:  # noqa: BLE001
+                _import_text(source)
+            except (KeyboardInterrupt, PluginError):
+                raise
+            except BaseException as err:  # noqa: BLE001
                 raise _failed(source.path, err) from err
             _LOADED[key] = source
 
@@ -184,3 +265,25 @@ def fingerprint() -> str | None:
                 return None
         digest.update(f"{source.kind}\0{source.name}\0{source.value}\0{text}\0".encode())
     return digest.hexdigest()
+
+
+def provenance(optimizer: str | None = None, family: str | None = None,
+               reference: str | None = None) -> list[dict[str, str]]:
+    """What of an answer plug-ins gave: ``[{"kind": "family", "name": "lp-nsd", "origin": "file /x.py"}, ...]``
+    for the optimiser, family and paper named that a plug-in registered (empty: the answer is the built-ins')."""
+    named = (("optimizer", optimizer), ("family", family), ("reference", (reference or "").upper() or None))
+    return [{"kind": kind, "name": name if kind != "reference" else reference, "origin": ORIGINS[(kind, name)]}
+            for kind, name in named if name is not None and (kind, name) in ORIGINS]
+
+
+def provenance_lines(entries: list[dict[str, str]], label: str = "plug-in     ") -> list[str]:
+    """One line per plug-in: ``plug-in     optimiser l3-gd, family lp-nsd and paper GLSS2018 from file /x.py``."""
+    words = {"optimizer": "optimiser", "family": "family", "reference": "paper"}
+    by_origin: dict[str, list[str]] = {}
+    for entry in entries:
+        by_origin.setdefault(entry["origin"], []).append(f"{words[entry['kind']]} {entry['name']}")
+    lines = []
+    for origin, things in by_origin.items():
+        listed = things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
+        lines.append(f"{label}{listed} from {origin}")
+    return lines

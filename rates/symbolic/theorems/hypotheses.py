@@ -116,6 +116,7 @@ class FamilyDeclaration:
     # the declaration as it applies to one configuration, for a family whose theorem depends on it (nsd: SIGNADAM
     # for entry-wise norms, MINIBATCH for the other Schatten norms); None: this declaration for every one
     for_config: Optional[Callable[[Any], FamilyDeclaration]] = None
+    origin: str = ""  # "" for a built-in family; else the plug-in that registered it (its file, or distribution)
 
     def applied_to(self, config) -> FamilyDeclaration:
         """This family's declaration for ``config``: its source and its hypotheses' citations are those of the

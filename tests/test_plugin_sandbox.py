@@ -238,3 +238,25 @@ def test_the_choice_of_families_travels_to_the_workers(clean, tmp_path):
     assert plugin_loading.loaded()[0].name == source.name and resolve_algorithm("signgd").family == "mine"
     plugin_loading.replay(travelled[0], ())  # a task of a run without --family
     assert resolve_algorithm("signgd").family == "nsd"
+
+
+def test_fit_and_its_table_name_the_plugin_that_gave_the_prediction(clean, tmp_path):
+    from test_compare import synthetic_run
+
+    from rates.numeric.trajectory import Trajectory, save
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "rates-lp-nsd" / "rates_lp_nsd.py"
+    run = synthetic_run(lambda t: t ** -0.25, noise=0.01, algo="l3-gd", a="3/4")
+    run.config["norm"] = "lp:3"
+    path = save(Trajectory([run]), tmp_path / "l3.json")
+    code, out, err = invoke(["fit", "--plugin", str(example), "--from", str(path)])
+    assert code in (0, 1), err
+    assert (f"theorem        : lp-nsd [GLSS2018 Sec. 3.2 (limit direction); rate rebuilt] (plug-in file {example}) -"
+            in out)
+    code, out, err = invoke(["table", "--plugin", str(example), "--fits", str(path), "--format", "markdown"])
+    assert (f"_Answers from plug-ins: optimiser l3-gd, family lp-nsd and paper GLSS2018 from file {example}._"
+            in out), out
+    builtin = save(Trajectory([synthetic_run(lambda t: t ** -0.25, noise=0.01, algo="signgd", a="3/4")]),
+                   tmp_path / "signgd.json")
+    code, out, err = invoke(["table", "--plugin", str(example), "--fits", str(builtin), "--format", "markdown"])
+    assert code == 0 and "| signgd |" in out and "plug-in" not in out  # the built-ins' rows: no plug-in named

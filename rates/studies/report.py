@@ -733,6 +733,7 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
             table.notes.append(f"{_row_name(rec.config)}, {rec.verdict.label}: {rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
+    table.notes += _plugin_notes(records)
     references = references_note(source_text(rec.prediction) for rec in records if not _is_direction_record(rec))
     table.latex_tables = _paper_tables(_schedules_as_notes(table, records), 2 + len(columns), references)
     table.notes.append(references)
@@ -837,6 +838,21 @@ def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
                        caption=f"{table.caption}: provenance of each row", label=provenance_label,
                        notes=notes, grouped=1, small=True)
     return [result, provenance]
+
+
+def _plugin_notes(records: Sequence[Any]) -> list[str]:
+    """``Answers from plug-ins: optimiser l3-gd, family lp-nsd and paper GLSS2018 from file /x.py.``: which rows'
+    predictions plug-ins gave (none: the built-ins gave every one)."""
+    from rates.numeric.plugin_loading import provenance, provenance_lines
+
+    entries = []
+    for rec in records:
+        family = getattr(getattr(rec, "gate", None), "family", None)
+        source = getattr(getattr(rec, "prediction", None), "source", None)
+        for entry in provenance(rec.config.get("algo"), getattr(family, "name", None), getattr(source, "seed", None)):
+            if entry not in entries:
+                entries.append(entry)
+    return [line + "." for line in provenance_lines(entries, label="Answers from plug-ins: ")]
 
 
 def _cell_text(cell: Any) -> str:

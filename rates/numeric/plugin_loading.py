@@ -3,8 +3,9 @@
 A plug-in is Python code that registers optimisers, theorem families and references through the public API of
 :mod:`rates.plugins`; loading it is importing it. This module only finds and imports plug-ins and remembers
 what it loaded (:func:`loaded`), so that another process -- a Dask worker of ``rates sweep`` or a study -- can
-load the same ones (:func:`replay`) before it runs a task. It imports no stage of the pipeline (a foundation
-module: :mod:`rates.numeric.tasks` calls :func:`replay` on the workers).
+load the same ones (:func:`replay`) before it runs a task. It imports nothing heavy (no numpy, no sympy): only
+the sympy-free record of which plug-in registered what (:mod:`rates.symbolic.theorems.provenance`);
+:mod:`rates.numeric.tasks` calls :func:`replay` on the workers.
 
 * Installed: every entry point of the group ``rates.plugins`` (:data:`ENTRY_POINT_GROUP`), e.g. in a package's
   ``pyproject.toml``::
@@ -41,6 +42,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rates.errors import InputError, PluginError
+from rates.symbolic.theorems.provenance import (  # noqa: F401 - re-exported: the loader's public names
+    LOADING,
+    call,
+    choose_families,
+    chosen_families,
+    describe_error,
+    forget_origins,
+    origin_of,
+    provenance,
+    provenance_lines,
+    record_origin,
+    registering_origin,
+)
 
 ENTRY_POINT_GROUP = "rates.plugins"
 
@@ -69,53 +83,6 @@ class PluginSource:
 
 _LOADED: dict[tuple[str, str], PluginSource] = {}
 _INSTALLED_SCANNED = False
-_LOADING: list[PluginSource] = []  # the plug-in whose code is being imported now (registrations are its)
-ORIGINS: dict[tuple[str, str], str] = {}  # (kind, name) -> label of what registered it: "optimizer", "family", ...
-_CHOSEN: list[str] = []  # plug-in families the user chose by name (--family): they may answer for built-ins
-
-
-def registering_origin(default: str) -> str:
-    """The label of the plug-in being loaded now, else ``default`` (a registration made by other code)."""
-    return _LOADING[-1].label if _LOADING else default
-
-
-def record_origin(kind: str, name: str, origin: str) -> None:
-    ORIGINS[(kind, name)] = origin
-
-
-def origin_of(kind: str, name: str) -> str | None:
-    """Which plug-in registered the ``kind`` (``optimizer``, ``family``, ``reference``) called ``name``; None for
-    a built-in one."""
-    return ORIGINS.get((kind, name))
-
-
-def choose_families(names) -> None:
-    """The plug-in families the user chose by name (``--family``); replaces the previous choice."""
-    _CHOSEN[:] = [str(name).strip().lower() for name in names]
-
-
-def chosen_families() -> tuple[str, ...]:
-    return tuple(_CHOSEN)
-
-
-def _detail(err: BaseException) -> str:
-    if isinstance(err, SystemExit):
-        return f"SystemExit({err.code!r}): a plug-in must not end the process"
-    return f"{type(err).__name__}: {' '.join(str(err).split()) or type(err).__name__}"
-
-
-def call(origin: str, what: str, function, *args):
-    """``function(*args)`` of a plug-in, whose failure -- any exception, ``sys.exit`` included, an
-    :class:`InputError` too (it would be blamed on an option the user never gave) -- becomes a
-    :class:`PluginError` naming ``origin`` and ``what`` was called. Ctrl-C still interrupts."""
-    try:
-        return function(*args)
-    except (KeyboardInterrupt, PluginError):
-        raise
-    except BaseException as err:  # noqa: BLE001 - foreign code: every failure is the plug-in's, one line
-        raise PluginError(origin, f"{what} raised {_detail(err)}") from err
-
-
 def loaded() -> tuple[PluginSource, ...]:
     """The plug-ins this process has loaded, in loading order."""
     return tuple(_LOADED.values())
@@ -125,13 +92,12 @@ def forget() -> None:
     """Forget what was loaded (the registrations themselves are undone by :func:`rates.plugins.unregister_all`)."""
     global _INSTALLED_SCANNED
     _LOADED.clear()
-    ORIGINS.clear()
-    _CHOSEN.clear()
+    forget_origins()
     _INSTALLED_SCANNED = False
 
 
 def _failed(what: str, err: BaseException) -> InputError:
-    return InputError("plugin", f"plug-in {what} failed to load: {_detail(err)}")
+    return InputError("plugin", f"plug-in {what} failed to load: {describe_error(err)}")
 
 
 def _distribution(point) -> str:
@@ -152,7 +118,7 @@ def _load_entry_point(point) -> PluginSource:
     source = PluginSource("entry-point", point.name, point.value, distribution=_distribution(point))
     if (source.kind, source.name) in _LOADED:
         return _LOADED[(source.kind, source.name)]
-    _LOADING.append(source)
+    LOADING.append(source.label)
     try:
         target = point.load()
         if callable(target) and not isinstance(target, types.ModuleType):
@@ -161,9 +127,9 @@ def _load_entry_point(point) -> PluginSource:
         raise
     except BaseException as err:  # noqa: BLE001 - installed, not given as --plugin: the error is the package's
         raise PluginError(source.label, f"failed to load (entry point group {ENTRY_POINT_GROUP}): "
-                                        f"{_detail(err)}") from err
+                                        f"{describe_error(err)}") from err
     finally:
-        _LOADING.pop()
+        LOADING.pop()
     _LOADED[(source.kind, source.name)] = source
     return source
 
@@ -188,14 +154,14 @@ def _import_text(source: PluginSource) -> None:
     module = types.ModuleType(source.name)
     module.__file__ = source.path
     sys.modules[source.name] = module
-    _LOADING.append(source)
+    LOADING.append(source.label)
     try:
         exec(compile(source.text, source.path, "exec"), module.__dict__)
     except BaseException:
         sys.modules.pop(source.name, None)
         raise
     finally:
-        _LOADING.pop()
+        LOADING.pop()
 
 
 def load_file(path: str | Path) -> PluginSource:
@@ -266,24 +232,3 @@ def fingerprint() -> str | None:
         digest.update(f"{source.kind}\0{source.name}\0{source.value}\0{text}\0".encode())
     return digest.hexdigest()
 
-
-def provenance(optimizer: str | None = None, family: str | None = None,
-               reference: str | None = None) -> list[dict[str, str]]:
-    """What of an answer plug-ins gave: ``[{"kind": "family", "name": "lp-nsd", "origin": "file /x.py"}, ...]``
-    for the optimiser, family and paper named that a plug-in registered (empty: the answer is the built-ins')."""
-    named = (("optimizer", optimizer), ("family", family), ("reference", (reference or "").upper() or None))
-    return [{"kind": kind, "name": name if kind != "reference" else reference, "origin": ORIGINS[(kind, name)]}
-            for kind, name in named if name is not None and (kind, name) in ORIGINS]
-
-
-def provenance_lines(entries: list[dict[str, str]], label: str = "plug-in     ") -> list[str]:
-    """One line per plug-in: ``plug-in     optimiser l3-gd, family lp-nsd and paper GLSS2018 from file /x.py``."""
-    words = {"optimizer": "optimiser", "family": "family", "reference": "paper"}
-    by_origin: dict[str, list[str]] = {}
-    for entry in entries:
-        by_origin.setdefault(entry["origin"], []).append(f"{words[entry['kind']]} {entry['name']}")
-    lines = []
-    for origin, things in by_origin.items():
-        listed = things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
-        lines.append(f"{label}{listed} from {origin}")
-    return lines

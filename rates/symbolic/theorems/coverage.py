@@ -66,7 +66,7 @@ PLUGIN_COVERS: dict[str, Callable[[object], bool]] = {}
 def _plugin_covers(name: str, config) -> bool:
     """A plug-in family's ``covers(config)``, its failure or a non-boolean answer reported against the plug-in."""
     from rates.errors import PluginError
-    from rates.numeric.plugin_loading import call, origin_of
+    from rates.symbolic.theorems.provenance import call, origin_of
 
     origin = origin_of("family", name) or "unknown"
     answer = call(origin, f"family {name!r}: covers(config) for {config.name}", PLUGIN_COVERS[name], config)
@@ -80,7 +80,7 @@ def family_name(config) -> Optional[str]:
     """The name of the family covering ``config``, or None: a plug-in family's when one claims it -- any plug-in
     family for a plug-in's optimiser, only the families chosen with ``--family`` for a built-in one -- else the
     built-in family whose predicate holds."""
-    from rates.numeric.plugin_loading import chosen_families, origin_of
+    from rates.symbolic.theorems.provenance import chosen_families, origin_of
 
     if PLUGIN_COVERS:
         built_in = origin_of("optimizer", config.name) is None

@@ -25,7 +25,7 @@ def plugin_template(family, config: Any) -> BoundTemplate:
     """A plug-in family's ``template(config)``: its failure, or anything but a :class:`BoundTemplate`, is the
     plug-in's error (:class:`rates.errors.PluginError`, naming its file or distribution)."""
     from rates.errors import PluginError
-    from rates.numeric.plugin_loading import call
+    from rates.symbolic.theorems.provenance import call
 
     template = call(family.origin, f"family {family.name!r}: template(config) for {config.name}", family.template,
                     config)
@@ -66,7 +66,7 @@ def predict(config: Any, a: sp.Rational, constants: dict[str, float] | None = No
     family = REGISTRY.get(config.family)
     if family is None or not family.origin:
         return make_prediction(template, config.name, config.norm, a, values or None)
-    from rates.numeric.plugin_loading import call  # a plug-in's template: what fails deriving from it is its own
+    from rates.symbolic.theorems.provenance import call  # a plug-in's template: what fails deriving from it is its own
 
     return call(family.origin, f"family {family.name!r}: deriving the rate from its template for {config.name}",
                 make_prediction, template, config.name, config.norm, a, values or None)

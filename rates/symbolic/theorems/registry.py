@@ -107,7 +107,7 @@ def _evaluate(family: FamilyDeclaration, hypothesis: Hypothesis, facts: Facts) -
     if not family.origin:
         return hypothesis.evaluate(facts)
     from rates.errors import PluginError
-    from rates.numeric.plugin_loading import call
+    from rates.symbolic.theorems.provenance import call
 
     what = f"family {family.name!r}: hypothesis {hypothesis.name!r}"
     finding = call(family.origin, what, hypothesis.evaluate, facts)

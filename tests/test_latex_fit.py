@@ -392,3 +392,22 @@ def test_a_schedule_row_keeps_one_results_table_and_notes_stand_apart_from_the_r
     words = words_on_pages(pdf)
     assert_on_page(words, "schedule 1")
     assert_typeset_as_math(pdf)
+
+
+def test_a_schedule_rows_notes_name_its_schedule(tmp_path):
+    """A row that gets a note (here an inconclusive verdict: 30 checkpoints up to t = 500) is named by its
+    schedule in the notes of every verdict table (``rates sweep``, ``report``, ``table --fits``), never
+    ``a = None``; a polynomial row keeps ``a = 3/4``."""
+    short = np.unique(np.geomspace(1, 500, 30).astype(int))
+    polynomial = synthetic_run(lambda t: t ** -0.25, t=short, algo="signgd", a="3/4")
+    scheduled = synthetic_run(lambda t: t ** -0.05, t=short, algo="signgd", a="3/4")
+    scheduled.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    paths = [save(Trajectory([run]), tmp_path / f"{name}.json")
+             for name, run in (("polynomial", polynomial), ("scheduled", scheduled))]
+    records = load_fit_inputs(paths)
+    assert [rec.verdict.label for rec in records] == ["inconclusive", "inconclusive"]
+    notes = [str(getattr(note, "text", note)) for note in verdict_table(records).notes]
+    assert any(note.startswith("signgd a = 3/4, inconclusive: run too short") for note in notes), notes
+    assert any(note.startswith("signgd schedule eta0/((t + 2)*log(t + 2)), inconclusive: run too short")
+               for note in notes), notes
+    assert not any("a = None" in note for note in notes)

@@ -42,7 +42,8 @@ COVERED, NO_THEOREM, NOT_APPLICABLE = "covered", "no-theorem", "not-applicable"
 
 def register_declaration(family: FamilyDeclaration) -> FamilyDeclaration:
     """Add a plug-in family to the gate (the public route is :func:`rates.plugins.register_family`); its
-    ``covers`` is asked before the built-in families' (:data:`rates.symbolic.theorems.coverage.PLUGIN_COVERS`)."""
+    ``covers`` is asked before the built-in families' about a plug-in's optimiser, and about a built-in one only
+    when the user chose the family (``--family``; :func:`rates.symbolic.theorems.coverage.family_name`)."""
     from rates.symbolic.theorems.coverage import COVERS, PLUGIN_COVERS
 
     if family.name in COVERS:

@@ -202,8 +202,7 @@ def replay(sources: tuple[PluginSource, ...] | list[PluginSource], families: tup
             points = _entry_points() if points is None else points
             point = next((p for p in points if p.name == source.name), None)
             if point is None:
-                raise InputError("plugin", f"plug-in {source.label} is not installed on this worker "
-                                             f"({sys.executable})")
+                raise PluginError(source.label, f"is not installed on this worker ({sys.executable})")
             _load_entry_point(point)
         else:
             try:

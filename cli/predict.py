@@ -53,13 +53,13 @@ def render_text(prediction) -> str:
 
 def plugin_entries(prediction) -> list[dict[str, str]]:
     """Which plug-ins gave this answer (its optimiser, family, paper); empty for the built-ins' answers."""
-    from rates.numeric.plugin_loading import provenance
+    from rates.symbolic.theorems.provenance import provenance
 
     return provenance(prediction.algorithm, prediction.family, prediction.source.seed)
 
 
 def plugin_lines(prediction) -> list[str]:
-    from rates.numeric.plugin_loading import provenance_lines
+    from rates.symbolic.theorems.provenance import provenance_lines
 
     return provenance_lines(plugin_entries(prediction))
 

@@ -42,19 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rates.errors import InputError, PluginError
-from rates.symbolic.theorems.provenance import (  # noqa: F401 - re-exported: the loader's public names
-    LOADING,
-    call,
-    choose_families,
-    chosen_families,
-    describe_error,
-    forget_origins,
-    origin_of,
-    provenance,
-    provenance_lines,
-    record_origin,
-    registering_origin,
-)
+from rates.symbolic.theorems.provenance import LOADING, choose_families, describe_error, forget_origins
+from rates.symbolic.theorems.provenance import chosen_families as chosen_families  # re-exported: the workers' choice
 
 ENTRY_POINT_GROUP = "rates.plugins"
 
@@ -83,6 +72,8 @@ class PluginSource:
 
 _LOADED: dict[tuple[str, str], PluginSource] = {}
 _INSTALLED_SCANNED = False
+
+
 def loaded() -> tuple[PluginSource, ...]:
     """The plug-ins this process has loaded, in loading order."""
     return tuple(_LOADED.values())

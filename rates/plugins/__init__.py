@@ -45,16 +45,7 @@ from rates.numeric.optim.alias import (
     steepest_direction,
     variance_reduced,
 )
-from rates.numeric.plugin_loading import (
-    ENTRY_POINT_GROUP,
-    PluginSource,
-    forget,
-    load_file,
-    load_installed,
-    loaded,
-    record_origin,
-    registering_origin,
-)
+from rates.numeric.plugin_loading import ENTRY_POINT_GROUP, PluginSource, forget, load_file, load_installed, loaded
 from rates.symbolic import papers
 from rates.symbolic.theorems.hypotheses import (
     CONSTANT,
@@ -70,6 +61,7 @@ from rates.symbolic.theorems.hypotheses import (
     full_batch,
     separable,
 )
+from rates.symbolic.theorems.provenance import record_origin, registering_origin
 from rates.symbolic.theorems.sources import Source
 
 BUILT_IN_OPTIMISERS = tuple(OPTIMISERS)

@@ -843,7 +843,7 @@ def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
 def _plugin_notes(records: Sequence[Any]) -> list[str]:
     """``Answers from plug-ins: optimiser l3-gd, family lp-nsd and paper GLSS2018 from file /x.py.``: which rows'
     predictions plug-ins gave (none: the built-ins gave every one)."""
-    from rates.numeric.plugin_loading import provenance, provenance_lines
+    from rates.symbolic.theorems.provenance import provenance, provenance_lines
 
     entries = []
     for rec in records:

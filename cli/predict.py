@@ -354,9 +354,16 @@ def derive_schedule(learning_rate, algo, norm, n, batch, momentum, vr, gamma, da
     prediction = None
     reason = None
     if result.family is not None and result.family.template is not None and result.outcome != "no-theorem":
+        from rates.symbolic.theorems.provenance import call
+
+        constants = {**given, "eta_0": eta0} if given else None
         try:
-            prediction = predict_schedule(config, template_for(config), learning_rate,
-                                          {**given, "eta_0": eta0} if given else None)
+            if result.family.origin:  # a plug-in's template: what fails deriving from it is the plug-in's
+                prediction = call(result.family.origin, f"family {result.family.name!r}: deriving the rate for "
+                                  f"this schedule from its template", predict_schedule, config, template_for(config),
+                                  learning_rate, constants, answers=(NoRate,))
+            else:
+                prediction = predict_schedule(config, template_for(config), learning_rate, constants)
         except NoRate as err:
             reason = str(err)
     if prediction is None:

@@ -260,3 +260,19 @@ def test_fit_and_its_table_name_the_plugin_that_gave_the_prediction(clean, tmp_p
                    tmp_path / "signgd.json")
     code, out, err = invoke(["table", "--plugin", str(example), "--fits", str(builtin), "--format", "markdown"])
     assert code == 0 and "| signgd |" in out and "plug-in" not in out  # the built-ins' rows: no plug-in named
+
+
+@pytest.mark.parametrize("schedule, words", [
+    (["--a", "1/2"], "deriving the rate from its template for signgd raised AttributeError"),
+    (["--schedule", "eta0/((t+2)*log(t+2))"], "deriving the rate for this schedule from its template raised "
+                                              "AttributeError"),
+])
+def test_a_malformed_template_fails_as_the_plugins_error(clean, tmp_path, schedule, words):
+    """A ``BoundTemplate`` whose numerator holds a string instead of ``PowerSumTerm``s passes the type check but
+    cannot be derived from: that failure is the plug-in's too (exit 2 naming it), not an internal error (3)."""
+    malformed = TEMPLATE.format(name="malformed").replace('(PowerSumTerm(sp.Integer(2), alpha, "noise"),)',
+                                                         '("not a power sum",)')
+    path = write_plugin(tmp_path, "malformed", plugin_text("malformed", template=malformed))
+    code, out, err = invoke(["--plugin", str(path), "predict", "--family", "malformed", "--algo", "signgd", *schedule])
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"rates: error: plug-in file {path.resolve()}: family 'malformed': {words}"), err

@@ -53,13 +53,14 @@ def describe_error(err: BaseException) -> str:
     return f"{type(err).__name__}: {' '.join(str(err).split()) or type(err).__name__}"
 
 
-def call(origin: str, what: str, function, *args):
+def call(origin: str, what: str, function, *args, answers: tuple[type, ...] = ()):
     """``function(*args)`` of a plug-in, whose failure -- any exception, ``sys.exit`` included, an
     :class:`InputError` too (it would be blamed on an option the user never gave) -- becomes a
-    :class:`PluginError` naming ``origin`` and ``what`` was called. Ctrl-C still interrupts."""
+    :class:`PluginError` naming ``origin`` and ``what`` was called. Ctrl-C still interrupts, and the exceptions
+    in ``answers`` pass as they are (a derivation's "no rate, because ..." is an answer, not a failure)."""
     try:
         return function(*args)
-    except (KeyboardInterrupt, PluginError):
+    except (KeyboardInterrupt, PluginError, *answers):
         raise
     except BaseException as err:  # noqa: BLE001 - foreign code: every failure is the plug-in's, one line
         raise PluginError(origin, f"{what} raised {describe_error(err)}") from err

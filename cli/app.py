@@ -90,32 +90,51 @@ def _root(plugin: Optional[list[Path]] = typer.Option(
         None, "--plugin", metavar="PATH.py", help="load a plug-in file (PATH.py) that registers optimisers, "
         "theorem families or papers (rates.plugins); repeatable, and accepted after the command name too. Installed "
         "plug-ins "
-        "(entry-point group rates.plugins) are always loaded")) -> None:
+        "(entry-point group rates.plugins) are always loaded"),
+        family: Optional[list[str]] = typer.Option(
+        None, "--family", metavar="NAME", help="let the plug-in family NAME answer for the built-in algorithms it "
+        "covers, which otherwise only the built-in families answer; repeatable, and accepted after the command "
+        "name too")) -> None:
     """Predict, run, fit and check implicit-bias rates of steepest-descent optimisers."""
     # before the command parses its options, so that their names are known; the loader is light (no numpy):
     # the plug-ins themselves import rates.plugins, the public API
-    from rates.numeric.plugin_loading import load_file, load_installed
+    from rates.numeric.plugin_loading import choose_families, load_file, load_installed
 
     load_installed()
     for path in plugin or ():
         load_file(path)
+    choose_families(())  # a choice lasts one command (tests run many in one process)
+    if family:
+        from rates.symbolic.theorems.coverage import COVERS, PLUGIN_COVERS
+
+        for name in family:
+            key = name.strip().lower()
+            if key not in PLUGIN_COVERS:
+                what = ("a built-in family, which answers by default" if key in COVERS else
+                        "no family of a loaded plug-in")
+                raise InputError("--family", f"{name!r} is {what}; plug-in families: "
+                                             f"{', '.join(PLUGIN_COVERS) or 'none loaded'}")
+        choose_families(family)
+
+
+ROOT_OPTIONS = ("--plugin", "--family")
 
 
 def hoist_plugin_options(argv: list[str]) -> list[str]:
-    """Move every ``--plugin PATH`` (or ``--plugin=PATH``) to the front, so that the option is accepted after the
-    command name as well (``rates sweep --plugin my.py grid.toml``) and is read by the root callback, which runs
-    before the command parses its own options. Arguments after ``--`` are left alone."""
+    """Move every ``--plugin PATH`` and ``--family NAME`` (or ``--plugin=PATH``) to the front, so that the options
+    are accepted after the command name as well (``rates sweep --plugin my.py grid.toml``) and are read by the
+    root callback, which runs before the command parses its own options. Arguments after ``--`` are left alone."""
     hoisted, rest, i = [], [], 0
     while i < len(argv):
         item = argv[i]
         if item == "--":
             rest += argv[i:]
             break
-        if item == "--plugin" and i + 1 < len(argv):
+        if item in ROOT_OPTIONS and i + 1 < len(argv):
             hoisted += argv[i:i + 2]
             i += 2
             continue
-        if item.startswith("--plugin="):
+        if item.startswith(tuple(f"{option}=" for option in ROOT_OPTIONS)):
             hoisted.append(item)
         else:
             rest.append(item)

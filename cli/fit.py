@@ -62,6 +62,8 @@ def describe(record: FitRecord) -> str:
         gate = record.gate
         family = "none" if gate.family is None else f"{gate.family.name} [{gate.family.source.seed} " \
                                                     f"{gate.family.source.theorem}]"
+        if gate.family is not None and gate.family.origin:
+            family += f" (plug-in {gate.family.origin})"
         lines.append(f"  theorem        : {family} - {gate.outcome}")
         lines += [f"    {finding.status:<7} {hyp.name}: {finding.detail}" for hyp, finding in gate.checks]
     if pred is not None:

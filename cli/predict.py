@@ -47,7 +47,27 @@ def render_text(prediction) -> str:
     lines.append(f"source      {source}")
     if prediction.source.reference is not None:
         lines.append(f"reference   {prediction.source.reference.citation()}")
+    lines += plugin_lines(prediction)
     return "\n".join(lines)
+
+
+def plugin_entries(prediction) -> list[dict[str, str]]:
+    """Which plug-ins gave this answer (its optimiser, family, paper); empty for the built-ins' answers."""
+    from rates.symbolic.theorems.provenance import provenance
+
+    return provenance(prediction.algorithm, prediction.family, prediction.source.seed)
+
+
+def plugin_lines(prediction) -> list[str]:
+    from rates.symbolic.theorems.provenance import provenance_lines
+
+    return provenance_lines(plugin_entries(prediction))
+
+
+def with_plugins(payload: dict, prediction) -> dict:
+    """``payload`` with a ``plugins`` key when plug-ins gave the answer (built-in answers keep their keys)."""
+    entries = plugin_entries(prediction)
+    return {**payload, "plugins": entries} if entries else payload
 
 
 def prediction_source(prediction) -> str:
@@ -75,7 +95,9 @@ def render_gate(result: GateResult) -> str:
     if result.family is None:
         return f"theorem     none: {result.reason}"
     family = result.family
-    lines = [f"theorem     {family.name} family: {family.statement}   [{family.source.seed} {family.source.theorem}]"]
+    from_plugin = f" (plug-in {family.origin})" if family.origin else ""
+    lines = [f"theorem     {family.name} family{from_plugin}: {family.statement}   "
+             f"[{family.source.seed} {family.source.theorem}]"]
     lines += [f"hypothesis  {finding.status:<7} {hyp.name}: {finding.detail}   [{hyp.source}]"
               for hyp, finding in result.checks]
     if result.outcome == COVERED:
@@ -129,12 +151,13 @@ def answer_key(options: dict) -> str | None:
     """The cache key of an answer: the options and the source and libraries that derive it; ``None`` with
     ``--data``, whose file's content the key would not see."""
     from rates import cache
-    from rates.numeric.plugin_loading import fingerprint
+    from rates.numeric.plugin_loading import chosen_families, fingerprint
 
     plugins = fingerprint()  # a plug-in's family or paper changes the answer: its code is in the key
     if options.get("data") is not None or plugins is None:
         return None
-    parts = (sorted(options.items()),) + ((plugins,) if plugins else ())
+    chosen = tuple(sorted(chosen_families()))  # --family: which plug-in families may answer for built-ins
+    parts = (sorted(options.items()),) + ((plugins,) if plugins else ()) + ((chosen,) if chosen else ())
     return cache.key_for(ANSWERS, *parts, packages=("rates", "cli"), libraries=_DERIVING_LIBRARIES)
 
 
@@ -209,8 +232,9 @@ def derive(algo: str, norm: Optional[str], a: Optional[str], schedule: Optional[
     if as_json:
         payload = prediction.to_json()
         payload["rate"] = {**payload["rate"], "loglog_power": 0}
-        return json.dumps({**payload, "gate": result.to_json(), "schedule": learning_rate.to_json(),
-                           **({"data_constants": measured} if measured else {})}, indent=1, default=str)
+        return json.dumps(with_plugins({**payload, "gate": result.to_json(), "schedule": learning_rate.to_json(),
+                                        **({"data_constants": measured} if measured else {})}, prediction),
+                          indent=1, default=str)
     return render_text(prediction) + "\n" + render_gate(result) + (_render_measured(measured) if measured else "")
 
 
@@ -296,6 +320,7 @@ def render_schedule_text(prediction) -> str:
     lines.append(f"assumes     {'; '.join(prediction.assumptions)}")
     lines.append(f"source      {prediction.source.seed} {prediction.source.theorem} [{prediction.template_status}]; "
                  "rate for this schedule [derived]")
+    lines += plugin_lines(prediction)
     return "\n".join(lines)
 
 
@@ -329,9 +354,16 @@ def derive_schedule(learning_rate, algo, norm, n, batch, momentum, vr, gamma, da
     prediction = None
     reason = None
     if result.family is not None and result.family.template is not None and result.outcome != "no-theorem":
+        from rates.symbolic.theorems.provenance import call
+
+        constants = {**given, "eta_0": eta0} if given else None
         try:
-            prediction = predict_schedule(config, template_for(config), learning_rate,
-                                          {**given, "eta_0": eta0} if given else None)
+            if result.family.origin:  # a plug-in's template: what fails deriving from it is the plug-in's
+                prediction = call(result.family.origin, f"family {result.family.name!r}: deriving the rate for "
+                                  f"this schedule from its template", predict_schedule, config, template_for(config),
+                                  learning_rate, constants, answers=(NoRate,))
+            else:
+                prediction = predict_schedule(config, template_for(config), learning_rate, constants)
         except NoRate as err:
             reason = str(err)
     if prediction is None:
@@ -349,7 +381,8 @@ def derive_schedule(learning_rate, algo, norm, n, batch, momentum, vr, gamma, da
         return "\n".join(lines) + "\n" + render_gate(result)
     prediction.template_config = config
     if as_json:
-        return json.dumps({**prediction.to_json(), "gate": result.to_json()}, indent=1, default=str)
+        return json.dumps(with_plugins({**prediction.to_json(), "gate": result.to_json()}, prediction), indent=1,
+                          default=str)
     return render_schedule_text(prediction) + "\n" + render_gate(result)
 
 

@@ -72,3 +72,21 @@ class NotSeparableError(InputError):
 
 class SolverError(RatesError):
     """A numerical solver failed or could not certify its answer to the requested accuracy."""
+
+
+class PluginError(InputError):
+    """A plug-in's own code failed or answered outside its contract (raised, called ``sys.exit``, returned
+    ``None`` where a template was due): reported against the plug-in -- its file, or its distribution and entry
+    point -- never against an option the user typed. Exit 2, like bad input: the fix is in the plug-in.
+
+    >>> str(PluginError("file /tmp/mine.py", "family 'mine': covers(config) raised RuntimeError: boom"))
+    "plug-in file /tmp/mine.py: family 'mine': covers(config) raised RuntimeError: boom"
+    """
+
+    def __init__(self, origin: str, message: str):
+        super().__init__("plugin", message)
+        self.origin = origin
+
+    @property
+    def option(self) -> str:
+        return f"plug-in {self.origin}"

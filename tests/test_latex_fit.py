@@ -356,3 +356,58 @@ def test_a_table_too_wide_for_a_portrait_line_is_split_into_column_parts(tmp_pat
     text = " ".join(w[1] for w in words)
     assert all(name in text for name in columns[1:]) and text.count("run4") == len(parts)
     assert assert_on_page(words, "Every part is keyed by its first column.") == pages_written(pdf)
+
+
+def test_a_schedule_row_keeps_one_results_table_and_notes_stand_apart_from_the_rates(tmp_path, compile_latex):
+    """``rates table --fits`` with a polynomial and a general-schedule row: one results table (no column parts),
+    the schedule named in its key column and defined as a formula in a note, each source's letter set as
+    ``\\,\\textsuperscript{(a)}`` apart from the rate's math (``t^{-1/4}`` followed by a bare ``a`` reads as
+    ``t^{-1/4 a}``), the row's notes naming its schedule (never ``a = None``); pdflatex compiles it."""
+    _needs_poppler()
+    polynomial = synthetic_run(lambda t: t ** -0.25, noise=0.01, algo="signgd", a="3/4")
+    scheduled = synthetic_run(lambda t: t ** -0.05, noise=0.01, algo="signgd", a="3/4")
+    scheduled.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    paths = [save(Trajectory([run]), tmp_path / f"{name}.json")
+             for name, run in (("polynomial", polynomial), ("scheduled", scheduled))]
+    fragment = tmp_path / "fits.tex"
+    with pytest.raises(SystemExit) as exc:
+        main(["table", "--fits", *map(str, paths), "--format", "latex", "--out", str(fragment)])
+    assert exc.value.code in (0, 1)  # the verdicts are not the point here; a violated row exits 1
+    latex = fragment.read_text()
+    assert "(part " not in latex and latex.count(r"\begin{longtable}") == 2  # results and provenance, unsplit
+    rows = [line for line in latex.split(r"\endlastfoot")[1].split(r"\end{longtable}")[0].splitlines()
+            if line.endswith(r"\\")]
+    assert [row.split(" & ")[1] for row in rows] == [r"$\frac{3}{4}$", "schedule 1"]
+    assert rows[0].split(" & ")[2] == r"$t^{-1/4}$\,\textsuperscript{(a)}"  # a = 3/4: SIGNADAM Cor. 5.4
+    assert rows[1].split(" & ")[2] == r"$1/\log\log t$\,\textsuperscript{(b)}"
+    assert "a or schedule & predicted rate" in latex
+    assert (r"\emph{schedule 1}: $\eta_t = \frac{\eta_{0}}{\left(t + 2\right) \log{\left(t + 2 \right)}}$"
+            in latex)
+    assert r"source: \textsuperscript{(a)}\,SIGNADAM Thm 5.3" in latex.replace(r"\hspace{0pt}", "")
+    assert "a = None" not in latex and re.search(r"[0-9}]\$\\textsuperscript", latex) is None
+    markdown = load_fit_inputs(paths)
+    notes = " ".join(str(getattr(n, "text", n)) for n in verdict_table(markdown).notes)
+    assert "a = None" not in notes
+    pdf = compile_latex(input_document(fragment), name="fits_schedule")  # no overfull box
+    words = words_on_pages(pdf)
+    assert_on_page(words, "schedule 1")
+    assert_typeset_as_math(pdf)
+
+
+def test_a_schedule_rows_notes_name_its_schedule(tmp_path):
+    """A row that gets a note (here an inconclusive verdict: 30 checkpoints up to t = 500) is named by its
+    schedule in the notes of every verdict table (``rates sweep``, ``report``, ``table --fits``), never
+    ``a = None``; a polynomial row keeps ``a = 3/4``."""
+    short = np.unique(np.geomspace(1, 500, 30).astype(int))
+    polynomial = synthetic_run(lambda t: t ** -0.25, t=short, algo="signgd", a="3/4")
+    scheduled = synthetic_run(lambda t: t ** -0.05, t=short, algo="signgd", a="3/4")
+    scheduled.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    paths = [save(Trajectory([run]), tmp_path / f"{name}.json")
+             for name, run in (("polynomial", polynomial), ("scheduled", scheduled))]
+    records = load_fit_inputs(paths)
+    assert [rec.verdict.label for rec in records] == ["inconclusive", "inconclusive"]
+    notes = [str(getattr(note, "text", note)) for note in verdict_table(records).notes]
+    assert any(note.startswith("signgd a = 3/4, inconclusive: run too short") for note in notes), notes
+    assert any(note.startswith("signgd schedule eta0/((t + 2)*log(t + 2)), inconclusive: run too short")
+               for note in notes), notes
+    assert not any("a = None" in note for note in notes)

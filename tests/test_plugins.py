@@ -266,3 +266,27 @@ def test_the_guide_shows_the_example_packages_own_code():
     for line in section.split("```toml\n", 1)[1].split("```", 1)[0].splitlines():
         assert line.startswith("#") or line in toml, line
     assert guide.index("## A plug-in package") < guide.index("## A norm kind")  # taught first
+
+
+def test_the_guides_plugin_works_as_printed(clean, tmp_path, monkeypatch):
+    """docs/extending.md alone is enough: its module, saved as it is printed, and its console session, run
+    command by command in a fresh folder, print what the guide shows (the guide's /home/me is tmp_path)."""
+    import shlex
+
+    guide = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = guide.split("## A plug-in package", 1)[1].split("\n## ", 1)[0]
+    (tmp_path / "rates_lp_nsd.py").write_text(section.split("```python\n", 1)[1].split("```", 1)[0])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path / "cache"))
+    session = section.split("```console\n", 1)[1].split("```", 1)[0]
+    commands = [block.split("\n", 1) for block in session.split("$ ")[1:]]
+    assert [shlex.split(command)[3] for command, _ in commands] == ["predict", "run", "fit", "predict"]
+    for command, shown in commands:
+        argv = shlex.split(command)
+        assert argv[:3] == ["rates", "--plugin", "rates_lp_nsd.py"]
+        code, out, err = invoke(argv[1:])
+        assert code == 0, (command, err)
+        printed = out.replace(str(tmp_path), "/home/me")
+        for line in shown.splitlines():
+            assert line in printed, (command, line, printed)
+    assert (tmp_path / "l3.json").is_file()

@@ -44,7 +44,7 @@ def test_markdown_json_and_latex_agree(renderings):
         if i and rows[i - 1]["family"] == row["family"]:  # a paper names each family once, its source a note
             assert tex.split(" & ")[:2] == ["", ""]
         else:
-            family, mark = re.fullmatch(r"(\S+)\\textsuperscript\{([a-z])\}", tex.split(" & ")[0]).groups()
+            family, mark = re.fullmatch(r"(\S+)\\,\\textsuperscript\{\(([a-z])\)\}", tex.split(" & ")[0]).groups()
             assert family == row["family"] and marks.setdefault(row["source"], mark) == mark
         assert cells[2] == row["regime"] and cells[3] == row["rate"]["text"]
         assert cells[4] == row["r"] == row["rate"]["exponent"] and int(cells[5]) == row["k"] == row["rate"]["log_power"]
@@ -52,7 +52,7 @@ def test_markdown_json_and_latex_agree(renderings):
         assert tex.split(" & ")[6] == f"${sp.latex(sp.Rational(row['best a']))}$"
     assert len(set(marks.values())) == len(marks) == len({row["source"] for row in rows}) == 5
     for source, mark in marks.items():  # each source printed once, after its letter
-        assert rf"\textsuperscript{{{mark}}}{latex_escape(source)}" in latex.replace(r"\hspace{0pt}", "")
+        assert rf"\textsuperscript{{({mark})}}\,{latex_escape(source)}" in latex.replace(r"\hspace{0pt}", "")
     adam = [row for row in rows if row["family"] == "adam"]
     assert [(r["regime"], r["rate"]["text"]) for r in adam][1] == ("a = 2/3", "log t / t^(1/3)")
 

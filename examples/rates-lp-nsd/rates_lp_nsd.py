@@ -21,6 +21,11 @@ Geometry", ICML 2018, arXiv:1802.08246.
 """
 
 from rates.plugins import (
+    FAILS,
+    HOLDS,
+    STRUCTURE,
+    Finding,
+    Hypothesis,
     a_in_unit_interval,
     chain,
     full_batch,
@@ -63,10 +68,28 @@ def template(config):
 register_optimizer(NAME, chain(full_gradient(), steepest_direction("lp:3"), scale_by_schedule()))
 register_reference("GLSS2018", ("Gunasekar", "Lee", "Soudry", "Srebro"), 2018,
                    "Characterizing Implicit Bias in Terms of Optimization Geometry", arxiv="1802.08246")
+def steps_move_entries_by_at_most_eta(facts) -> Finding:
+    """The curvature constant alpha assumes that a unit step changes no entry of W by more than 1:
+    ||D||_max <= ||D|| holds for every entry-wise norm (docs/theory.md section 3, Lemma C.1 ordering)."""
+    norm = facts.config.norm
+    entrywise = norm in ("max", "sum", "frobenius") or norm.startswith("lp:")
+    return Finding(HOLDS if entrywise else FAILS, f"norm {norm} is {'' if entrywise else 'not '}entry-wise")
+
+
 _CITE = "GLSS2018 Sec. 3.2 [given]"
 register_family(
-    FAMILY, covers=covers, template=template, source=SOURCE,
-    hypotheses=(full_batch(_CITE, "the bound is a full-batch one"), separable(_CITE), a_in_unit_interval(_CITE)),
-    algorithms=NAME, statement="gamma - gamma(W_t) <= [alpha S_2 + gamma S_1(0, t_1) + log n] / S_1 for t > t_1",
+    FAMILY,
+    covers=covers,
+    template=template,
+    source=SOURCE,
+    hypotheses=(
+        full_batch(_CITE, "the bound is a full-batch one"),
+        separable(_CITE),
+        a_in_unit_interval(_CITE),
+        Hypothesis("||D||_max <= ||D||", "a unit step moves every entry of W by at most 1",
+                   "docs/theory.md section 3 [rebuilt]", STRUCTURE, steps_move_entries_by_at_most_eta),
+    ),
+    algorithms=NAME,
+    statement="gamma - gamma(W_t) <= [alpha S_2 + gamma S_1(0, t_1) + log n] / S_1 for t > t_1",
     example={"name": NAME},
 )

@@ -66,7 +66,7 @@ from rates.symbolic.theorems.per_sample import (
     orthogonal_structure,
 )
 
-THEOREM = f"MINIBATCH {SOURCE.seed} {SOURCE.theorem}"
+THEOREM = SOURCE.text
 STATUS = "given in words; M and the step directions rebuilt (docs/theory.md sec. 5)"
 CONVERGES, DOES_NOT_CONVERGE, INCONCLUSIVE = "converges to M", "does not converge", "inconclusive"
 DEFAULT_COSINE_TOLERANCE = 1e-3

@@ -44,8 +44,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from rates.errors import InputError, RatesError
 from rates.numeric.engine import RunSpec
+from rates.numeric.plugin_loading import chosen_families, replay
 from rates.numeric.plugin_loading import loaded as loaded_plugins
-from rates.numeric.plugin_loading import replay
 from rates.numeric.trajectory import Trajectory
 from rates.progress import progress_bar
 from rates.progress import wanted as progress_wanted
@@ -107,9 +107,9 @@ def execute_task(task: EngineTask, progress: bool = False) -> Trajectory:
     return trajectory
 
 
-def _execute_remote(task: EngineTask, plugins: tuple = ()) -> Any:
+def _execute_remote(task: EngineTask, plugins: tuple = (), families: tuple = ()) -> Any:
     try:
-        replay(plugins)  # on a worker: the driver's plug-ins first (its optimisers, families), loaded once
+        replay(plugins, families)  # on a worker: the driver's plug-ins first (optimisers, families), loaded once
         return execute_task(task)
     except InputError as err:
         return _Failure("input", err.option, err.message)
@@ -176,7 +176,7 @@ def run_tasks(tasks: Sequence[EngineTask], executor: Any = "serial", *, workers:
             futures = {}
             for index, task in enumerate(tasks):
                 # a fresh key per submission: a cancelled task of an interrupted run may still be finishing
-                future = client.submit(_execute_remote, task, loaded_plugins(),
+                future = client.submit(_execute_remote, task, loaded_plugins(), chosen_families(),
                                        key=f"rates-task-{task.key}-{uuid.uuid4().hex[:12]}",
                                        priority=len(tasks) - index, pure=False)
                 futures[future] = index

@@ -141,8 +141,15 @@ def _symbol_latex(symbol: str) -> str:
     return ("\\" + base if base in _GREEK else base) + star + _SCRIPT.sub(_script_latex, rest.lstrip("*"))
 
 
+_MARK = re.compile(r"\\,\\textsuperscript\{\([a-z]\)\}$")
+MARK_WIDTH = 0.5 + 3 * SCRIPT_SIZE  # a thin space and "(a)" in superscript size, in average characters
+
+
 def _longest_word(cell: Cell) -> int:
-    """Characters of the longest piece of ``cell`` that cannot break (a formula is one piece)."""
+    """Characters of the longest piece of ``cell`` that cannot break (a formula is one piece); a note's mark
+    (:func:`note_mark`) is counted as part of the piece it follows."""
+    if cell.latex is not None and _MARK.search(cell.latex):
+        return math.ceil(_longest_word(Cell(cell.text, _MARK.sub("", cell.latex) or None)) + MARK_WIDTH)
     if cell.latex is not None and "$" in cell.latex:
         return math.ceil(max(_math_width(m) for m in re.findall(r"\$([^$]*)\$", cell.latex)))
     # where a line may break: spaces, after _ , and an explicit hyphen, after / or . before a letter (_breakable)
@@ -227,10 +234,17 @@ def _tex(c: CellLike) -> str:
     return cell.latex if cell.latex is not None else latex_escape(cell.text)
 
 
+def note_mark(mark: str) -> str:
+    r"""A note's letter as LaTeX, ``\textsuperscript{(a)}``: in parentheses, in text (never inside ``$...$``), so that
+    after a formula (``t^{-1/4}``, ``1/\log t``) it cannot be read as a factor of its exponent."""
+    return rf"\textsuperscript{{({mark})}}"
+
+
 def _with_mark(cell: CellLike, mark: str) -> Cell:
-    """``cell`` with a footnote mark after it (the mark adds no unbreakable width worth counting)."""
+    """``cell`` with a note's mark after it, a thin space apart (the mark adds no unbreakable width worth
+    counting)."""
     cell = _cell(cell)
-    return Cell(cell.text, _tex(cell) + rf"\textsuperscript{{{mark}}}", cell.value)
+    return Cell(cell.text, _tex(cell) + r"\," + note_mark(mark), cell.value)
 
 
 @dataclass
@@ -304,7 +318,7 @@ class Table:
             first = {_cell(row[i]).text: row[i] for row in reversed(self.rows)}
             notes.append(Cell(f"{column}: " + "; ".join(f"({marks[v]}) {v}" for v in values),
                               latex_escape(f"{column}: ") + " ".join(
-                                  rf"\textsuperscript{{{marks[v]}}}{_tex(first[v])}{';' if k < len(values) - 1 else ''}"
+                                  rf"{note_mark(marks[v])}\,{_tex(first[v])}{';' if k < len(values) - 1 else ''}"
                                   for k, v in enumerate(values))))
         return Table([self.columns[i] for i in keep], [[row[i] for i in keep] for row in rows], self.caption,
                      self.label, notes + list(self.notes), self.caption_latex, grouped=self.grouped, small=self.small)

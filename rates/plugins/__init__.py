@@ -13,17 +13,25 @@ their names; the workers of a Dask sweep or study load the same plug-ins before 
   helpers :func:`full_batch`, :func:`separable`, :func:`a_in_unit_interval` or your own :class:`Hypothesis`),
   its bound template (a callable returning a :class:`~rates.symbolic.theorems.base.BoundTemplate`; import sympy
   inside it, so that ``rates run`` does not wait for sympy) and its source (a registered paper's short name
-  and the theorem). A plug-in family is asked before the built-in ones, so it may claim its own optimiser.
+  and the theorem). A plug-in family is asked before the built-in ones about a plug-in's optimiser; about a
+  built-in optimiser (signgd, ngd, spectral-gd, ...) only when the user chooses it by name
+  (``rates --family NAME ...``).
 
-Built-in names (the seventeen optimisers, six families, three papers) cannot be replaced: everything the
-built-ins print stays the same whatever is installed. :func:`unregister_all` undoes every registration made
-through this module (tests use it).
+Built-in names (the seventeen optimisers, six families, three papers) cannot be replaced, and no plug-in answers
+for a built-in algorithm unasked: everything the built-ins print stays the same whatever is installed. Every
+registration records the plug-in that made it (its file, or its distribution and entry point), and every answer
+a plug-in gives names it; a plug-in's failure -- at loading, or later in ``covers``, ``template`` or a
+hypothesis' check: an exception, ``sys.exit``, a result of the wrong type -- is one line naming the plug-in
+(:class:`rates.errors.PluginError`, exit 2). :func:`unregister_all` undoes every registration made through this
+module (tests use it).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Optional, Sequence
 
+from rates.errors import InputError
 from rates.numeric.optim.alias import (
     OPTIMISERS,
     Composition,
@@ -53,10 +61,21 @@ from rates.symbolic.theorems.hypotheses import (
     full_batch,
     separable,
 )
+from rates.symbolic.theorems.provenance import record_origin, registering_origin
 from rates.symbolic.theorems.sources import Source
 
 BUILT_IN_OPTIMISERS = tuple(OPTIMISERS)
 _REGISTERED: dict[str, list[str]] = {"optimizer": [], "family": [], "reference": []}
+
+
+def _origin() -> str:
+    """The plug-in registering now (its file, or distribution and entry point), else the module that called the
+    public function (a script or a test registering directly)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    caller = "" if frame is None else frame.f_globals.get("__file__") or frame.f_globals.get("__name__", "")
+    return registering_origin(f"module {caller}" if caller else "code outside any plug-in")
 
 
 def _name(name: str, what: str) -> str:
@@ -73,7 +92,18 @@ def register_optimizer(name: str, composition: Composition) -> Composition:
     key = _name(name, "optimiser")
     if key in BUILT_IN_OPTIMISERS:
         raise ValueError(f"{key!r} is a built-in optimiser; choose another name")
+    if not isinstance(composition, Composition):
+        raise TypeError(f"optimiser {key!r}: register a chain(...) of pieces, got {composition!r}")
+    if composition.norm is not None:  # refused here, naming the plug-in, not later as if --norm were wrong
+        from rates.norms import parse_norm
+
+        try:
+            parse_norm(composition.norm)
+        except (ValueError, InputError) as err:
+            detail = err.message if isinstance(err, InputError) else str(err)
+            raise ValueError(f"optimiser {key!r}: steepest_direction({composition.norm!r}): {detail}") from None
     register_optimiser(key, composition)
+    record_origin("optimizer", key, _origin())
     if key not in _REGISTERED["optimizer"]:
         _REGISTERED["optimizer"].append(key)
     return composition
@@ -88,6 +118,7 @@ def register_reference(short_name: str, authors: Sequence[str], year: int, title
     reference = papers.Reference(str(short_name).strip(), tuple(str(a) for a in authors), int(year), str(title),
                                  arxiv_id=arxiv or None, address=url or None)
     papers.register_reference(reference)
+    record_origin("reference", reference.short_name.upper(), _origin())
     if reference.short_name.upper() not in _REGISTERED["reference"]:
         _REGISTERED["reference"].append(reference.short_name.upper())
     return reference
@@ -100,7 +131,11 @@ def register_family(name: str, *, covers: Callable[[Any], bool], template: Calla
     (``rates.numeric.algorithms.AlgorithmConfig``: name, norm, batch, momentum, vr, adam) is the one its theorem is
     about; ``template(config)`` returns its :class:`~rates.symbolic.theorems.base.BoundTemplate`, from which the
     rate, its regimes and the best ``a`` are derived; ``source`` is ``(short name, theorem)`` of a registered
-    paper (:func:`register_reference`) or of a built-in one."""
+    paper (:func:`register_reference`) or of a built-in one; ``hypotheses`` are :class:`Hypothesis` objects
+    (``full_batch(source, why)``, ``separable(source)``, ``a_in_unit_interval(source)`` or your own);
+    ``algorithms`` names the optimisers it covers, ``statement`` says in one line what the theorem guarantees
+    (both printed by ``rates predict``), ``example`` is the keyword arguments of
+    ``rates.numeric.algorithms.resolve_algorithm`` for one configuration it covers (``{"name": "l3-gd"}``)."""
     key = _name(name, "family")
     source = source if isinstance(source, Source) else Source(*source)
     if source.reference is None:
@@ -108,12 +143,24 @@ def register_family(name: str, *, covers: Callable[[Any], bool], template: Calla
                          f"register_reference first (known: {', '.join(papers.REFERENCES)})")
     if not callable(covers) or not callable(template):
         raise TypeError(f"family {key!r}: covers and template must be callables of the configuration")
+    for hypothesis in hypotheses:
+        if not isinstance(hypothesis, Hypothesis):
+            helper = getattr(hypothesis, "__name__", "")
+            arguments = "source, why" if helper == "full_batch" else "source"
+            hint = (f"{helper} is a helper that makes one: call {helper}({arguments})"
+                    if helper in ("full_batch", "separable", "a_in_unit_interval") else
+                    "make one with Hypothesis(name, statement, source, kind, check)")
+            raise TypeError(f"family {key!r}: every hypothesis must be a rates.plugins.Hypothesis, got "
+                            f"{hypothesis!r}; {hint}")
+    if example is not None and not isinstance(example, dict):
+        raise TypeError(f"family {key!r}: example is a dict of resolve_algorithm's arguments, got {example!r}")
     from rates.symbolic.theorems.registry import register_declaration  # sympy: only when a family is registered
 
     declaration = FamilyDeclaration(name=key, algorithms=algorithms or key, example=dict(example or {}),
                                     covers=covers, hypotheses=tuple(hypotheses), source=source, template=template,
-                                    statement=statement)
+                                    statement=statement, origin=_origin())
     register_declaration(declaration)
+    record_origin("family", key, declaration.origin)
     if key not in _REGISTERED["family"]:
         _REGISTERED["family"].append(key)
     return declaration

@@ -171,6 +171,14 @@ def _schedule_cell(config: dict[str, Any]) -> Cell:
     return Cell(str(config.get("a")), f"${sp.latex(exact_a(config))}$", value=str(config.get("a")))
 
 
+def _row_name(config: dict[str, Any]) -> str:
+    """``signgd a = 1/2``, or ``signgd schedule eta0/((t + 2)*log(t + 2))`` for a general schedule: how a note
+    names its row."""
+    if config.get("a") is None and config.get("schedule") is not None:
+        return f"{config.get('algo')} schedule {_schedule_cell(config).text}"
+    return f"{config.get('algo')} a = {config.get('a')}"
+
+
 def _float(value: Any) -> Optional[float]:
     try:
         return None if value is None else float(value)
@@ -720,15 +728,14 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
             continue
         target = rec.verdict.context.get("gap_target")
         if target is not None and target["name"] != "gamma":
-            table.notes.append(f"{rec.config.get('algo')} a = {rec.config.get('a')}, gap fitted: "
-                               f"{gap_target_text(target)}.")
+            table.notes.append(f"{_row_name(rec.config)}, gap fitted: {gap_target_text(target)}.")
         if rec.verdict.label not in ("tight", "loose"):
-            table.notes.append(f"{rec.config.get('algo')} a = {rec.config.get('a')}, {rec.verdict.label}: "
-                               f"{rec.verdict.reason}.")
+            table.notes.append(f"{_row_name(rec.config)}, {rec.verdict.label}: {rec.verdict.reason}.")
     if seeds_note:
         table.notes.append(seeds_note)
+    table.notes += _plugin_notes(records)
     references = references_note(source_text(rec.prediction) for rec in records if not _is_direction_record(rec))
-    table.latex_tables = _paper_tables(table, 2 + len(columns), references)
+    table.latex_tables = _paper_tables(_schedules_as_notes(table, records), 2 + len(columns), references)
     table.notes.append(references)
     return table
 
@@ -755,6 +762,32 @@ def _numbers_behind(cell: Cell, outcome: str) -> Cell:
     return Cell(rest or text, value=cell.value)
 
 
+def _schedules_as_notes(table: Table, records: Sequence[Any]) -> Table:
+    """The verdict table as a paper prints it: a general schedule's row names it ``schedule 1``, ``schedule 2``, ...
+    in the ``a`` column (then headed ``a or schedule``) and a note defines each as a formula, so that one column
+    of short keys keeps the results one table (a formula in a key column would split it into column parts)."""
+    column = list(table.columns).index("a")
+    numbers: dict[str, int] = {}
+    formulas: dict[str, str] = {}
+    rows = []
+    for rec, row in zip(records, table.rows):
+        row = list(row)
+        config = rec.config
+        if config.get("a") is None and config.get("schedule") is not None:
+            schedule = row[column]
+            number = numbers.setdefault(schedule.text, len(numbers) + 1)
+            formulas[schedule.text] = schedule.latex
+            row[column] = Cell(f"schedule {number}", value=schedule.value)
+        rows.append(row)
+    if not numbers:
+        return table
+    note = Cell("Schedules: " + "; ".join(f"schedule {n}: eta_t = {text}" for text, n in numbers.items()) + ".",
+                "Schedules: " + "; ".join(rf"\emph{{schedule {n}}}: $\eta_t = {formulas[text].strip('$')}$"
+                                          for text, n in numbers.items()) + ".")
+    columns = ["a or schedule" if i == column else name for i, name in enumerate(table.columns)]
+    return replace(table, columns=columns, rows=rows, notes=[note, *table.notes], latex_tables=())
+
+
 def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
     """What ``table.tex`` prints for a verdict table: a compact results table (prediction with its source as a
     lettered note, fitted slope, each finding's outcome, verdict) and a provenance table keyed the same way
@@ -779,8 +812,10 @@ def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
         return rows
 
     result_names = key_names + list(RESULT_COLUMNS)
+    schedules = [note for note in table.notes if _cell_text(note).startswith("Schedules: ")]
     result = Table(result_names, pick(result_names, True), caption=table.caption, label=label,
-                   notes=[Cell("Windows, slope envelopes, log powers, replicates and the numbers behind each finding: "
+                   notes=[*schedules,
+                          Cell("Windows, slope envelopes, log powers, replicates and the numbers behind each finding: "
                                "the provenance table below.",
                                rf"Windows, slope envelopes, log powers, replicates and the numbers behind each "
                                rf"finding: Table~\ref{{{provenance_label}}}."), references],
@@ -803,6 +838,25 @@ def _paper_tables(table: Table, keys: int, references: str) -> list[Table]:
                        caption=f"{table.caption}: provenance of each row", label=provenance_label,
                        notes=notes, grouped=1, small=True)
     return [result, provenance]
+
+
+def _plugin_notes(records: Sequence[Any]) -> list[str]:
+    """``Answers from plug-ins: optimiser l3-gd, family lp-nsd and paper GLSS2018 from file /x.py.``: which rows'
+    predictions plug-ins gave (none: the built-ins gave every one)."""
+    from rates.symbolic.theorems.provenance import provenance, provenance_lines
+
+    entries = []
+    for rec in records:
+        family = getattr(getattr(rec, "gate", None), "family", None)
+        source = getattr(getattr(rec, "prediction", None), "source", None)
+        for entry in provenance(rec.config.get("algo"), getattr(family, "name", None), getattr(source, "seed", None)):
+            if entry not in entries:
+                entries.append(entry)
+    return [line + "." for line in provenance_lines(entries, label="Answers from plug-ins: ")]
+
+
+def _cell_text(cell: Any) -> str:
+    return cell.text if isinstance(cell, Cell) else str(cell)
 
 
 def _is_direction_record(rec: Any) -> bool:

@@ -57,23 +57,43 @@ COVERS: dict[str, Callable[[object], bool]] = {
 }
 
 
-# plug-in families (rates.plugins.register_family): asked before the built-in ones, so a plug-in may claim a
-# configuration a built-in family would otherwise cover (its own optimiser, say); kept apart from COVERS so
+# plug-in families (rates.plugins.register_family): asked before the built-in ones about a plug-in's optimiser,
+# and about a built-in optimiser only when the user chose the family by name (--family); kept apart from COVERS so
 # that the built-in declarations stay exactly what tests/test_verdicts.py holds them to
 PLUGIN_COVERS: dict[str, Callable[[object], bool]] = {}
 
 
-def family_name(config) -> Optional[str]:
-    """The name of the family covering ``config``, or None: a plug-in family's when one claims it, else the
-    built-in family whose predicate holds."""
-    claimed = [name for name, covers in PLUGIN_COVERS.items() if covers(config)]
-    if len(claimed) > 1:
-        from rates.errors import InputError
+def _plugin_covers(name: str, config) -> bool:
+    """A plug-in family's ``covers(config)``, its failure or a non-boolean answer reported against the plug-in."""
+    from rates.errors import PluginError
+    from rates.symbolic.theorems.provenance import call, origin_of
 
-        raise InputError("plugin", f"{config.name}: claimed by the plug-in families {', '.join(claimed)}; "
-                                   "their covers(config) must not overlap")
-    if claimed:
-        return claimed[0]
+    origin = origin_of("family", name) or "unknown"
+    answer = call(origin, f"family {name!r}: covers(config) for {config.name}", PLUGIN_COVERS[name], config)
+    if type(answer).__name__ not in ("bool", "bool_"):  # True/False, or numpy's
+        raise PluginError(origin, f"family {name!r}: covers(config) for {config.name} returned {answer!r}, "
+                                  "not True or False")
+    return bool(answer)
+
+
+def family_name(config) -> Optional[str]:
+    """The name of the family covering ``config``, or None: a plug-in family's when one claims it -- any plug-in
+    family for a plug-in's optimiser, only the families chosen with ``--family`` for a built-in one -- else the
+    built-in family whose predicate holds."""
+    from rates.symbolic.theorems.provenance import chosen_families, origin_of
+
+    if PLUGIN_COVERS:
+        built_in = origin_of("optimizer", config.name) is None
+        asked = [name for name in PLUGIN_COVERS if not built_in or name in chosen_families()]
+        claimed = [name for name in asked if _plugin_covers(name, config)]
+        if len(claimed) > 1:
+            from rates.errors import PluginError
+
+            origins = " and ".join(dict.fromkeys(origin_of("family", name) or "unknown" for name in claimed))
+            raise PluginError(origins, f"{config.name}: claimed by the plug-in families {', '.join(claimed)}; "
+                                       "their covers(config) must not overlap")
+        if claimed:
+            return claimed[0]
     covering = [name for name, covers in COVERS.items() if covers(config)]
     if len(covering) > 1:  # the predicates are meant to be disjoint; two claims would make the gate ambiguous
         raise AssertionError(f"{config.name}: covered by {', '.join(covering)}")

@@ -113,6 +113,15 @@ class FamilyDeclaration:
     template: Optional[Callable[[Any], Any]] = None
     statement: str = ""  # what the theorem guarantees, one line
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # the declaration as it applies to one configuration, for a family whose theorem depends on it (nsd: SIGNADAM
+    # for entry-wise norms, MINIBATCH for the other Schatten norms); None: this declaration for every one
+    for_config: Optional[Callable[[Any], FamilyDeclaration]] = None
+    origin: str = ""  # "" for a built-in family; else the plug-in that registered it (its file, or distribution)
+
+    def applied_to(self, config) -> FamilyDeclaration:
+        """This family's declaration for ``config``: its source and its hypotheses' citations are those of the
+        theorem that covers ``config``."""
+        return self if self.for_config is None else self.for_config(config)
 
 
 # --------------------------------------------------------------------------------------- shared checks

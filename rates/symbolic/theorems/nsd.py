@@ -21,6 +21,8 @@ surviving proof text of Cor. C.5; constants [rebuilt].
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import sympy as sp
 
 from rates.norms import parse_norm
@@ -77,6 +79,14 @@ covers = covers_nsd  # full batch, no momentum, no VR, not Adam (rates.symbolic.
 
 
 _CITE = f"{SEED_SIGNADAM} Thm 5.3 [given]"
+_SCHATTEN_CITE = f"{SEED_MINIBATCH} Thm 4.1 at b = n, beta = 0 [given]"
+
+
+def _applied_to(config) -> FamilyDeclaration:
+    """The Schatten-norm declaration (MINIBATCH's theorem and citations) for a Schatten norm other than Frobenius."""
+    return SCHATTEN_FAMILY if source_for(config.norm) == SCHATTEN_SOURCE else FAMILY
+
+
 FAMILY = FamilyDeclaration(
     name="nsd",
     algorithms="signgd, ngd, spectral-gd, cd, nsd (any entry-wise / Schatten-p norm)",
@@ -86,4 +96,11 @@ FAMILY = FamilyDeclaration(
     source=SOURCE,
     template=lambda config: template(config.norm),
     statement="gamma - gamma(W_t) <= [alpha S_2 + gamma S_1(0, t_1) + log n] / S_1 for t > t_1",
+    for_config=_applied_to,
 )
+# spectral-gd, nuclear, schatten:P (P != 2): SIGNADAM treats entry-wise norms only, so the theorem, its statement
+# and every hypothesis cite MINIBATCH Thm 4.1 at b = n, beta = 0 (module docstring)
+SCHATTEN_FAMILY = replace(
+    FAMILY, source=SCHATTEN_SOURCE, for_config=_applied_to,
+    hypotheses=(full_batch(_SCHATTEN_CITE, "the Schatten-norm rate is Thm 4.1 at b = n"), separable(_SCHATTEN_CITE),
+                a_in_unit_interval(_SCHATTEN_CITE)))

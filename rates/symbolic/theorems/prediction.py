@@ -21,9 +21,23 @@ FAMILIES: dict[str, Callable[[Any], BoundTemplate]] = {
     family.name: family.template for family in DECLARATIONS if family.template is not None}
 
 
+def plugin_template(family, config: Any) -> BoundTemplate:
+    """A plug-in family's ``template(config)``: its failure, or anything but a :class:`BoundTemplate`, is the
+    plug-in's error (:class:`rates.errors.PluginError`, naming its file or distribution)."""
+    from rates.errors import PluginError
+    from rates.symbolic.theorems.provenance import call
+
+    template = call(family.origin, f"family {family.name!r}: template(config) for {config.name}", family.template,
+                    config)
+    if not isinstance(template, BoundTemplate):
+        raise PluginError(family.origin, f"family {family.name!r}: template(config) for {config.name} returned "
+                                         f"{template!r}, not a rates.plugins.BoundTemplate")
+    return template
+
+
 def template_for(config: Any) -> BoundTemplate:
     if config.family not in FAMILIES and config.family in REGISTRY and REGISTRY[config.family].template is not None:
-        return REGISTRY[config.family].template(config)  # a plug-in family (rates.plugins.register_family)
+        return plugin_template(REGISTRY[config.family], config)  # a plug-in family (rates.plugins.register_family)
     if config.family in REGISTRY and config.family not in FAMILIES:
         family = REGISTRY[config.family]
         raise InputError("batch", f"{config.name} with b = 1 is covered by the {family.name} family "
@@ -48,4 +62,11 @@ def predict(config: Any, a: sp.Rational, constants: dict[str, float] | None = No
         values.setdefault("n", config.n)
         values.setdefault("b", config.batch if config.batch is not None else (None if config.stochastic else config.n))
         values.setdefault("beta", config.momentum)
-    return make_prediction(template_for(config), config.name, config.norm, a, values or None)
+    template = template_for(config)
+    family = REGISTRY.get(config.family)
+    if family is None or not family.origin:
+        return make_prediction(template, config.name, config.norm, a, values or None)
+    from rates.symbolic.theorems.provenance import call  # a plug-in's template: what fails deriving from it is its own
+
+    return call(family.origin, f"family {family.name!r}: deriving the rate from its template for {config.name}",
+                make_prediction, template, config.name, config.norm, a, values or None)

@@ -25,6 +25,7 @@ from rates.symbolic.theorems.coverage import family_name
 from rates.symbolic.theorems.hypotheses import (
     CONSTANT,
     FAILS,
+    HOLDS,
     STRUCTURE,
     UNKNOWN,
     Facts,
@@ -41,7 +42,8 @@ COVERED, NO_THEOREM, NOT_APPLICABLE = "covered", "no-theorem", "not-applicable"
 
 def register_declaration(family: FamilyDeclaration) -> FamilyDeclaration:
     """Add a plug-in family to the gate (the public route is :func:`rates.plugins.register_family`); its
-    ``covers`` is asked before the built-in families' (:data:`rates.symbolic.theorems.coverage.PLUGIN_COVERS`)."""
+    ``covers`` is asked before the built-in families' about a plug-in's optimiser, and about a built-in one only
+    when the user chose the family (``--family``; :func:`rates.symbolic.theorems.coverage.family_name`)."""
     from rates.symbolic.theorems.coverage import COVERS, PLUGIN_COVERS
 
     if family.name in COVERS:
@@ -93,10 +95,27 @@ class GateResult:
         return f"{name}: " + "; ".join(f"{h.name}: {f.detail}" for h, f in self.checks)
 
     def to_json(self) -> dict:
-        return {"family": None if self.family is None else self.family.name, "outcome": self.outcome,
+        plugin = {"plugin": self.family.origin} if self.family is not None and self.family.origin else {}
+        return {"family": None if self.family is None else self.family.name, **plugin, "outcome": self.outcome,
                 "reason": self.reason,
                 "hypotheses": [{"name": h.name, "kind": h.kind, "statement": h.statement, "source": h.source,
                                 "status": f.status, "detail": f.detail} for h, f in self.checks]}
+
+
+def _evaluate(family: FamilyDeclaration, hypothesis: Hypothesis, facts: Facts) -> Finding:
+    """One hypothesis on ``facts``; a plug-in family's check that fails or returns anything but a
+    :class:`Finding` of a known status is the plug-in's error, naming it."""
+    if not family.origin:
+        return hypothesis.evaluate(facts)
+    from rates.errors import PluginError
+    from rates.symbolic.theorems.provenance import call
+
+    what = f"family {family.name!r}: hypothesis {hypothesis.name!r}"
+    finding = call(family.origin, what, hypothesis.evaluate, facts)
+    if not isinstance(finding, Finding) or finding.status not in (HOLDS, FAILS, UNKNOWN):
+        raise PluginError(family.origin, f"{what} returned {finding!r}, not a Finding(status, detail) with status "
+                                         f"{HOLDS!r}, {FAILS!r} or {UNKNOWN!r}")
+    return finding
 
 
 def gate(facts: Facts) -> GateResult:
@@ -104,12 +123,13 @@ def gate(facts: Facts) -> GateResult:
     family = family_of(facts.config)
     if family is None:
         return GateResult(None, NO_THEOREM, ())
+    family = family.applied_to(facts.config)  # the theorem and citations for this configuration's norm
     hypotheses = family.hypotheses
     if facts.general_schedule:  # its own hypotheses replace "a in (0, 1]" (docs/theory.md, general schedules)
         from rates.symbolic.theorems.hypotheses import schedule_hypotheses
 
         hypotheses = tuple(h for h in hypotheses if h.name != "a in (0, 1]") + schedule_hypotheses(facts.config)
-    checks = tuple((h, h.evaluate(facts)) for h in hypotheses)
+    checks = tuple((h, _evaluate(family, h, facts)) for h in hypotheses)
     if any(f.status == FAILS and h.kind == STRUCTURE for h, f in checks):
         outcome = NO_THEOREM
     elif any(f.status == FAILS for _, f in checks):

@@ -130,16 +130,18 @@ def test_random_datasets_have_every_class_and_lie_in_the_ball(seed):
 def test_score_reads_the_comparators_fit_as_a_decay_exponent(monkeypatch):
     fit = SimpleNamespace(slope=-0.4, ci_low=-0.5, ci_high=-0.3)
     window = SimpleNamespace(t0=1000.0, t1=12000.0, points=40)
-    verdict = SimpleNamespace(label="loose", reason="faster", assessment=None, fit=fit, window=window,
-                              predicted_local_slope=-0.55)
+    verdict = SimpleNamespace(
+        label="loose", reason="faster", assessment=None, fit=fit, window=window, predicted_local_slope=-0.55
+    )
     calls = {}
 
     def fake_judge(runs, prediction, exponent):
         calls["exponent"] = exponent
         return verdict
 
-    monkeypatch.setattr(tightness, "simulate", lambda *a, **k: SimpleNamespace(runs=[SimpleNamespace(
-        gamma={"value": 0.125})]))
+    monkeypatch.setattr(
+        tightness, "simulate", lambda *a, **k: SimpleNamespace(runs=[SimpleNamespace(gamma={"value": 0.125})])
+    )
     monkeypatch.setattr(tightness, "judge", fake_judge)
     prediction = SimpleNamespace(rate=SimpleNamespace(exponent=0.5))
     c = _score(Candidate(np.eye(2) / 2, np.array([0, 1]), 2), "signgd", "1/2", 12000, prediction)
@@ -172,8 +174,9 @@ def test_the_verdict_word_follows_the_labels_in_order_violated_tight_loose():
     assert _result({"inconclusive": 3}, worst=False).verdict.startswith("no verdict")
 
 
-@pytest.mark.parametrize("kwargs, option", [({"budget": 0}, "budget"), ({"steps": 11_999}, "steps"),
-                                            ({"algo": "signsgd"}, "algo")])
+@pytest.mark.parametrize(
+    "kwargs, option", [({"budget": 0}, "budget"), ({"steps": 11_999}, "steps"), ({"algo": "signsgd"}, "algo")]
+)
 def test_bad_search_parameters_name_their_option(monkeypatch, kwargs, option):
     scripted(monkeypatch, [("loose", 0.5)] * 3)
     args = {"algo": "signgd", "a": "1/2", "budget": 1, "steps": 12_000, **kwargs}

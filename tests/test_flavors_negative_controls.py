@@ -361,3 +361,100 @@ def test_margins_are_read_from_lasting_not_transient_full_accuracy():
     table = ClaimsTable("t", "t")
     flavors._margins_rise_row(table, {"sd": history})
     assert table.claims[0].verdict == REPRODUCED, table.claims[0].reason
+
+
+# ------------------------------------------------------------------- rules broken on purpose (boundaries)
+
+def test_seed_vote_needs_a_strict_majority_of_failing_seeds():
+    """One failing seed of two, or two of four, is a split, not a refutation; min_seeds counts judged seeds."""
+    assert seed_vote([FAILS, HOLDS], "x").verdict == NO_VERDICT
+    assert seed_vote([FAILS, FAILS, HOLDS, HOLDS], "x").verdict == NO_VERDICT
+    assert seed_vote([FAILS, FAILS, FAILS, HOLDS], "x").verdict == NOT_REPRODUCED
+    assert seed_vote([FAILS, FAILS], "x").verdict == NOT_REPRODUCED
+    assert seed_vote([HOLDS, OPEN], "x").verdict == NO_VERDICT
+    assert seed_vote([HOLDS, HOLDS], "x", min_seeds=3).verdict == NO_VERDICT
+    assert seed_vote([HOLDS] * 3, "x", min_seeds=3).verdict == REPRODUCED
+    counts = seed_vote([FAILS, HOLDS, OPEN], "x").values
+    assert counts == {"holds": 1, "fails": 1, "open": 1, "seeds": 3}
+
+
+def _power_laws(slopes):
+    """Exact power laws x^s per seed over LEVELS: each seed's fitted slope is s, early and late halves alike."""
+    return np.tile(LEVELS, (len(slopes), 1)), np.array([LEVELS ** s for s in slopes])
+
+
+def test_floor_or_decay_does_not_reproduce_when_one_seed_falls_slower_than_the_tolerance():
+    """Four seeds fall like x^-0.3, one like x^-0.09: the mean's 95 % interval (-0.258 +- 0.118) is below -0.1,
+    but one seed is not -- every seed must decay."""
+    row = floor_or_decay(*_power_laws([-0.3, -0.32, -0.28, -0.3, -0.09]), "r")
+    assert row.values["mean_slope"] + row.values["half_width"] < -FLAT_SLOPE
+    assert row.verdict == NO_VERDICT and "in 4/5 seeds" in row.reason
+
+
+def test_floor_or_decay_does_not_reproduce_a_decay_its_interval_does_not_resolve():
+    """Every seed falls faster than x^-0.1, but the seeds spread so much that the mean slope's 95 % interval
+    (-0.348 +- 0.436, t with 4 degrees of freedom) reaches above -0.1: not resolved."""
+    slopes = [-0.11, -0.5, -0.12, -0.9, -0.11]
+    row = floor_or_decay(*_power_laws(slopes), "r")
+    half = 2.7764451051977987 * np.std(slopes, ddof=1) / np.sqrt(5)  # scipy.stats.t.ppf(0.975, 4)
+    assert row.values["half_width"] == pytest.approx(half, rel=1e-9)
+    assert row.values["mean_slope"] == pytest.approx(np.mean(slopes), rel=1e-9)
+    assert row.verdict == NO_VERDICT and "neither a decay faster nor a level flatter" in row.reason
+    assert floor_or_decay(*_power_laws([-0.5] * 5), "r").verdict == REPRODUCED
+
+
+def test_floor_or_decay_needs_three_seeds_spanning_a_decade():
+    assert floor_or_decay(*_power_laws([-0.5, -0.5]), "r").verdict == NO_VERDICT
+    x, y = _power_laws([-0.5] * 5)
+    short = x[:, -8:]  # x from ~130 to 300: a span under x10
+    row = floor_or_decay(short, y[:, -8:], "r")
+    assert row.verdict == NO_VERDICT and "spans x10" in row.reason
+    assert floor_or_decay(*_power_laws([-0.05] * 5), "r").verdict == NOT_REPRODUCED
+
+
+def test_verdict_over_seed_means_and_seeds():
+    assert flavors._verdict(True, 3, 3) == (REPRODUCED, "")
+    assert flavors._verdict(True, 2, 3)[0] == NO_VERDICT
+    assert flavors._verdict(False, 3, 3)[0] == NOT_REPRODUCED
+    assert flavors._verdict(True, 0, 0)[0] == NO_VERDICT
+
+
+def test_rise_states_at_the_resolution_and_the_decade_watched():
+    t = np.array([1, 10, 100, 1000, 10000], float)
+    start = np.array([10])
+    assert rise_states(t, np.array([[1, 1, 1.02, 1, 1]]), start)[0] == [HOLDS]  # +2 % within [10, 100]
+    assert rise_states(t, np.array([[1, 1, 1.005, 1, 1]]), start)[0] == [OPEN]  # +0.5 %: by a hair
+    assert rise_states(t, np.array([[1, 1, 1.0005, 1, 1]]), start)[0] == [FAILS]  # +0.05 %: flat
+    assert rise_states(t, np.array([[1, 1, 1, 1, 2.0]]), start)[0] == [FAILS]  # rises only after 10 t_start
+    assert rise_states(t, np.array([[1, 1, 1, 1, 1.0]]), np.array([-1]))[0] == []  # never separated
+
+
+def test_ordering_states_at_the_resolution():
+    t = np.array([1, 10, 100, 1000], float)
+    other = np.ones((1, 4))
+    assert ordering_states(t, other * 1.02, [other]) == [HOLDS]
+    assert ordering_states(t, other * 0.98, [other]) == [FAILS]
+    assert ordering_states(t, other * 1.005, [other]) == [OPEN]
+    assert ordering_states(t, other * np.nan, [other]) == [OPEN]
+
+
+def test_lemma_a6_states_at_their_thresholds():
+    # log(1/L) 10 -> 10.2 (+2 %) and the norm +2 %: grows; either at +0.05 %: stalled; +0.5 %: open
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-10.2]), np.array([1.0]), np.array([1.02])) == [HOLDS]
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-10.2]), np.array([1.0]), np.array([1.0005])) == [FAILS]
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-10.05]), np.array([1.0]), np.array([1.02])) == [OPEN]
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-9.0]), np.array([1.0]), np.array([1.02])) == [FAILS]
+
+
+def test_margin_accuracy_rule_uses_the_interval_on_both_sides():
+    n = 45
+    half = 1.96 * np.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
+    margins = {"gamma_1": np.arange(n, dtype=float)}
+    row = margin_accuracy_verdict(margins, np.arange(n, dtype=float))  # tau = 1
+    assert row.verdict == NOT_REPRODUCED and row.values["half_width"] == pytest.approx(half)
+    assert margin_accuracy_verdict(margins, -np.arange(n, dtype=float)).verdict == REPRODUCED  # tau = -1
+    # 8 runs ordered perfectly: tau = 1, but the half-width 1.96 sqrt(42 / 504) = 0.566 leaves the lower end at
+    # 0.434, under TAU_LINK = 0.5: not resolved; 7 runs are too few to judge
+    eight = margin_accuracy_verdict({"g": np.arange(8.0)}, np.arange(8.0))
+    assert eight.verdict == NO_VERDICT and "straddles" in eight.reason
+    assert "only 7 runs" in margin_accuracy_verdict({"g": np.arange(7.0)}, np.arange(7.0)).reason

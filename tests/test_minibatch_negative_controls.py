@@ -374,3 +374,61 @@ def test_per_sample_rules_refute_their_false_cases():
         assert rows[claim].verdict == NOT_REPRODUCED, (claim, rows[claim].verdict, rows[claim].reason)
     lemma_h1 = _persample_rows(_persample())["Spectral-SGD with b = 1 equals N-SGD (rank-one gradients)"]
     assert lemma_h1.implementation_check
+
+
+# ------------------------------------------------------------------- rules broken on purpose (boundaries)
+
+def test_monotone_loss_rule_refutes_a_rise_in_the_decade_after_the_descent_start():
+    """t_d = 10^2 (log10(t + 2) = 2 at t = 98): a rise from t = 98 itself or from t = 300 is past t_d; one from
+    t = 97 is before it."""
+    t = np.array([1, 10, 50, 97, 98, 300, 1000, 1e4, 1e5], float)
+    falling = -np.log1p(t)
+
+    def rise_from(i):
+        risen = falling.copy()
+        risen[i + 1] = risen[i] + 0.5
+        return risen
+
+    for i in (4, 5):
+        verdict, reason = monotone_loss_part(t, rise_from(i), 2.0, "x")
+        assert verdict == NOT_REPRODUCED and f"from t = {t[i]:.3g}" in reason
+    verdict, reason = monotone_loss_part(t, rise_from(3), 2.0, "x")
+    assert verdict == REPRODUCED  # before t_d, and t_d is three decades before the end
+    # t_d exactly a decade before the end (log10(t_end + 2) - 1) is observed over a decade: decides
+    end = np.array([1, 10, 98, 998], float)
+    assert monotone_loss_part(end, -np.log1p(end), 2.0, "x") == (REPRODUCED, "")
+    assert monotone_loss_part(end, -np.log1p(end), 2.01, "x")[0] == NO_VERDICT
+
+
+def test_slower_rule_needs_a_run_long_enough_to_show_the_factor():
+    """The fast configuration stays below 0.1 from t = 100; the slow one never does. A run to 150 cannot show
+    'twice as late' (no verdict); a run to 200 can (reproduced)."""
+    def stepped(t, _s=0):
+        return 0.2 if t < 100 else 0.05
+
+    for end, expected in ((150.0, NO_VERDICT), (199.0, NO_VERDICT), (200.0, REPRODUCED)):
+        t = np.array([1.0, 10.0, 50.0, 100.0, end])
+        fast, slow = config(stepped, t=t), config(floor(0.2), beta=0.99, t=t)
+        assert fast.time_below() == 100.0 and slow.time_below() is None
+        assert slower_part(fast, slow, "x")[0] == expected, end
+
+
+def test_slower_rule_at_its_factor_two_boundaries():
+    t = np.array([1.0, 10.0, 50.0, 100.0, 150.0, 200.0, 400.0, 1e4])
+
+    def below_from(t_level):
+        return lambda x, _s=0: 0.2 if x < t_level else 0.05
+
+    fast = config(below_from(100.0), t=t)
+    assert slower_part(fast, config(below_from(200.0), t=t), "x")[0] == REPRODUCED  # exactly x2
+    assert slower_part(fast, config(below_from(150.0), t=t), "x")[0] == NO_VERDICT  # x1.5
+    assert slower_part(config(below_from(200.0), t=t), fast, "x")[0] == NOT_REPRODUCED  # x0.5 exactly
+    assert slower_part(config(below_from(150.0), t=t), fast, "x")[0] == NO_VERDICT  # x0.67
+
+
+def test_time_below_is_from_the_last_crossing():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    dips = config(lambda x, _s=0: {1.0: 0.2, 10.0: 0.05, 100.0: 0.2, 1000.0: 0.05}[x], t=t)
+    assert dips.time_below() == 1000.0
+    assert config(floor(0.05), t=t).time_below() == 1.0
+    assert config(floor(0.1), t=t).time_below() is None  # at the level is not below it

@@ -177,3 +177,79 @@ def test_k_growth_is_no_verdict_when_the_growth_is_still_moving_across_the_linea
     assert verdict == NO_VERDICT and reason.startswith("not settled")
     assert k_growth(steep, earlier=flat, earlier_t=1e5)[0] == NO_VERDICT
     assert k_growth(steep, earlier=steep, earlier_t=1e5)[0] == NOT_REPRODUCED
+
+
+# ------------------------------------------------------------------- rules broken on purpose (boundaries)
+
+
+def test_loss_monotone_refutes_a_rise_in_the_decade_after_the_descent_start():
+    """A rise at 2 t_d or at t_d itself is past the descent start: the lemma guarantees a decrease there."""
+    t = checkpoints(1e6, 60).astype(float)
+    falling = -np.sqrt(t)
+    at = int(np.searchsorted(t, 2e4))
+    risen = falling.copy()
+    risen[at] = risen[at - 1] + 0.5
+    verdict, _, since = loss_monotone(t, risen, descent_start=t[at] / 2)
+    assert verdict == NOT_REPRODUCED and since == t[at]
+    assert loss_monotone(t, risen, descent_start=t[at])[0] == NOT_REPRODUCED  # exactly at t_d
+    assert loss_monotone(t, risen, descent_start=t[at] * 1.01)[0] == NO_VERDICT  # just before t_d
+
+
+def test_loss_monotone_reads_two_decades_back_from_the_end():
+    t = np.array([1, 10, 100, 1000, 10000], float)
+    rise_at_100 = np.array([0, -1, -0.5, -2, -3], float)  # the last rise ends at t = 100 = T / 100
+    assert loss_monotone(t, rise_at_100, descent_start=1.0) == (REPRODUCED, "", 100.0)
+    rise_at_1000 = np.array([0, -1, -2, -1.5, -3], float)
+    assert loss_monotone(t, rise_at_1000, descent_start=1.0)[0] == NOT_REPRODUCED
+
+
+def test_k_growth_decides_by_the_interval_not_the_point_estimate():
+    """Growth x2 (k = 3 -> 10, linear x3.33) with the draws' spread: decided when the interval clears x3.33,
+    open when it contains it; the interval by hand (pooled log variance, t with 4 degrees of freedom)."""
+    tight = {3: [0.01 * f for f in (0.95, 1.0, 1.05)], 10: [0.02 * f for f in (0.95, 1.0, 1.05)]}
+    verdict, _, measured = k_growth(tight)
+    logs = np.log([0.95, 1.0, 1.05])
+    half = 2.7764451051977987 * np.sqrt(logs.var(ddof=1) * (2 / 3))
+    gm = np.exp(logs.mean())
+    growth = 0.02 * gm / (0.01 * gm)
+    assert verdict == REPRODUCED
+    assert f"[x{growth * np.exp(-half):.2f}, x{growth * np.exp(half):.2f}]" in measured
+    wide = {3: [0.01 * f for f in (0.3, 1.0, 3.0)], 10: [0.02 * f for f in (0.3, 1.0, 3.0)]}
+    assert k_growth(wide)[0] == NO_VERDICT  # x2 with an interval reaching past x3.33
+    assert k_growth({3: [0.01], 10: [0.05]})[0] == NO_VERDICT  # one draw per k: no interval
+    steep = {3: [0.01 * f for f in (0.95, 1.0, 1.05)], 10: [0.05 * f for f in (0.95, 1.0, 1.05)]}
+    assert k_growth(steep)[0] == NOT_REPRODUCED  # x5, interval above x3.33
+
+
+def test_eps_agreement_at_its_factor_two_boundaries():
+    t = checkpoints(1e5, 60).astype(float)
+    base = _curves(t, [0.9] * 3)
+    assert eps_agreement(t, base, {"e": [b + 0.4 * EPS_AGREE for b in base]})[0] == REPRODUCED
+    assert eps_agreement(t, base, {"e": [b + 0.6 * EPS_AGREE for b in base]})[0] == NO_VERDICT
+    assert eps_agreement(t, base, {"e": [b + 2.5 * EPS_AGREE for b in base]})[0] == NOT_REPRODUCED
+    # apart on two draws of three at the horizon: the draws disagree
+    split = {"e": [base[0] + 0.1, base[1] + 0.1, base[2]]}
+    assert eps_agreement(t, base, split)[0] == NO_VERDICT
+    assert eps_agreement(t[t < 50], [b[t < 50] for b in base], {"e": [b[t < 50] for b in base]})[0] == NO_VERDICT
+
+
+def test_ordering_needs_every_draw_and_both_quantities():
+    t = checkpoints(1e5, 60).astype(float)
+    behind = {"SignGD": _curves(t, [0.85] * 2), "NGD": _curves(t, [0.97] * 2)}
+    lead = 3 * ORDER_TOL
+    ahead = {"SignGD": _curves(t, [0.8 + lead] * 2), "NGD": _curves(t, [0.8] * 2)}
+    assert ordering(t, ahead, behind, "SignGD")[0] == REPRODUCED
+    # one draw of two reversed: draws that disagree, not a refutation
+    one = {"SignGD": _curves(t, [0.8 + lead, 0.8 - lead]), "NGD": _curves(t, [0.8] * 2)}
+    assert ordering(t, one, behind, "SignGD")[0] == NO_VERDICT
+    # ahead by 3 tolerances in the max norm but tied in the other quantity: not settled
+    tied = {"SignGD": _curves(t, [0.9] * 2), "NGD": _curves(t, [0.9] * 2)}
+    assert ordering(t, ahead, tied, "SignGD")[0] == NO_VERDICT
+
+
+def test_rate_part_sets_a_confirmation_before_the_descent_start_aside():
+    assert rate_part("SignGD", "tight", "") == (REPRODUCED, "")
+    verdict, reason = rate_part("SignGD", "tight", "", unrefutable="the window lies before t_d")
+    assert verdict == NO_VERDICT and reason == "SignGD tight, but the window lies before t_d"
+    verdict, reason = rate_part("SignGD", "violated", "slower", unrefutable="the window lies before t_d")
+    assert verdict == NOT_REPRODUCED and reason.startswith("SignGD violated")

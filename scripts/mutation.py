@@ -24,9 +24,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections import Counter
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ("rates", "cli", "proofs", "tests")

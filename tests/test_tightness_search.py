@@ -36,6 +36,7 @@ def scripted(monkeypatch, scores):
 
     def fake_score(candidate, algo, a, steps, prediction):
         label, exponent = scores[len(seen)]
+        assert set(candidate.y.tolist()) == set(range(candidate.k))  # a dataset the engine accepts: every class
         candidate.label, candidate.exponent = label, exponent
         candidate.calls = (algo, a, steps, prediction.rate.exponent)
         seen.append(candidate)
@@ -275,7 +276,8 @@ def test_a_search_whose_records_exceed_memory_is_refused_before_any_run(monkeypa
     monkeypatch.setattr(tightness, "_score", lambda *args: ran.append(args))
     with pytest.raises(InputError) as err:
         search_worst_rate("signgd", "1/2", budget=10**8, steps=12000)
-    assert err.value.parameter == "budget" and err.value.message.endswith("; ask for a smaller --budget or fewer --steps")
+    assert err.value.parameter == "budget"
+    assert err.value.message.endswith("; ask for a smaller --budget or fewer --steps")
     assert ran == []
 
 

@@ -100,7 +100,7 @@ class TwosRng:
 
 def test_the_step_grows_by_1_5_on_success_and_shrinks_by_0_7_on_failure(monkeypatch):
     monkeypatch.setattr(tightness.np.random, "default_rng", lambda seed: TwosRng())
-    monkeypatch.setattr(tightness, "_random_dataset", lambda rng: (np.zeros((1, 1)), np.array([0]), 2))
+    monkeypatch.setattr(tightness, "_random_dataset", lambda rng: (np.zeros((2, 1)), np.array([0, 1]), 2))
     monkeypatch.setattr(tightness, "_to_ball", lambda H: H)  # the ball is tested on its own below
     scores = [("loose", 1.0), ("loose", 2.0), ("loose", 0.5), ("loose", 3.0), ("loose", 0.1), ("loose", 4.0)]
     seen = scripted(monkeypatch, scores)

@@ -1,0 +1,100 @@
+"""The fused kernels on small cases against the 50-digit mpmath reference: short, so that they also run with
+``NUMBA_DISABLE_JIT=1`` (the kernels as plain Python, a few seconds in all), which is how the kernels' mutation
+target runs (docs/testing.md). tests/test_fused.py runs the same comparisons 2,000 steps long.
+
+Independent expectations: :mod:`rates.numeric.reference` (each step written from its formula, mpmath at 50
+digits, no log-domain trick), 40-digit mpmath for the kernels' own exp and log, and exact rational arithmetic for
+the fused multiply-add.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+import torch
+from test_fused import RECIPES, engine_W, problem, reference_W
+
+import rates.numeric.fused.kernels as kernels
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+
+STEPS = 40
+TOLERANCE = 1e-12
+# gauss-k3-d4 (k = 3, d = 4, 6 samples, batches of 3) takes every recipe but the nuclear norm's (chaotic in any
+# float64 run, tests/test_fused.py); "hard" (every margin past 500 after a few steps) the log-domain paths
+SMALL = [(recipe, "gauss-k3-d4") for recipe in RECIPES if recipe != "nuclear"]
+HARD = [("signgd", "hard"), ("adam", "hard"), ("signsgd", "hard"), ("vr-signum", "hard"), ("cd", "hard")]
+
+
+def relative_error(A, B) -> float:
+    return float(np.abs(np.asarray(A) - np.asarray(B)).max() / np.abs(np.asarray(B)).max())
+
+
+@pytest.mark.parametrize("recipe, dataset", SMALL + HARD)
+def test_every_recipe_matches_the_mpmath_reference(recipe, dataset):
+    H, y, k, spec = problem(recipe, dataset)
+    W = engine_W(spec, H, y, k, "fused", steps=STEPS)
+    W_ref = reference_W(spec, H, y, k, steps=STEPS)
+    assert np.abs(W).max() > 0
+    assert relative_error(W, W_ref) < TOLERANCE, (recipe, dataset)
+
+
+def test_a_block_of_lanes_gives_each_run_its_own_bits():
+    """33 runs (the fewest that go through the 64-lane block) with 33 different (a, eta0): each equals the same
+    run alone, bit for bit, and the reference to 1e-12."""
+    H, y, k, _ = problem("signgd", "gauss-k3-d4")
+    specs = [RunSpec("signgd", a, eta0=eta0) for a in ("1/2", "3/4", "1") for eta0 in np.linspace(0.5, 1.5, 11)]
+    resolved = [resolve_spec(spec, len(y)) for spec in specs]
+    steps = 6
+    together, _ = run_group(resolved, torch.tensor(H), torch.tensor(y), k, steps, checkpoint_times(steps, 2),
+                            engine="fused")
+    for i in (0, 16, 32):
+        alone = engine_W(specs[i], H, y, k, "fused", steps=steps)
+        assert together[i].numpy().tobytes() == alone.tobytes()
+        assert relative_error(together[i].numpy(), reference_W(specs[i], H, y, k, steps=steps)) < TOLERANCE
+    assert len({w.numpy().tobytes() for w in together}) == len(specs)
+
+
+def test_kernel_exp_log_and_exponential_parts_against_mpmath():
+    rng = np.random.default_rng(5)
+    mp.mp.dps = 40
+    x = np.concatenate([rng.uniform(-708.0, 709.0, 60), rng.uniform(-1.0, 1.0, 30), [0.0, -700.5, 1e-9]])
+    out = np.empty_like(x)
+    kernels.exp_array(x, out)
+    for xi, yi in zip(x, out):
+        exact = mp.exp(mp.mpf(float(xi)))
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(float(exact)))), xi
+    edges = np.array([-746.0, -745.0, 709.78, 710.0])
+    kernels.exp_array(edges, out[:4])
+    assert out[0] == 0.0 and out[1] == 0.0 and np.isfinite(out[2]) and math.isinf(out[3])
+
+    x = np.concatenate([np.exp(rng.uniform(-700.0, 700.0, 60)), rng.uniform(0.5, 2.0, 30), [1.0 + 1e-9, 3.0]])
+    out = np.empty_like(x)
+    kernels.log_array(x, out)
+    for xi, yi in zip(x, out):
+        exact = mp.log(mp.mpf(float(xi)))
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(abs(float(exact))))), xi
+    kernels.log_array(np.array([1.0, 2.0, 0.5]), out[:3])
+    assert out[0] == 0.0 and out[1] == math.log(2.0) and out[2] == -math.log(2.0)
+
+    x = np.concatenate([-rng.uniform(0.0, 1e6, 40), -rng.exponential(1.0, 40), [0.0, -1000.0]])
+    y, e = np.empty_like(x), np.empty_like(x)
+    kernels.exp_parts_array(x, y, e)
+    for xi, yi, ei in zip(x, y, e):
+        assert ei == round(float(mp.mpf(float(xi)) / mp.log(2))), xi
+        exact = mp.exp(mp.mpf(float(xi))) / mp.mpf(2) ** int(ei)
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(float(yi)))), xi
+
+
+def test_fused_multiply_add_rounds_once():
+    rng = np.random.default_rng(13)
+    a, b = rng.normal(size=40), rng.normal(size=40)
+    c = np.concatenate([-(a[:20] * b[:20]), rng.normal(size=20)])  # cancellation: the product's rounding shows
+    out = np.empty_like(a)
+    kernels.fma_array(a, b, c, out)
+    exact = np.array([float(Fraction(ai) * Fraction(bi) + Fraction(ci)) for ai, bi, ci in zip(a, b, c)])
+    np.testing.assert_array_equal(out, exact)
+    assert (out[:20] != a[:20] * b[:20] + c[:20]).sum() > 10

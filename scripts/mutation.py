@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -69,6 +70,14 @@ def prepare(name: str, target: dict, fresh: bool) -> Path:
     return work
 
 
+def stored(work: Path) -> dict[str, int | None]:
+    """Every generated mutant's stored exit code (None: not run yet), from mutmut's meta files."""
+    codes: dict[str, int | None] = {}
+    for meta in (work / "mutants").rglob("*.meta"):
+        codes.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return codes
+
+
 def statuses(work: Path, env: dict) -> dict[str, str]:
     mutmut = Path(sys.executable).with_name("mutmut")
     out = subprocess.run([str(mutmut), "results", "--all", "true"], cwd=work, env=env, capture_output=True,
@@ -89,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=1)
     parser.add_argument("--fresh", action="store_true", help="forget the target's earlier results")
     parser.add_argument("--report-only", action="store_true", help="count the stored results, run nothing")
+    parser.add_argument("--survivors", action="store_true",
+                        help="run again the stored survivors (and mutants no test reached), e.g. after adding tests")
     args = parser.parse_args(argv)
     table = targets()
     if args.list or not args.target:
@@ -104,9 +115,19 @@ def main(argv: list[str] | None = None) -> int:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update({key: str(value) for key, value in target.get("env", {}).items()})
     if not args.report_only:
-        mutmut = Path(sys.executable).with_name("mutmut")
-        subprocess.run([str(mutmut), "run", "--max-children", str(args.max_children), *globs], cwd=work, env=env,
-                       check=False)
+        # mutmut runs every mutant it is given by name again; given the names still undecided (or the survivors),
+        # an interrupted or repeated measurement goes on where it stopped
+        codes = {name: code for name, code in stored(work).items()
+                 if any(fnmatch.fnmatchcase(name, glob) for glob in globs)}
+        if args.survivors:
+            found = statuses(work, env)
+            names = [name for name in codes if found.get(name) in ("survived", "no tests")]
+        else:
+            names = [name for name, code in codes.items() if code is None] if codes else globs
+        if names:
+            mutmut = Path(sys.executable).with_name("mutmut")
+            subprocess.run([str(mutmut), "run", "--max-children", str(args.max_children), *names], cwd=work, env=env,
+                           check=False)
     found = {name: status for name, status in statuses(work, env).items()
              if any(fnmatch.fnmatchcase(name, glob) for glob in globs)}
     counts = Counter(found.values())

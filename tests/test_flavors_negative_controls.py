@@ -458,3 +458,74 @@ def test_margin_accuracy_rule_uses_the_interval_on_both_sides():
     eight = margin_accuracy_verdict({"g": np.arange(8.0)}, np.arange(8.0))
     assert eight.verdict == NO_VERDICT and "straddles" in eight.reason
     assert "only 7 runs" in margin_accuracy_verdict({"g": np.arange(7.0)}, np.arange(7.0)).reason
+
+
+# ------------------------------------------------------- what each rule says, word for word, at its boundaries
+
+def test_thm31_rule_output_at_its_boundaries():
+    empty = monotone_soft_margin_verdict(np.array([]), np.array([]))
+    assert (empty.verdict, empty.reason, empty.values) == (NO_VERDICT, "no run reached L < l(0); longer runs decide",
+                                                           {})
+    at = monotone_soft_margin_verdict(np.array([0.25]), np.array([0.25]))  # a drop equal to the tolerance is within
+    assert (at.verdict, at.reason, at.values) == (REPRODUCED, "", {"drops": [0.25], "tolerances": [0.25]})
+    # the worst run is the one furthest past its own tolerance, not the largest drop
+    row = monotone_soft_margin_verdict(np.array([0.003, 0.0025]), np.array([0.0025, 0.001]))
+    assert row.verdict == NOT_REPRODUCED
+    assert row.reason == "the soft margin fell by more than the O(eta) tolerance in 2/2 runs (worst 0.0025 against 0.001)"
+    assert row.values == {"drops": [0.003, 0.0025], "tolerances": [0.0025, 0.001]}
+
+
+def test_prop_b6_rule_output_at_its_boundaries():
+    empty = margin_floor_verdict([], np.array([]), np.array([]))
+    assert (empty.verdict, empty.reason) == (NO_VERDICT, "no run reached L < l(0); longer runs decide")
+    assert empty.values == {"smallest_ratio": [], "tolerance": []}
+    at = margin_floor_verdict([np.array([0.5, 1.0])], np.array([1.0]), np.array([0.5]))  # ratio = 1 - tolerance
+    assert (at.verdict, at.reason, at.values) == (REPRODUCED, "", {"smallest_ratio": [0.5], "tolerance": [0.5]})
+    row = margin_floor_verdict([np.array([0.25, 1.0]), np.array([1.0])], np.array([1.0, 1.0]), np.array([0.5, 0.5]))
+    assert row.verdict == NOT_REPRODUCED
+    assert row.reason == ("the own geometric margin fell below the soft margin at t0 (the bound's constant) in 1/2 "
+                          "seeds: smallest gamma(t)/gamma~(t0) 0.25")
+    assert row.values == {"smallest_ratio": [0.25, 1.0], "tolerance": [0.5, 0.5]}
+
+
+def test_eps_onset_rule_at_the_resolution():
+    """Per seed: later by more than 1 % and steeper by more than 1 % holds; earlier or gentler by more than 1 %
+    fails; anything else (the same onset, the same fall, a difference of exactly 1 %) is open."""
+    small = (100.0, -0.5)
+
+    def state(large):  # one seed: its state is the verdict (a failing seed of one is a majority)
+        verdict = eps_second_phase_verdict([small], [large]).verdict
+        return [{REPRODUCED: HOLDS, NOT_REPRODUCED: FAILS, NO_VERDICT: OPEN}[verdict]]
+
+    later, steeper = small[0] * 2, small[1] * 1.5
+    assert state((later, steeper)) == [HOLDS]
+    assert state((small[0] * 1.5, small[1] * 1.5)) == [HOLDS]  # 50 % later, 50 % steeper
+    assert state((small[0], steeper)) == [OPEN]  # the same onset
+    assert state((later, small[1])) == [OPEN]  # the same fall
+    assert state((small[0] * (1 + RESOLVE), steeper)) == [OPEN]  # exactly 1 % later
+    assert state((later, small[1] * (1 + RESOLVE))) == [OPEN]  # exactly 1 % steeper
+    assert state((small[0] * (1 - RESOLVE), steeper)) == [OPEN]  # exactly 1 % earlier
+    assert state((later, small[1] * (1 - RESOLVE))) == [OPEN]  # exactly 1 % gentler
+    assert state((small[0] * 0.9, steeper)) == [FAILS]  # 10 % earlier
+    assert state((later, small[1] * 0.9)) == [FAILS]  # 10 % gentler
+
+
+def test_eps_onset_rule_leaves_out_seeds_without_both_phases_and_counts_the_rest():
+    row = eps_second_phase_verdict([None, (4e3, -0.1), (4e3, -0.1)], [(8e3, -0.3), None, (8e3, -0.3)])
+    assert (row.verdict, row.values["seeds_with_both_phases"]) == (REPRODUCED, 1)
+    row = eps_second_phase_verdict([(4e3, -0.1), (4e3, -0.1)], [(2e3, -0.3), (8e3, -0.3)])
+    assert row.verdict == NO_VERDICT and row.values["seeds_with_both_phases"] == 2
+    assert row.reason == ("larger eps starts later and falls faster: holds in 1, fails in 1, open (unsettled or by a "
+                          "hair) in 0 of 2 seeds; a majority failing or every seed holding decides")
+    none = eps_second_phase_verdict([None], [(8e3, -0.3)])
+    assert none.values == {"seeds_with_both_phases": 0}
+    assert none.reason == ("neither eps run has a second phase in any seed (gamma_1 never ends 1 % below its peak "
+                           "after L < 1e-7), so there is nothing to compare: a run in which both show it decides")
+
+
+def test_verdict_over_seed_means_says_why():
+    assert flavors._verdict(True, 0, 0) == (NO_VERDICT, "no seed separated in every compared run; more steps or "
+                                                        "other rates decide it")
+    assert flavors._verdict(True, 2, 3) == (NO_VERDICT, "holds for the seed means but only in 2/3 seeds; more seeds "
+                                                        "decide it")
+    assert flavors._verdict(False, 1, 3) == (NOT_REPRODUCED, "fails for the seed means (holds in 1/3 seeds)")

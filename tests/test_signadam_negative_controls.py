@@ -253,3 +253,49 @@ def test_rate_part_sets_a_confirmation_before_the_descent_start_aside():
     assert verdict == NO_VERDICT and reason == "SignGD tight, but the window lies before t_d"
     verdict, reason = rate_part("SignGD", "violated", "slower", unrefutable="the window lies before t_d")
     assert verdict == NOT_REPRODUCED and reason.startswith("SignGD violated")
+
+
+# ------------------------------------------------------- what each rule says, word for word, at its boundaries
+
+
+def test_loss_monotone_output_and_its_rounding_threshold():
+    t = [1.0, 10.0, 100.0, 1000.0, 10000.0]
+    assert loss_monotone(t, [5.0, 4.0, 3.0, 2.0, 1.0], descent_start=None) == (REPRODUCED, "", 1.0)
+    at_tol = [5.0, 4.0, 3.0, 0.0, 1e-9]  # a rise of exactly LOSS_RISE_TOL is rounding
+    assert loss_monotone(t, at_tol, descent_start=1.0)[0] == REPRODUCED
+    risen = [5.0, 4.0, 3.0, 0.0, 0.5]
+    assert loss_monotone(t, risen, descent_start=1.0) == (
+        NOT_REPRODUCED, "the loss rose at t = 1e+04, after the descent start t_d = 1", 10000.0)
+    assert loss_monotone(t, risen, descent_start=2e4) == (
+        NO_VERDICT, "the loss rose at t = 1e+04, within the last two decades, before the descent start t_d = 2e+04; "
+                    "the descent lemma claims nothing there", 10000.0)
+    assert loss_monotone(t, risen, descent_start=None)[1] == (
+        "the loss rose at t = 1e+04, within the last two decades, and the descent start is unknown; the descent "
+        "lemma claims nothing there")
+
+
+def test_eps_agreement_output_and_its_window():
+    t = np.array([10.0, 50.0, 100.0, 1000.0, 1e4])
+    base = [np.full(5, 0.9)]
+    spike = [np.array([0.9, 0.9, 0.9 + 0.6 * EPS_AGREE, 0.9, 0.9])]  # apart only at t = EPS_FROM = 100
+    verdict, reason, numbers = eps_agreement(t, base, {"e": spike})
+    assert verdict == NO_VERDICT and numbers == {"largest": [pytest.approx(0.6 * EPS_AGREE)], "at_horizon": [0.0]}
+    assert reason == ("differences within a factor 2 of 0.01 or draws that disagree: draw 0: largest 0.006, at "
+                      "t = 10000 0")
+    apart = [np.full(5, 0.8)]
+    verdict, reason, _ = eps_agreement(t, base, {"e": apart})
+    assert verdict == NOT_REPRODUCED
+    assert reason == "the eps > 0 curves separate from eps = 0 by t = 10000: draw 0: largest 0.1, at t = 10000 0.1"
+    assert eps_agreement(t[:2], [b[:2] for b in base], {"e": [b[:2] for b in base]}) == (
+        NO_VERDICT, "the runs end at t = 50 before t = 100", {})
+
+
+def test_implementation_checks_name_every_disagreement():
+    verdict, reason = best_rate_check({"signgd": ("1/3", "1/3"), "adam": ("1/2", "1/4")})
+    assert verdict == NOT_REPRODUCED
+    assert reason == ("SignGD: derived a = 1/3, exponent 1/3, stated a = 1/2, exponent 1/2; Adam: derived a = 1/2, "
+                      "exponent 1/4, stated a = 2/3, exponent 1/3")
+    verdict, reason = dimension_check({"c_adam", "gamma"}, {"gamma"}, {"c_adam", "d"})
+    assert verdict == NOT_REPRODUCED
+    assert reason == ("SignGD's t0 involves ['c_adam'], which depend on d; Adam's t0 involves no d-dependent constant "
+                      "(symbols ['gamma'])")

@@ -529,3 +529,142 @@ def test_verdict_over_seed_means_says_why():
     assert flavors._verdict(True, 2, 3) == (NO_VERDICT, "holds for the seed means but only in 2/3 seeds; more seeds "
                                                         "decide it")
     assert flavors._verdict(False, 1, 3) == (NOT_REPRODUCED, "fails for the seed means (holds in 1/3 seeds)")
+
+
+# ------------------------------------ floor_or_decay on broken power laws: every slope known in closed form
+
+END = 300.0
+SPLIT = END / np.sqrt(10)  # the later half of the last decade starts here
+GRID = np.unique(np.concatenate([np.geomspace(3.0, END, 49), [30.0, SPLIT]]))
+
+
+def _broken(s_a, s_b, x=GRID):
+    """(x / SPLIT)^s_a up to SPLIT, (x / SPLIT)^s_b after: slope s_a on [30, SPLIT], s_b on [SPLIT, 300]."""
+    return np.where(x <= SPLIT, (x / SPLIT) ** s_a, (x / SPLIT) ** s_b)
+
+
+def _rows(pairs, x=GRID):
+    return np.tile(x, (len(pairs), 1)), np.array([_broken(a, b, x) for a, b in pairs])
+
+
+def _fit(x, y):
+    return np.polyfit(np.log(x), np.log(y), 1)[0]
+
+
+def test_floor_or_decay_reports_every_number_it_used():
+    pairs = [(-1.0, -0.9), (-1.2, -1.0), (-0.9, -0.8), (-1.1, -1.1), (-1.0, -1.0)]
+    x, y = _rows(pairs)
+    row = floor_or_decay(x, y, "r")
+    decade = GRID >= 30.0
+    slopes = [_fit(GRID[decade], _broken(a, b)[decade]) for a, b in pairs]
+    t = 2.7764451051977987  # scipy.stats.t.ppf(0.975, 4)
+    late = np.array([b for _, b in pairs])
+    assert row.verdict == REPRODUCED and row.reason == ""
+    assert set(row.values) == {"slopes", "early_slopes", "late_slopes", "ends", "n", "window", "mean_slope",
+                               "half_width", "mean_early_slope", "mean_late_slope", "late_half_width"}
+    assert row.values["slopes"] == pytest.approx(slopes, abs=1e-12)
+    assert row.values["early_slopes"] == pytest.approx([a for a, _ in pairs], abs=1e-12)
+    assert row.values["late_slopes"] == pytest.approx(late, abs=1e-12)
+    assert row.values["ends"] == pytest.approx([np.sqrt(10) ** b for _, b in pairs], rel=1e-12)
+    assert row.values["n"] == 5 and row.values["window"] == [30.0, 300.0]
+    assert row.values["mean_slope"] == pytest.approx(np.mean(slopes), abs=1e-12)
+    assert row.values["half_width"] == pytest.approx(t * np.std(slopes, ddof=1) / np.sqrt(5), rel=1e-9)
+    assert row.values["mean_early_slope"] == pytest.approx(-1.04, abs=1e-12)
+    assert row.values["mean_late_slope"] == pytest.approx(late.mean(), abs=1e-12)
+    assert row.values["late_half_width"] == pytest.approx(t * np.std(late, ddof=1) / np.sqrt(5), rel=1e-9)
+
+
+def test_floor_or_decay_on_a_curved_residual_fits_exactly_the_decade_and_its_halves():
+    """0.01 + 1/x: the slopes depend on which checkpoints each fit takes -- the decade [30, 300], its earlier half
+    [30, 300/sqrt 10] and its later half [300/sqrt 10, 300], both ends included."""
+    y = 0.01 + 1.0 / GRID
+    row = floor_or_decay(np.tile(GRID, (3, 1)), np.tile(y, (3, 1)), "r")
+    decade, first, half = GRID >= 30.0, (GRID >= 30.0) & (GRID <= SPLIT), GRID >= SPLIT
+    assert row.values["slopes"] == pytest.approx([_fit(GRID[decade], y[decade])] * 3, abs=1e-12)
+    assert row.values["early_slopes"] == pytest.approx([_fit(GRID[first], y[first])] * 3, abs=1e-12)
+    assert row.values["late_slopes"] == pytest.approx([_fit(GRID[half], y[half])] * 3, abs=1e-12)
+
+
+def test_floor_or_decay_refutes_a_level_in_the_decade_or_in_its_later_half_and_says_so():
+    steep_then_flat = floor_or_decay(*_rows([(-2.0, 0.0)] * 5), "r")  # the decade falls (-1), its later half is flat
+    assert steep_then_flat.verdict == NOT_REPRODUCED
+    assert steep_then_flat.reason == (
+        "r levels off: slope of log against log log(1/L) over the last decade (log(1/L) in [30, 300]) -1 +- 0 (x0.10 "
+        "per decade), over its earlier half -2, its later half 0 +- 0 (95 %, 5 seeds), resolved flatter than -0.1 (a "
+        "fall slower than x0.79 per decade of log(1/L) is a floor within any float64 run); at the end 1-1")
+    rise_then_fall = floor_or_decay(*_rows([(0.3, -0.4)] * 5), "r")  # the decade is flat (-0.05), its later half not
+    assert rise_then_fall.verdict == NOT_REPRODUCED and rise_then_fall.values["mean_slope"] == pytest.approx(-0.05)
+
+
+def test_floor_or_decay_reads_slowing_from_the_interval_of_the_seeds():
+    slowing = floor_or_decay(*_rows([(-1.0, -0.5)] * 5), "r")
+    assert slowing.verdict == NO_VERDICT
+    assert slowing.reason == (
+        "r: slope of log against log log(1/L) over the last decade (log(1/L) in [30, 300]) -0.75 +- 0 (x0.18 per "
+        "decade), over its earlier half -1, its later half -0.5 +- 0 (95 %, 5 seeds); the fall is slowing (later half "
+        "-0.5 against -1 in the earlier half, under 0.75 of it): a floor may be approaching, a run to larger log(1/L) "
+        "decides")
+    # the later half keeps 1/2 of the slope in two seeds, all of it in three: the excess -0.05 +- 0.34 is not
+    # resolved above 0, so the fall is not called slowing
+    mixed = floor_or_decay(*_rows([(-1.0, -1.0), (-1.0, -0.5), (-1.0, -1.0), (-1.0, -0.5), (-1.0, -1.0)]), "r")
+    assert mixed.verdict == REPRODUCED
+
+
+def test_floor_or_decay_counts_one_seed_short_of_every_seed():
+    row = floor_or_decay(*_rows([(-0.3, -0.3)] * 4 + [(-0.05, -0.05)]), "r")
+    assert row.verdict == NO_VERDICT
+    assert row.reason.endswith("; falling faster than x0.79 per decade in 4/5 seeds; every seed doing so decides")
+    wide = floor_or_decay(*_rows([(-0.11, -0.11), (-0.5, -0.5), (-0.12, -0.12), (-0.9, -0.9), (-0.11, -0.11)]), "r")
+    assert wide.reason.endswith("; neither a decay faster nor a level flatter than -0.1 is resolved; more seeds decide")
+
+
+def test_floor_or_decay_takes_three_seeds_and_says_how_far_the_others_reach():
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 3), "r").verdict == REPRODUCED
+    two = floor_or_decay(*_rows([(-0.5, -0.5)] * 2), "r")
+    assert two.reason == ("r: log(1/L) spans x10 over the late checkpoints in only 2 seed(s) (widest span x100): 3 "
+                          "such seeds decide")
+    # three checkpoints spanning x100 count towards the widest span, though too few for the slopes
+    sparse = np.array([3.0, 30.0, 300.0])
+    row = floor_or_decay(np.tile(sparse, (2, 1)), np.tile(sparse ** -0.5, (2, 1)), "r")
+    assert "(widest span x100)" in row.reason and row.values["n"] == 0
+    none = floor_or_decay(np.tile(sparse[:2], (2, 1)), np.tile(sparse[:2] ** -0.5, (2, 1)), "r")
+    assert "(widest span x0)" in none.reason
+
+
+def test_floor_or_decay_span_of_exactly_ten_counts_and_a_shorter_one_does_not():
+    ten = np.geomspace(30.0, 300.0, 25)
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 5, x=ten), "r").verdict == REPRODUCED
+    six = np.geomspace(50.0, 300.0, 25)  # both halves have checkpoints, but the span is x6
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 5, x=six), "r").verdict == NO_VERDICT
+    x, y = _rows([(-0.5, -0.5)] * 5)
+    x[0, :30] = np.nan  # the first seed keeps only x >= ~50: left out, the other four decide
+    row = floor_or_decay(x, y, "r")
+    assert row.verdict == REPRODUCED and row.values["n"] == 4
+
+
+def test_floor_or_decay_drops_unusable_checkpoints_not_seeds():
+    x, y = _rows([(-0.5, -0.5)] * 5)
+    y[0, GRID.searchsorted(100.0)] = 0.0  # a zero residual inside the decade: that checkpoint is dropped
+    y[1, GRID.searchsorted(150.0)] = np.nan
+    x[2, 5] = np.inf
+    row = floor_or_decay(x, y, "r")
+    assert row.verdict == REPRODUCED and row.values["n"] == 5
+    assert row.values["slopes"] == pytest.approx([-0.5] * 5, abs=1e-12)
+    # checkpoints below x = e are dropped: these seeds reach x = 25 only, a span of x9 from e
+    low = np.geomspace(1.0, 25.0, 30)
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 5, x=low), "r").verdict == NO_VERDICT
+    first_empty = _rows([(-0.5, -0.5)] * 4)
+    x = np.vstack([np.full(GRID.size, np.nan), first_empty[0]])
+    y = np.vstack([np.full(GRID.size, np.nan), first_empty[1]])
+    assert floor_or_decay(x, y, "r").values["n"] == 4  # an empty seed first does not stop the others
+
+
+def test_seed_vote_output_word_for_word():
+    few = seed_vote([HOLDS, HOLDS], "x", min_seeds=3)
+    assert (few.reason, few.values) == ("x: only 2 seed(s) could be judged, 3 decide",
+                                        {"holds": 2, "fails": 0, "open": 0, "seeds": 2})
+    every = seed_vote([HOLDS] * 3, "x")
+    assert (every.reason, every.values) == ("", {"holds": 3, "fails": 0, "open": 0, "seeds": 3})
+    refuted = seed_vote([FAILS, FAILS, HOLDS], "x")
+    assert refuted.reason == "x: holds in 1, fails in 2, open (unsettled or by a hair) in 0 of 3 seeds"
+    assert refuted.values == {"holds": 1, "fails": 2, "open": 0, "seeds": 3}

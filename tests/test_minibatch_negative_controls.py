@@ -432,3 +432,26 @@ def test_time_below_is_from_the_last_crossing():
     assert dips.time_below() == 1000.0
     assert config(floor(0.05), t=t).time_below() == 1.0
     assert config(floor(0.1), t=t).time_below() is None  # at the level is not below it
+
+
+def test_slower_rule_says_what_it_compared():
+    t = np.array([1.0, 10.0, 50.0, 100.0, 150.0, 200.0, 400.0, 1e4])
+
+    def below_from(t_level):
+        return lambda x, _s=0: 0.2 if x < t_level else 0.05
+
+    fast = config(below_from(100.0), t=t)
+    assert slower_part(config(below_from(200.0), t=t), fast, "x") == (
+        NOT_REPRODUCED, "x: error below 0.1 from t = 200 vs 100 (x0.5): it gets there 2 times earlier, not later")
+    assert slower_part(fast, config(below_from(150.0), t=t), "x") == (
+        NO_VERDICT, "x: error below 0.1 from t = 100 vs 150 (x1.5): within a factor 2, which the checkpoints and seeds "
+                    "do not resolve")
+    assert slower_part(config(floor(0.2), t=t), fast, "x") == (
+        NO_VERDICT, "x: error below 0.1 from t = - vs 100: the faster configuration never stays below 0.1; a longer "
+                    "run decides")
+    short = np.array([1.0, 10.0, 100.0, 150.0])
+    assert slower_part(config(below_from(100.0), t=short), config(floor(0.2), t=short), "x") == (
+        NO_VERDICT, "x: error below 0.1 from t = 100 vs not by 150: the run ends before it could be 2 times later; a "
+                    "longer run decides")
+    # another level: the rule reads the level it is given
+    assert slower_part(fast, config(below_from(200.0), t=t), "x", level=0.01)[0] == NO_VERDICT

@@ -299,3 +299,36 @@ def test_implementation_checks_name_every_disagreement():
     assert verdict == NOT_REPRODUCED
     assert reason == ("SignGD's t0 involves ['c_adam'], which depend on d; Adam's t0 involves no d-dependent constant "
                       "(symbols ['gamma'])")
+
+
+def test_k_growth_output_word_for_word():
+    """Geometric means of (0.9, 1.0, 1.1) x 0.01: 0.01 x 0.99^(1/3) = 0.00997; the growth's 95 % interval is
+    exp(+-t_4 sqrt(s^2 (1/3 + 1/3))) with s^2 the draws' log variance 0.0101: x0.80-x1.26."""
+    draws = (0.9, 1.0, 1.1)
+    flat = {k: [0.01 * f for f in draws] for k in (3, 5, 10)}
+    assert k_growth(flat) == (REPRODUCED, "", "k=3: 0.00997 [0.009, 0.011] (x1.00); k=5: 0.00997 [0.009, 0.011] "
+                                              "(x1.00); k=10: 0.00997 [0.009, 0.011] (x1.00); growth k=3 -> 10: x1.00, "
+                                              "95% interval [x0.80, x1.26]")
+    middle_up = {3: flat[3], 5: [0.02 * f for f in draws], 10: flat[10]}  # the middle k does not decide
+    steep = {3: flat[3], 5: flat[5], 10: [0.05 * f for f in draws]}
+    verdict, reason, measured = k_growth(middle_up, earlier=steep, earlier_t=1e5)
+    assert verdict == NO_VERDICT
+    assert reason == ("not settled: the growth decides 'reproduced' at the end but 'not reproduced' a decade earlier "
+                      "(growth k=3 -> 10: x5.00, 95% interval [x3.98, x6.28])")
+    assert measured.endswith("growth k=3 -> 10: x1.00, 95% interval [x0.80, x1.26]; a decade earlier (t = 100000): "
+                             "growth k=3 -> 10: x5.00, 95% interval [x3.98, x6.28]")
+    verdict, reason, _ = k_growth(steep)
+    assert reason == ("the gap at k = 10 is x5.00 the gap at k = 3, interval [x3.98, x6.28] at or above the linear "
+                      "growth x3.33: a constant growing with k")
+    assert k_growth({3: [0.01, 0.011], 10: [0.02, 0.021]})[0] == REPRODUCED  # two draws per k give an interval
+    assert k_growth({3: [0.01], 10: [0.02, 0.021]})[1] == (
+        "one draw per k gives no seed-noise interval for the growth x2.05 (linear: x3.33); more draws per k decide")
+    # log spread (-ln 4, 0, ln 4): variance 1.92, half-width t_4 sqrt(1.92 x 2/3) = 3.14, exp(+-3.14) = x0.04-x23.17
+    wide = k_growth({k: [0.01 * f for f in (0.25, 1.0, 4.0)] for k in (3, 5, 10)})
+    assert wide[1] == ("the linear growth x3.33 lies inside the interval [x0.04, x23.17] of the measured growth x1.00: "
+                       "within the seeds' noise; more draws per k decide")
+
+
+def test_rate_part_keeps_the_comparators_reason():
+    assert rate_part("SignGD", "violated", "the gap decays slower") == (
+        NOT_REPRODUCED, "SignGD violated: the gap decays slower")

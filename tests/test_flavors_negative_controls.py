@@ -471,7 +471,8 @@ def test_thm31_rule_output_at_its_boundaries():
     # the worst run is the one furthest past its own tolerance, not the largest drop
     row = monotone_soft_margin_verdict(np.array([0.003, 0.0025]), np.array([0.0025, 0.001]))
     assert row.verdict == NOT_REPRODUCED
-    assert row.reason == "the soft margin fell by more than the O(eta) tolerance in 2/2 runs (worst 0.0025 against 0.001)"
+    assert row.reason == ("the soft margin fell by more than the O(eta) tolerance in 2/2 runs (worst 0.0025 against "
+                          "0.001)")
     assert row.values == {"drops": [0.003, 0.0025], "tolerances": [0.0025, 0.001]}
 
 

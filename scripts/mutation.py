@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true", help="count the stored results, run nothing")
     parser.add_argument("--survivors", action="store_true",
                         help="run again the stored survivors (and mutants no test reached), e.g. after adding tests")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     table = targets()
     if args.list or not args.target:
         for name, target in table.items():

@@ -669,3 +669,24 @@ def test_seed_vote_output_word_for_word():
     refuted = seed_vote([FAILS, FAILS, HOLDS], "x")
     assert refuted.reason == "x: holds in 1, fails in 2, open (unsettled or by a hair) in 0 of 3 seeds"
     assert refuted.values == {"holds": 1, "fails": 2, "open": 0, "seeds": 3}
+
+
+def test_ordering_verdict_reports_each_seeds_gaps_against_its_own_best_other():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    winner = np.array([[1, 1, 1.5, 2.0], [1, 1, 1.0, 1.0]])
+    others = [np.array([[1, 1, 1.0, 1.0], [1, 1, 2.0, 4.0]]), np.array([[1, 1, 1.2, 1.6], [1, 1, 0.5, 0.5]])]
+    row = ordering_verdict(t, winner, others, "w")
+    # seed 0: best other 1.2 then 1.6 -> gaps 0.3/1.5 = 0.2 and 0.4/2 = 0.2; seed 1: 2 and 4 -> -0.5, -0.75
+    assert row.values["relative_gap_decade_start"] == pytest.approx([0.2, -0.5])
+    assert row.values["relative_gap_end"] == pytest.approx([0.2, -0.75])
+    assert row.values["states"] == [HOLDS, FAILS] and row.verdict == NO_VERDICT
+    assert row.reason == "w: holds in 1, fails in 1, open (unsettled or by a hair) in 0 of 2 seeds; a majority failing " \
+                         "or every seed holding decides"
+
+
+def test_floor_or_decay_leaves_out_a_seed_whose_earlier_half_is_too_sparse_to_fit():
+    x, y = _rows([(-0.5, -0.5)] * 5)
+    first = np.flatnonzero((GRID >= 30.0) & (GRID < SPLIT))
+    y[0, first[1:]] = np.nan  # 30 and 300/sqrt 10 left in the earlier half: no slope there for seed 0
+    row = floor_or_decay(x, y, "r")
+    assert row.values["n"] == 4 and row.verdict == REPRODUCED

@@ -455,3 +455,33 @@ def test_slower_rule_says_what_it_compared():
                     "longer run decides")
     # another level: the rule reads the level it is given
     assert slower_part(fast, config(below_from(200.0), t=t), "x", level=0.01)[0] == NO_VERDICT
+
+
+def test_monotone_loss_rule_output_word_for_word_and_its_relative_slack():
+    t = np.array([1.0, 10.0, 98.0, 998.0, 9998.0])
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -2.5]), 2.0, "x") == (
+        NOT_REPRODUCED, "x: log L rises by 0.5 from t = 998 to 1e+04, past the descent start t_d ~ 10^2 (1 rise(s))")
+    assert monotone_loss_part(t, np.array([0, -1, -0.5, -3, -4]), 3.5, "x") == (
+        NO_VERDICT, "x: the descent start t_d ~ 10^3.5 is not a decade before the run's end (t = 1e+04); log L rises "
+                    "at 1 checkpoint(s), the last from t = 10; a run a decade past t_d decides")
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), None, "x") == (
+        NO_VERDICT, "x: the descent start t_d is unknown; no rise at any checkpoint")
+    # t_d a decade before the end: log10(9998 + 2) - 1 = 3 decides, 3.0002 does not
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.0, "x") == (REPRODUCED, "")
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.0002, "x")[0] == NO_VERDICT
+    # a rise counts when it passes 1e-12 of (1 + |log L|): at log L = -100, 1.01e-10
+    level = np.array([-90.0, -95.0, -100.0, -100.0, -100.0])
+    for step, expected in ((5e-11, REPRODUCED), (1.015e-10, NOT_REPRODUCED)):
+        loss = level.copy()
+        loss[-1] += step
+        assert monotone_loss_part(t, loss, 1.0, "x")[0] == expected, step
+    first_small = np.array([0.0, -95.0, -100.0, -100.0, -100.0 + 5e-11])  # the slack is the rise's own level's
+    assert monotone_loss_part(t, first_small, 1.0, "x")[0] == REPRODUCED
+
+
+def test_monotone_loss_row_output_word_for_word():
+    assert monotone_loss_verdict({"signsgd": [(REPRODUCED, "")]}) == (REPRODUCED, "")
+    assert monotone_loss_verdict({"signsgd": [(NOT_REPRODUCED, "a"), (NOT_REPRODUCED, "b")]}) == (
+        NOT_REPRODUCED, "a; b")
+    assert monotone_loss_verdict({"signsgd": [(NO_VERDICT, "a")], "nsgd": [(NO_VERDICT, "b")]}) == (
+        NO_VERDICT, "no run of SignSGD, N-SGD reaches a decade past its descent start: a; b")

@@ -332,3 +332,59 @@ def test_k_growth_output_word_for_word():
 def test_rate_part_keeps_the_comparators_reason():
     assert rate_part("SignGD", "violated", "the gap decays slower") == (
         NOT_REPRODUCED, "SignGD violated: the gap decays slower")
+
+
+# ----------------------------------------------- ordering and eps agreement at exact (dyadic) thresholds
+
+T_LATE = np.array([100.0, 300.0, 400.0, 500.0, 600.0, 1000.0])  # the window [T/2, T] is {500, 600, 1000}
+
+
+def _order(lead_a, lead_b, tol=0.25):
+    """One draw: SignGD's lead over NGD in the 'ahead' quantity and in the 'behind' one, per checkpoint."""
+    ahead = {"SignGD": [0.5 + np.asarray(lead_a, float)], "NGD": [np.full(6, 0.5)]}
+    behind = {"SignGD": [np.full(6, 0.5)], "NGD": [0.5 + np.asarray(lead_b, float)]}
+    return ordering(T_LATE, ahead, behind, "SignGD", tol=tol)
+
+
+def test_ordering_reads_every_checkpoint_of_the_last_half_and_a_lead_of_exactly_tol_is_a_tie():
+    assert _order([0.5] * 6, [0.5] * 6)[0] == REPRODUCED
+    assert _order([0.5, 0.5, 0.5, 0.25, 0.5, 0.5], [0.5] * 6)[0] == NO_VERDICT  # 0.25 = tol at t = T/2
+    assert _order([0.5] * 6, [0.5, 0.5, 0.5, 0.25, 0.5, 0.5])[0] == NO_VERDICT
+    assert _order([0.5, 0.5, -1.0, 0.5, 0.5, 0.5], [0.5] * 6)[0] == REPRODUCED  # t = 400 < T/2: outside
+    assert _order([-0.5] * 6, [0.5] * 6)[0] == NOT_REPRODUCED
+    assert _order([-0.5, -0.5, -0.5, -0.5, -0.25, -0.5], [0.5] * 6)[0] == NO_VERDICT  # trails by exactly tol
+    assert _order([0.5] * 6, [-0.5, -0.5, -0.5, -0.5, -0.25, -0.5])[0] == NO_VERDICT
+
+
+def test_ordering_output_word_for_word():
+    verdict, reason, measured = _order([0, 0, 0, 0.75, 1.0, 0.5], [0, 0, 0, 2.0, 1.5, 1.25])
+    assert (verdict, reason) == (REPRODUCED, "")
+    assert measured == ("SignGD vs NGD: draw 0: leads by +0.5000 / +1.2500 at t = 1000 (least over [500, 1000]: "
+                        "+0.5000 / +1.2500): holds")
+    t = T_LATE
+    two = {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2}
+    same = {"SignGD": [np.full(6, 0.5)] * 2, "NGD": [np.full(6, 0.5)] * 2}
+    verdict, reason, _ = ordering(t, two, same, "SignGD", tol=0.25)
+    assert verdict == NOT_REPRODUCED
+    draw = "leads by -0.5000 / +0.0000 at t = 1000 (least over [500, 1000]: -0.5000 / +0.0000): reversed"
+    assert reason == f"SignGD trails NGD on every draw: draw 0: {draw}; draw 1: {draw}"
+    split = {"SignGD": [np.full(6, 0.0), np.full(6, 1.0)], "NGD": [np.full(6, 0.5)] * 2}
+    verdict, reason, _ = ordering(t, split, {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2},
+                                  "SignGD", tol=0.25)
+    assert verdict == NO_VERDICT
+    assert reason.startswith("SignGD vs NGD: reversed, holds over the draws (a lead within 0.25, an order that "
+                             "changes inside the window or draws that disagree); draw 0: leads by -0.5000 / +0.5000")
+
+
+def test_eps_agreement_at_its_exact_thresholds():
+    t = np.array([10.0, 100.0, 1000.0])
+    base = [np.zeros(3), np.zeros(3)]
+    assert eps_agreement(t, base, {"e": [np.full(3, 0.25)] * 2}, tol=0.5) == (
+        REPRODUCED, "", {"largest": [0.25, 0.25], "at_horizon": [0.25, 0.25]})  # exactly tol / 2 agrees
+    verdict, reason, _ = eps_agreement(t, base, {"e": [np.full(3, 1.0)] * 2}, tol=0.5)  # exactly 2 tol: not apart
+    assert verdict == NO_VERDICT
+    assert reason == ("differences within a factor 2 of 0.5 or draws that disagree: draw 0: largest 1, at t = 1000 1; "
+                      "draw 1: largest 1, at t = 1000 1")
+    assert eps_agreement(t, base, {"e": [np.full(3, 1.5)] * 2}, tol=0.5)[0] == NOT_REPRODUCED
+    assert eps_agreement(np.array([10.0, 20.0, 50.0]), base, {"e": base}) == (
+        NO_VERDICT, "the runs end at t = 50 before t = 100", {})

@@ -680,8 +680,8 @@ def test_ordering_verdict_reports_each_seeds_gaps_against_its_own_best_other():
     assert row.values["relative_gap_decade_start"] == pytest.approx([0.2, -0.5])
     assert row.values["relative_gap_end"] == pytest.approx([0.2, -0.75])
     assert row.values["states"] == [HOLDS, FAILS] and row.verdict == NO_VERDICT
-    assert row.reason == "w: holds in 1, fails in 1, open (unsettled or by a hair) in 0 of 2 seeds; a majority failing " \
-                         "or every seed holding decides"
+    assert row.reason == ("w: holds in 1, fails in 1, open (unsettled or by a hair) in 0 of 2 seeds; a majority "
+                          "failing or every seed holding decides")
 
 
 def test_floor_or_decay_leaves_out_a_seed_whose_earlier_half_is_too_sparse_to_fit():

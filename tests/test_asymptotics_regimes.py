@@ -102,3 +102,31 @@ def test_general_schedule_rates_keep_fractional_and_loglog_powers():
     assert A.Rate(R(-1, 2), 0, 1).latex == r"t^{\frac{1}{2}} \log\log t"
     assert A.class_rate_latex(R(1, 2), 2, 0) == r"(\log t)^{2}/t^{\frac{1}{2}}"
     assert A.Rate(R(1, 2), 1).text == "log t / t^(1/2)"  # an integer power keeps the polynomial notation
+
+
+def test_a_power_sum_below_power_one_adds_no_cut():
+    assert A.regime_cuts([R(2, 3)]) == [1]  # 1/p = 3/2 lies outside (0, 1)
+
+
+def test_normal_form_simplifies_what_is_not_a_polynomial_in_a():
+    assert A.normal_form(sp.sin(a) ** 2 + sp.cos(a) ** 2) == 1
+    assert A.normal_form((1 - a) - (1 - 2 * a)) == a
+
+
+def test_a_template_of_constants_alone():
+    """No power sum in the numerator: the constant over S_1 ~ t^(1 - a) decays like t^-(1 - a)."""
+    constant = A.dominant_order([], R(1, 2))
+    assert constant[1] is None and (constant[0].exponent, constant[0].log_power) == (0, 0)
+    assert A.dominant_order([], R(1, 2), has_constant=False) == (None, None)
+    assert A.rate_at([], R(1, 2)) == A.Rate(R(1, 2), 0)
+    assert [(regime.text, rate.text) for regime, rate in A.regime_rates([])] == [
+        ("a in (0, 1)", "t^(-(1 - a))"), ("a = 1", "1 / log t")]
+    assert A.regime_of([], R(1, 2)) == A.Regime(0, 1)
+
+
+def test_rates_with_one_log_factor_and_class_rates_with_several_factors():
+    assert A.rate_text(a, 1) == "t^(-a) log t" and A.rate_latex(a, 1) == r"t^{-a} \log t"
+    assert A.class_rate_text(R(1, 2), 0, 0) == "1 / t^(1/2)"
+    assert A.class_rate_latex(R(1, 2), 0, 0) == r"1/t^{\frac{1}{2}}"
+    assert A.class_rate_text(R(-1, 2), 1, 0) == "t^(1/2) log t"
+    assert A.class_rate_latex(R(1, 2), -1, 0) == r"1/t^{\frac{1}{2}} \log t"

@@ -130,3 +130,4 @@ def test_rates_with_one_log_factor_and_class_rates_with_several_factors():
     assert A.class_rate_latex(R(1, 2), 0, 0) == r"1/t^{\frac{1}{2}}"
     assert A.class_rate_text(R(-1, 2), 1, 0) == "t^(1/2) log t"
     assert A.class_rate_latex(R(1, 2), -1, 0) == r"1/t^{\frac{1}{2}} \log t"
+    assert A.best_a([]) == 1  # t^-(1 - a) improves up to a = 1, where 1 / log t is attained

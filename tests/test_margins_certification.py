@@ -87,7 +87,8 @@ def test_a_bracket_wider_than_the_failure_tolerance_is_an_error(monkeypatch):
 
 def _pool(lower: float, upper: float) -> _Pool:
     pool = _Pool(None)
-    pool.lowers, pool.uppers = {"primal": lower, "other primal": lower / 2}, {"dual": upper, "other dual": 2 * upper}
+    # the best bounds are not the first names in order: the pool picks by value
+    pool.lowers, pool.uppers = {"z primal": lower, "a primal": lower / 2}, {"z dual": upper, "a dual": 2 * upper}
     return pool
 
 
@@ -97,4 +98,7 @@ def test_the_pool_certifies_at_1e_9_relative_by_its_best_bounds():
     assert not _pool(2.0, 2.0 * (1 + 1e-6)).certified()  # a target loosened 1000x would accept this
     assert _pool(2.0, 2.0 * (1 + 2e-9)).certified(goal=1e-8)
     assert not _pool(0.0, 1e-12).certified() and not _pool(-1.0, 1.0).certified()
-    assert _pool(2.0, 2.0).best() == ("primal", 2.0, "dual", 2.0)  # the largest lower, the smallest upper
+    assert _pool(2.0, 2.0).best() == ("z primal", 2.0, "z dual", 2.0)  # the largest lower, the smallest upper
+    assert _pool(0.5, 0.5 * (1 + 5e-10)).certified()  # gamma below 1 is certified as well
+    assert not _pool(0.0, 0.0).certified()  # a zero margin is never certified
+    assert _pool(1.0, 1.0 + 2.0**-30).certified(goal=2.0**-30)  # a bracket of exactly the goal meets it

@@ -6,8 +6,9 @@ Usage (from the repository root, with the test extra installed)::
     python scripts/mutation.py TARGET [--max-children N] [--fresh] [NAME_GLOB ...]
 
 A target names the files mutmut mutates, the test files that judge its mutants, optionally the functions to mutate
-(mutmut name globs) and environment variables (the kernels run with ``NUMBA_DISABLE_JIT=1``, so a mutant is plain
-Python instead of a numba recompile). mutmut reads its settings from the ``[tool.mutmut]`` table of the
+(mutmut name globs), environment variables and decorators to strip from the copy (the kernels run with
+``NUMBA_DISABLE_JIT=1``, so a mutant is plain Python instead of a numba recompile; mutmut does not mutate decorated
+functions, and without the JIT ``@njit`` is the identity, so the copy drops it). mutmut reads its settings from the ``[tool.mutmut]`` table of the
 pyproject.toml in the directory it runs in, so each target runs in its own copy of the tree under
 ``build/mutation/TARGET`` whose pyproject.toml carries that target's table; mutmut's results stay there between
 runs (an unchanged mutant is not run again; ``--fresh`` starts over). At the end the script prints the counts per
@@ -64,6 +65,11 @@ def prepare(name: str, target: dict, fresh: bool) -> Path:
     for folder in COPIED:
         shutil.copytree(ROOT / folder, work / folder, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    for path in target["mutate"]:
+        for name in target.get("strip_decorators", []):
+            # mutmut leaves decorated functions alone; with NUMBA_DISABLE_JIT=1 @njit is the identity anyway
+            copy = work / path
+            copy.write_text(re.sub(rf"(?m)^@{name}\b.*\n", "", copy.read_text()))
     text = (ROOT / "pyproject.toml").read_text()
     text = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[)", "", text)  # the tree-wide table, replaced
     (work / "pyproject.toml").write_text(text + "\n" + mutmut_table(target))

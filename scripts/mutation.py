@@ -3,17 +3,19 @@
 Usage (from the repository root, with the test extra installed)::
 
     python scripts/mutation.py --list
-    python scripts/mutation.py TARGET [--max-children N] [--fresh] [NAME_GLOB ...]
+    python scripts/mutation.py TARGET [--max-children N] [--fresh] [--survivors] [--report-only] [NAME_GLOB ...]
 
 A target names the files mutmut mutates, the test files that judge its mutants, optionally the functions to mutate
 (mutmut name globs), environment variables and decorators to strip from the copy (the kernels run with
 ``NUMBA_DISABLE_JIT=1``, so a mutant is plain Python instead of a numba recompile; mutmut does not mutate decorated
-functions, and without the JIT ``@njit`` is the identity, so the copy drops it). mutmut reads its settings from the ``[tool.mutmut]`` table of the
-pyproject.toml in the directory it runs in, so each target runs in its own copy of the tree under
-``build/mutation/TARGET`` whose pyproject.toml carries that target's table; mutmut's results stay there between
-runs (an unchanged mutant is not run again; ``--fresh`` starts over). At the end the script prints the counts per
-status, the score ``killed / (killed + survived)`` (timeouts count as killed, mutants no test reaches as survived)
-and every surviving mutant's name (``mutmut show NAME`` in the target's directory prints its diff).
+functions, and without the JIT ``@njit`` is the identity, so the copy drops it).
+
+mutmut reads its settings from the ``[tool.mutmut]`` table of the pyproject.toml in the directory it runs in, so
+each target runs in its own copy of the tree under ``build/mutation/TARGET`` whose pyproject.toml carries that
+target's table. mutmut's results stay there: a run goes on with the mutants not yet decided (``--survivors`` runs
+the stored survivors again, e.g. after adding tests; ``--fresh`` starts over). At the end the script prints the
+counts per status, the score ``killed / (killed + survived)`` (timeouts count as killed, mutants no test reaches
+as survived) and every surviving mutant's name (``mutmut show NAME`` in the target's directory prints its diff).
 """
 
 from __future__ import annotations

@@ -94,3 +94,16 @@ def test_fused_multiply_add_rounds_once():
     exact = np.array([float(Fraction(ai) * Fraction(bi) + Fraction(ci)) for ai, bi, ci in zip(a, b, c)])
     np.testing.assert_array_equal(out, exact)
     assert (out[:20] != a[:20] * b[:20] + c[:20]).sum() > 10
+
+
+def test_sign_of_zero_is_zero():
+    values = [-2.5, -1e-300, -0.0, 0.0, 1e-300, 3.0]
+    assert [kernels._sign(np.float64(v)) for v in values] == [float(np.sign(v)) for v in values]
+
+
+def test_a_block_runs_while_its_scratch_fits_in_block_bytes():
+    """(d + k + 4) x count x 64 doubles of scratch: d = 3, k = 2 reach 2^25 bytes past count = 2^25 / (9 x 512) =
+    7281.8; below, a block pays from 33 runs (48 when each lane reads its own samples)."""
+    assert kernels.filled_lanes(False, 7281, 2, 3) == 33 and kernels.filled_lanes(True, 7281, 2, 3) == 48
+    assert kernels.filled_lanes(False, 7282, 2, 3) == 1 << 62 and kernels.filled_lanes(True, 7282, 2, 3) == 1 << 62
+    assert kernels.filled_lanes(False, 100, 2, 3) == 33

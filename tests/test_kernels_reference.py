@@ -107,3 +107,9 @@ def test_a_block_runs_while_its_scratch_fits_in_block_bytes():
     assert kernels.filled_lanes(False, 7281, 2, 3) == 33 and kernels.filled_lanes(True, 7281, 2, 3) == 48
     assert kernels.filled_lanes(False, 7282, 2, 3) == 1 << 62 and kernels.filled_lanes(True, 7282, 2, 3) == 1 << 62
     assert kernels.filled_lanes(False, 100, 2, 3) == 33
+
+
+def test_power_of_two_is_exact_and_flushes_below_2_to_the_minus_1000():
+    for e in (0.0, -1.0, -3.0, -52.0, -1000.0):
+        assert kernels._power_of_two(np.float64(e)) == 2.0**e
+    assert kernels._power_of_two(np.float64(-1001.0)) == 0.0 and kernels._power_of_two(np.float64(-5e15)) == 0.0

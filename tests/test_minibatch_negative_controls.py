@@ -466,9 +466,9 @@ def test_monotone_loss_rule_output_word_for_word_and_its_relative_slack():
                     "at 1 checkpoint(s), the last from t = 10; a run a decade past t_d decides")
     assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), None, "x") == (
         NO_VERDICT, "x: the descent start t_d is unknown; no rise at any checkpoint")
-    # t_d a decade before the end: log10(9998 + 2) - 1 = 3 decides, 3.0002 does not
+    # t_d a decade before the end: log10(9998 + 2) - 1 = 3 decides, 3.00002 does not
     assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.0, "x") == (REPRODUCED, "")
-    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.0002, "x")[0] == NO_VERDICT
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.00002, "x")[0] == NO_VERDICT
     # a rise counts when it passes 1e-12 of (1 + |log L|): at log L = -100, 1.01e-10
     level = np.array([-90.0, -95.0, -100.0, -100.0, -100.0])
     for step, expected in ((5e-11, REPRODUCED), (1.015e-10, NOT_REPRODUCED)):

@@ -369,11 +369,18 @@ def test_ordering_output_word_for_word():
     draw = "leads by -0.5000 / +0.0000 at t = 1000 (least over [500, 1000]: -0.5000 / +0.0000): reversed"
     assert reason == f"SignGD trails NGD on every draw: draw 0: {draw}; draw 1: {draw}"
     split = {"SignGD": [np.full(6, 0.0), np.full(6, 1.0)], "NGD": [np.full(6, 0.5)] * 2}
-    verdict, reason, _ = ordering(t, split, {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2},
-                                  "SignGD", tol=0.25)
+    verdict, reason, measured = ordering(t, split, {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2},
+                                         "SignGD", tol=0.25)
+    assert measured == "SignGD vs NGD: " + reason.split("disagree); ", 1)[1]
     assert verdict == NO_VERDICT
-    assert reason.startswith("SignGD vs NGD: reversed, holds over the draws (a lead within 0.25, an order that "
-                             "changes inside the window or draws that disagree); draw 0: leads by -0.5000 / +0.5000")
+    assert reason == ("SignGD vs NGD: reversed, holds over the draws (a lead within 0.25, an order that changes "
+                      "inside the window or draws that disagree); draw 0: leads by -0.5000 / +0.5000 at t = 1000 "
+                      "(least over [500, 1000]: -0.5000 / +0.5000): reversed; draw 1: leads by +0.5000 / +0.5000 at "
+                      "t = 1000 (least over [500, 1000]: +0.5000 / +0.5000): holds")
+    _, reason, measured = _order([0.5] * 6, [0.5, 0.5, 0.5, 0.25, 0.5, 0.5])
+    assert reason.endswith("(least over [500, 1000]: +0.5000 / +0.2500): unsettled")
+    assert measured == ("SignGD vs NGD: draw 0: leads by +0.5000 / +0.5000 at t = 1000 (least over [500, 1000]: "
+                        "+0.5000 / +0.2500): unsettled")
 
 
 def test_eps_agreement_at_its_exact_thresholds():

@@ -107,6 +107,8 @@ def test_a_block_runs_while_its_scratch_fits_in_block_bytes():
     assert kernels.filled_lanes(False, 7281, 2, 3) == 33 and kernels.filled_lanes(True, 7281, 2, 3) == 48
     assert kernels.filled_lanes(False, 7282, 2, 3) == 1 << 62 and kernels.filled_lanes(True, 7282, 2, 3) == 1 << 62
     assert kernels.filled_lanes(False, 100, 2, 3) == 33
+    # d = k = 2: exactly 2^25 bytes at count = 8192 still fits
+    assert kernels.filled_lanes(False, 8192, 2, 2) == 33 and kernels.filled_lanes(False, 8193, 2, 2) == 1 << 62
 
 
 def test_power_of_two_is_exact_and_flushes_below_2_to_the_minus_1000():

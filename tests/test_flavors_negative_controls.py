@@ -690,3 +690,107 @@ def test_floor_or_decay_leaves_out_a_seed_whose_earlier_half_is_too_sparse_to_fi
     y[0, first[1:]] = np.nan  # 30 and 300/sqrt 10 left in the earlier half: no slope there for seed 0
     row = floor_or_decay(x, y, "r")
     assert row.values["n"] == 4 and row.verdict == REPRODUCED
+
+
+# ------------------------------------------------------------- the remaining rules and helpers at their edges
+
+def test_small_helpers_of_the_rules():
+    from scipy import stats
+
+    from rates.studies.flavors_rules import _slope, _t_half, last_decade_index, lasting_from
+
+    assert _slope(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.1, 0.01])) == pytest.approx(-1.0)  # 3 points fit
+    assert np.isnan(_slope(np.array([1.0, 10.0]), np.array([1.0, 0.1])))
+    assert np.isnan(_slope(np.array([5.0, 5.0, 5.0]), np.array([1.0, 2.0, 3.0])))  # no spread in x
+    assert _t_half(np.array([1.0, 3.0])) == pytest.approx(stats.t.ppf(0.975, 1) * np.sqrt(2) / np.sqrt(2))
+    assert _t_half(np.array([1.0])) == np.inf
+    assert last_decade_index(np.array([1.0, 50.0, 95.0, 100.0, 1000.0])) == 3  # the first t >= 1000 / 10
+    t = np.array([1, 2, 5, 10])
+    flags = np.array([[True, True, True, True], [False, False, False, True], [True, True, True, False]])
+    assert lasting_from(t, flags).tolist() == [1, 10, -1]
+    assert lasting_from(t, flags[::-1]).tolist() == [-1, 10, 1]  # a row never lasting does not stop the others
+
+
+def test_rise_states_at_the_edges_of_their_window():
+    t = np.array([1.0, 10.0, 11.0, 1000.0])
+    assert rise_states(t, np.array([[1.0, 1.0, 1.5, 1.0]]), np.array([1]))[0] == [FAILS]  # 11 > 10 x 1: outside
+    assert rise_states(np.array([1.0, 100.0]), np.array([[1.0, 2.0]]), np.array([1]))[0] == [FAILS]  # start alone
+    # watched for exactly a decade: decided; a rise of 0.095 % is flat (under RESOLVE / 10)
+    assert rise_states(np.array([1.0, 5.0, 10.0]), np.array([[1.0, 1.00095, 1.0]]), np.array([1]))[0] == [FAILS]
+    # a start at step 0, a seed never separated first, one past the end, a margin of 0 at the start
+    states, rises = rise_states(np.array([0.0, 1.0, 5.0, 10.0]), np.array([[1.0, 1.0, 1.5, 1.0]] * 3),
+                                np.array([-1, 0, 10**9]))
+    assert states == [HOLDS] and rises.tolist() == [0.5]
+    states, rises = rise_states(t, np.array([[0.0, 1.0, 1.0, 1.0]]), np.array([1]))
+    assert states == [OPEN] and np.isnan(rises[0])
+
+
+def test_ordering_states_read_the_start_the_end_and_one_decade_ahead():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    other = np.ones((1, 4))
+
+    def state(gaps):  # relative gaps at the four checkpoints: winner = other / (1 - g) for g > 0
+        g = np.asarray(gaps, float)[None, :]
+        return ordering_states(t, np.where(g >= 0, other / (1 - g), other * (1 + g)), [other])
+
+    assert state([0, 0, 0.005, 0.05]) == [OPEN]  # ahead at the end and one decade on, not at the decade's start
+    assert state([0, 0, 0.1, -0.1]) == [OPEN]  # ahead until the last checkpoint only
+    assert state([0, 0, -0.005, -0.05]) == [OPEN]
+
+
+def test_lemma_a6_growth_at_its_edges():
+    def one(then, end, norm_then, norm_end):
+        return loss_to_zero_states(np.array([then]), np.array([end]), np.array([norm_then]), np.array([norm_end]))
+
+    assert one(0.0, 0.0, 1.0, 1.02) == [HOLDS]  # L = 1 at both ends: log(1/L) grows from 0, the norm decides
+    assert one(-0.5, -0.5, 1.0, 1.02) == [FAILS]  # log(1/L) 0.5 -> 0.5: stalled
+    assert one(-1.0, -1.5, 2.0, 2.01) == [OPEN]  # log(1/L) +50 %, the norm +0.5 %
+    assert one(-1.0, -1.5, 1.0, 1.00095) == [FAILS]  # the norm +0.095 %: stalled
+
+
+def test_phase_two_onset_per_decade_and_at_t_0():
+    t = np.array([1e2, 1e3, 1e4, 1e5])
+    onset = phase_two_onset(t, np.array([10.0, 12.0, 11.0, 9.0]), 0)
+    assert onset == (1e3, pytest.approx((9 / 12 - 1) / 2))  # a fall of 25 % over two decades
+    assert phase_two_onset(np.array([0.0, 1.0, 10.0]), np.array([3.0, 2.0, 1.0]), 0) is None  # a peak at t = 0
+    assert phase_two_onset(np.array([0.0, 1.0, 10.0]), np.array([1.0, 3.0, 2.0]), 0) == (1.0, pytest.approx(-1 / 3))
+    assert phase_two_onset(np.array([5.0, 1.0, 10.0, 100.0]), np.array([9.0, 1.0, 3.0, 2.0]), 1) == (
+        10.0, pytest.approx(-1 / 3))  # from checkpoint 1 on
+
+
+def _taus_data(target_low, target_high, n=45):
+    """Margins and accuracies whose Kendall tau lies in [target_low, target_high] (a fixed search over seeds)."""
+    from scipy import stats
+
+    acc = np.arange(n, dtype=float)
+    for seed in range(10_000):
+        rng = np.random.default_rng(seed)
+        m = acc + rng.normal(0, 1, n) * (seed % 50)
+        tau = stats.kendalltau(m, acc).statistic
+        if target_low <= tau <= target_high:
+            return {"g": m}, acc, tau
+    raise AssertionError("no such data")
+
+
+def test_margin_accuracy_rule_output_word_for_word_and_its_interval_edges():
+    n = 45
+    half = 1.96 * np.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))  # 0.202
+    # tau + half under 0.5 (a 2.96 se interval would reach past it): reproduced
+    margins, acc, tau = _taus_data(0.22, 0.28)
+    row = margin_accuracy_verdict(margins, acc)
+    assert (row.verdict, row.reason) == (REPRODUCED, "")
+    assert row.values == {"tau": {"g": pytest.approx(tau)}, "runs": n, "half_width": pytest.approx(half)}
+    # tau - half above 0.5 by less than one more se: refuted
+    margins, acc, tau = _taus_data(0.72, 0.78)
+    row = margin_accuracy_verdict(margins, acc)
+    assert row.verdict == NOT_REPRODUCED
+    assert row.reason == (f"a final margin orders the test accuracies: g tau {tau:.3g} [{tau - half:.3g}, "
+                          f"{tau + half:.3g}] over 45 runs")
+    margins, acc, tau = _taus_data(0.45, 0.55)
+    row = margin_accuracy_verdict({"g": margins["g"], "h": -margins["g"]}, acc)
+    assert row.reason == (f"g tau {tau:.3g} [{tau - half:.3g}, {tau + half:.3g}]; h tau {-tau:.3g} "
+                          f"[{-tau - half:.3g}, {-tau + half:.3g}] over 45 runs: an interval straddles tau = 0.5; "
+                          "more runs decide")
+    assert row.values["runs"] == 45
+    few = margin_accuracy_verdict({"g": np.arange(3.0)}, np.arange(3.0))
+    assert (few.verdict, few.reason, few.values) == (NO_VERDICT, "only 3 runs; 8 decide", {})

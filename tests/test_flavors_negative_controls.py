@@ -717,9 +717,10 @@ def test_rise_states_at_the_edges_of_their_window():
     assert rise_states(np.array([1.0, 100.0]), np.array([[1.0, 2.0]]), np.array([1]))[0] == [FAILS]  # start alone
     # watched for exactly a decade: decided; a rise of 0.095 % is flat (under RESOLVE / 10)
     assert rise_states(np.array([1.0, 5.0, 10.0]), np.array([[1.0, 1.00095, 1.0]]), np.array([1]))[0] == [FAILS]
-    # a start at step 0, a seed never separated first, one past the end, a margin of 0 at the start
+    # a seed never separated and one past the end (both left out, the others still read), a start at step 0;
+    # a margin of 0 at the start
     states, rises = rise_states(np.array([0.0, 1.0, 5.0, 10.0]), np.array([[1.0, 1.0, 1.5, 1.0]] * 3),
-                                np.array([-1, 0, 10**9]))
+                                np.array([-1, 10**9, 0]))
     assert states == [HOLDS] and rises.tolist() == [0.5]
     states, rises = rise_states(t, np.array([[0.0, 1.0, 1.0, 1.0]]), np.array([1]))
     assert states == [OPEN] and np.isnan(rises[0])

@@ -485,3 +485,94 @@ def test_monotone_loss_row_output_word_for_word():
         NOT_REPRODUCED, "a; b")
     assert monotone_loss_verdict({"signsgd": [(NO_VERDICT, "a")], "nsgd": [(NO_VERDICT, "b")]}) == (
         NO_VERDICT, "no run of SignSGD, N-SGD reaches a decade past its descent start: a; b")
+
+
+# ------------------------------------------------- Fig. 1 measures of a configuration, from their definitions
+
+def test_window_means_trend_and_its_standard_error_by_hand():
+    from rates.studies.minibatch import TREND_WINDOW, TREND_Z
+
+    t = np.array([1.0, 10.0, 30.0, 50.0, 100.0, 300.0, 500.0, 1000.0])
+    jitter = {1.0: 1.0, 10.0: 1.1, 30.0: 0.9, 50.0: 1.2, 100.0: 0.8, 300.0: 1.0, 500.0: 1.1, 1000.0: 0.95}
+
+    def error(x, s=0):
+        return 0.3 * x ** -0.5 * jitter[x] * (1 + 0.1 * s)
+
+    c = config(error, t=t, seeds=2)
+    seed_mean = np.array([np.mean([error(x, s) for s in (0, 1)]) for x in t])
+    late = (t > 1000 / 10 ** TREND_WINDOW) & (t <= 1000)  # 562 < t <= 1000: one checkpoint
+    early = (t > 100 / 10 ** TREND_WINDOW) & (t <= 100)  # 56 < t <= 100
+    assert c.trend() == pytest.approx(seed_mean[late].mean() / seed_mean[early].mean(), rel=1e-12)
+    span = (t > 1000 / 10 ** (1 + TREND_WINDOW)) & (t <= 1000)  # the trend's span: 4 checkpoints
+    x, y = np.log(t[span]), np.log(seed_mean[span])
+    residual = y - np.polyval(np.polyfit(x, y, 1), x)
+    se = np.sqrt(np.sum(residual ** 2) / (x.size - 2)) * np.sqrt(1 / late.sum() + 1 / early.sum())
+    assert c.trend_se() == pytest.approx(se, rel=1e-9) and se > 0
+    low, high = c.trend_band()
+    assert low == pytest.approx(c.trend() * np.exp(-TREND_Z * se))
+    assert high == pytest.approx(c.trend() * np.exp(TREND_Z * se))
+    assert c.state() == f"{c.final_rel():.3g} (x{c.trend():.2g} ± {c.trend() * (np.exp(TREND_Z * se) - 1):.2g}/decade)"
+    # fewer than four checkpoints in the span: no scatter to estimate, se 0, and the state says no band
+    sparse = config(lambda x, s=0: 0.3 * x ** -0.5, t=np.array([1.0, 100.0, 1000.0]))
+    assert sparse.trend_se() == 0.0 and sparse.state() == f"{sparse.final_rel():.3g} (x{sparse.trend():.2g}/decade)"
+    # a window with no checkpoint reads the last checkpoint before its end
+    assert sparse._window_mean(50.0) == pytest.approx(0.3)
+    assert sparse.trend() == pytest.approx((0.3 * 1000 ** -0.5) / (0.3 * 100 ** -0.5))
+
+
+def test_fig1_measures_read_the_own_norm_and_each_seed():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    c = config(lambda x, s=0: 0.2 / (1 + s) * (1.0 if x < 1000 else 0.5), t=t, seeds=2)
+    assert c.final_rel() == pytest.approx((0.1 + 0.05) / 2)
+    assert c.final_cos() == pytest.approx(1 - 0.075)
+    assert c.last_decade_range() == (pytest.approx(0.05), pytest.approx(0.2))  # t >= 100 over both seeds
+    one = c.seed(1)
+    assert one.rel["max"].shape == (1, 4) and one.final_rel() == pytest.approx(0.05)
+    assert one.cos["frobenius"][0, -1] == pytest.approx(0.95)
+
+
+def test_converged_converging_and_stalled_at_their_thresholds():
+    from rates.studies.minibatch import FALLING
+
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+
+    def falling_by(factor, end):
+        return config(lambda x, s=0: end * factor ** (np.log10(1000.0 / x) * -1), t=t)
+
+    assert falling_by(0.5, 0.04).converged() and falling_by(0.5, 0.04).converging()
+    assert not falling_by(0.5, 0.06).converged() and not falling_by(0.5, 0.06).converging()  # above 5 %
+    assert falling_by(FALLING, 0.04).converging()  # exactly x0.6 per decade
+    assert not falling_by(0.7, 0.04).converging() and falling_by(0.7, 0.04).converged()
+    assert not falling_by(1.0, 0.04).converged()  # not falling
+    assert falling_by(STALLED, 0.2).stalled() and not falling_by(0.8, 0.2).stalled()
+
+
+def test_margin_above_target_from_reads_every_run():
+    from rates.studies.minibatch import margin_above_target_from
+
+    t = [1.0, 10.0, 100.0, 1000.0]
+    assert margin_above_target_from([t, t], [[1, -1, -1, -1], [1, 1, -1, -1]]) == 100.0  # the later run decides
+    assert margin_above_target_from([t], [[-1, 1, -1, -1]]) == 100.0  # from the last positive gap on
+    assert margin_above_target_from([t], [[-1, -1, -1, -1]]) == 1.0
+    assert margin_above_target_from([t, t], [[1, -1, -1, -1], [-1, -1, -1, 1]]) is None  # above at the end
+    assert margin_above_target_from([t], [[1, -1, 0.0, -1]]) == 10.0  # a gap of 0: the margin is at its target
+    assert margin_above_target_from([], []) is None
+
+
+def test_discrepancy_and_ordered_rules_word_for_word():
+    t = T
+
+    def stalled_at(level, batch=1):
+        return config(floor(level), t=t, batch=batch)
+
+    conv = config(converging, t=t)
+    assert discrepancy_part([conv, stalled_at(0.2)], "x") == (REPRODUCED, "")
+    assert discrepancy_part([conv, conv], "x") == (NOT_REPRODUCED, "x: beta = 0.5 converges at every b < n (no "
+                                                                  "discrepancy remains)")
+    assert discrepancy_part([conv, stalled_at(0.04)], "x")[0] == NO_VERDICT  # stalled but below 5 %
+    assert ordered_part(stalled_at(0.1), stalled_at(0.1), "x") == (REPRODUCED, "")  # the same level
+    assert ordered_part(conv, config(lambda x, s=0: converging(x) * 1.5, t=t), "x") == (REPRODUCED, "")
+    verdict, reason = ordered_part(stalled_at(0.1), stalled_at(0.2), "x")
+    assert verdict == NOT_REPRODUCED and reason == (f"x: {stalled_at(0.2).state()} stalled above "
+                                                    f"{stalled_at(0.1).state()}")
+    assert ordered_part(conv, config(lambda x, s=0: 0.2 * x ** -0.05, t=t), "x")[0] == NO_VERDICT  # still falling

@@ -361,3 +361,437 @@ def test_margins_are_read_from_lasting_not_transient_full_accuracy():
     table = ClaimsTable("t", "t")
     flavors._margins_rise_row(table, {"sd": history})
     assert table.claims[0].verdict == REPRODUCED, table.claims[0].reason
+
+
+# ------------------------------------------------------------------- rules broken on purpose (boundaries)
+
+def test_seed_vote_needs_a_strict_majority_of_failing_seeds():
+    """One failing seed of two, or two of four, is a split, not a refutation; min_seeds counts judged seeds."""
+    assert seed_vote([FAILS, HOLDS], "x").verdict == NO_VERDICT
+    assert seed_vote([FAILS, FAILS, HOLDS, HOLDS], "x").verdict == NO_VERDICT
+    assert seed_vote([FAILS, FAILS, FAILS, HOLDS], "x").verdict == NOT_REPRODUCED
+    assert seed_vote([FAILS, FAILS], "x").verdict == NOT_REPRODUCED
+    assert seed_vote([HOLDS, OPEN], "x").verdict == NO_VERDICT
+    assert seed_vote([HOLDS, HOLDS], "x", min_seeds=3).verdict == NO_VERDICT
+    assert seed_vote([HOLDS] * 3, "x", min_seeds=3).verdict == REPRODUCED
+    counts = seed_vote([FAILS, HOLDS, OPEN], "x").values
+    assert counts == {"holds": 1, "fails": 1, "open": 1, "seeds": 3}
+
+
+def _power_laws(slopes):
+    """Exact power laws x^s per seed over LEVELS: each seed's fitted slope is s, early and late halves alike."""
+    return np.tile(LEVELS, (len(slopes), 1)), np.array([LEVELS ** s for s in slopes])
+
+
+def test_floor_or_decay_does_not_reproduce_when_one_seed_falls_slower_than_the_tolerance():
+    """Four seeds fall like x^-0.3, one like x^-0.09: the mean's 95 % interval (-0.258 +- 0.118) is below -0.1,
+    but one seed is not -- every seed must decay."""
+    row = floor_or_decay(*_power_laws([-0.3, -0.32, -0.28, -0.3, -0.09]), "r")
+    assert row.values["mean_slope"] + row.values["half_width"] < -FLAT_SLOPE
+    assert row.verdict == NO_VERDICT and "in 4/5 seeds" in row.reason
+
+
+def test_floor_or_decay_does_not_reproduce_a_decay_its_interval_does_not_resolve():
+    """Every seed falls faster than x^-0.1, but the seeds spread so much that the mean slope's 95 % interval
+    (-0.348 +- 0.436, t with 4 degrees of freedom) reaches above -0.1: not resolved."""
+    slopes = [-0.11, -0.5, -0.12, -0.9, -0.11]
+    row = floor_or_decay(*_power_laws(slopes), "r")
+    half = 2.7764451051977987 * np.std(slopes, ddof=1) / np.sqrt(5)  # scipy.stats.t.ppf(0.975, 4)
+    assert row.values["half_width"] == pytest.approx(half, rel=1e-9)
+    assert row.values["mean_slope"] == pytest.approx(np.mean(slopes), rel=1e-9)
+    assert row.verdict == NO_VERDICT and "neither a decay faster nor a level flatter" in row.reason
+    assert floor_or_decay(*_power_laws([-0.5] * 5), "r").verdict == REPRODUCED
+
+
+def test_floor_or_decay_needs_three_seeds_spanning_a_decade():
+    assert floor_or_decay(*_power_laws([-0.5, -0.5]), "r").verdict == NO_VERDICT
+    x, y = _power_laws([-0.5] * 5)
+    short = x[:, -8:]  # x from ~130 to 300: a span under x10
+    row = floor_or_decay(short, y[:, -8:], "r")
+    assert row.verdict == NO_VERDICT and "spans x10" in row.reason
+    assert floor_or_decay(*_power_laws([-0.05] * 5), "r").verdict == NOT_REPRODUCED
+
+
+def test_verdict_over_seed_means_and_seeds():
+    assert flavors._verdict(True, 3, 3) == (REPRODUCED, "")
+    assert flavors._verdict(True, 2, 3)[0] == NO_VERDICT
+    assert flavors._verdict(False, 3, 3)[0] == NOT_REPRODUCED
+    assert flavors._verdict(True, 0, 0)[0] == NO_VERDICT
+
+
+def test_rise_states_at_the_resolution_and_the_decade_watched():
+    t = np.array([1, 10, 100, 1000, 10000], float)
+    start = np.array([10])
+    assert rise_states(t, np.array([[1, 1, 1.02, 1, 1]]), start)[0] == [HOLDS]  # +2 % within [10, 100]
+    assert rise_states(t, np.array([[1, 1, 1.005, 1, 1]]), start)[0] == [OPEN]  # +0.5 %: by a hair
+    assert rise_states(t, np.array([[1, 1, 1.0005, 1, 1]]), start)[0] == [FAILS]  # +0.05 %: flat
+    assert rise_states(t, np.array([[1, 1, 1, 1, 2.0]]), start)[0] == [FAILS]  # rises only after 10 t_start
+    assert rise_states(t, np.array([[1, 1, 1, 1, 1.0]]), np.array([-1]))[0] == []  # never separated
+
+
+def test_ordering_states_at_the_resolution():
+    t = np.array([1, 10, 100, 1000], float)
+    other = np.ones((1, 4))
+    assert ordering_states(t, other * 1.02, [other]) == [HOLDS]
+    assert ordering_states(t, other * 0.98, [other]) == [FAILS]
+    assert ordering_states(t, other * 1.005, [other]) == [OPEN]
+    assert ordering_states(t, other * np.nan, [other]) == [OPEN]
+
+
+def test_lemma_a6_states_at_their_thresholds():
+    # log(1/L) 10 -> 10.2 (+2 %) and the norm +2 %: grows; either at +0.05 %: stalled; +0.5 %: open
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-10.2]), np.array([1.0]), np.array([1.02])) == [HOLDS]
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-10.2]), np.array([1.0]), np.array([1.0005])) == [FAILS]
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-10.05]), np.array([1.0]), np.array([1.02])) == [OPEN]
+    assert loss_to_zero_states(np.array([-10.0]), np.array([-9.0]), np.array([1.0]), np.array([1.02])) == [FAILS]
+
+
+def test_margin_accuracy_rule_uses_the_interval_on_both_sides():
+    n = 45
+    half = 1.96 * np.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
+    margins = {"gamma_1": np.arange(n, dtype=float)}
+    row = margin_accuracy_verdict(margins, np.arange(n, dtype=float))  # tau = 1
+    assert row.verdict == NOT_REPRODUCED and row.values["half_width"] == pytest.approx(half)
+    assert margin_accuracy_verdict(margins, -np.arange(n, dtype=float)).verdict == REPRODUCED  # tau = -1
+    # 8 runs ordered perfectly: tau = 1, but the half-width 1.96 sqrt(42 / 504) = 0.566 leaves the lower end at
+    # 0.434, under TAU_LINK = 0.5: not resolved; 7 runs are too few to judge
+    eight = margin_accuracy_verdict({"g": np.arange(8.0)}, np.arange(8.0))
+    assert eight.verdict == NO_VERDICT and "straddles" in eight.reason
+    assert "only 7 runs" in margin_accuracy_verdict({"g": np.arange(7.0)}, np.arange(7.0)).reason
+
+
+# ------------------------------------------------------- what each rule says, word for word, at its boundaries
+
+def test_thm31_rule_output_at_its_boundaries():
+    empty = monotone_soft_margin_verdict(np.array([]), np.array([]))
+    assert (empty.verdict, empty.reason, empty.values) == (NO_VERDICT, "no run reached L < l(0); longer runs decide",
+                                                           {})
+    at = monotone_soft_margin_verdict(np.array([0.25]), np.array([0.25]))  # a drop equal to the tolerance is within
+    assert (at.verdict, at.reason, at.values) == (REPRODUCED, "", {"drops": [0.25], "tolerances": [0.25]})
+    # the worst run is the one furthest past its own tolerance, not the largest drop
+    row = monotone_soft_margin_verdict(np.array([0.003, 0.0025]), np.array([0.0025, 0.001]))
+    assert row.verdict == NOT_REPRODUCED
+    assert row.reason == ("the soft margin fell by more than the O(eta) tolerance in 2/2 runs (worst 0.0025 against "
+                          "0.001)")
+    assert row.values == {"drops": [0.003, 0.0025], "tolerances": [0.0025, 0.001]}
+
+
+def test_prop_b6_rule_output_at_its_boundaries():
+    empty = margin_floor_verdict([], np.array([]), np.array([]))
+    assert (empty.verdict, empty.reason) == (NO_VERDICT, "no run reached L < l(0); longer runs decide")
+    assert empty.values == {"smallest_ratio": [], "tolerance": []}
+    at = margin_floor_verdict([np.array([0.5, 1.0])], np.array([1.0]), np.array([0.5]))  # ratio = 1 - tolerance
+    assert (at.verdict, at.reason, at.values) == (REPRODUCED, "", {"smallest_ratio": [0.5], "tolerance": [0.5]})
+    row = margin_floor_verdict([np.array([0.25, 1.0]), np.array([1.0])], np.array([1.0, 1.0]), np.array([0.5, 0.5]))
+    assert row.verdict == NOT_REPRODUCED
+    assert row.reason == ("the own geometric margin fell below the soft margin at t0 (the bound's constant) in 1/2 "
+                          "seeds: smallest gamma(t)/gamma~(t0) 0.25")
+    assert row.values == {"smallest_ratio": [0.25, 1.0], "tolerance": [0.5, 0.5]}
+
+
+def test_eps_onset_rule_at_the_resolution():
+    """Per seed: later by more than 1 % and steeper by more than 1 % holds; earlier or gentler by more than 1 %
+    fails; anything else (the same onset, the same fall, a difference of exactly 1 %) is open."""
+    small = (100.0, -0.5)
+
+    def state(large):  # one seed: its state is the verdict (a failing seed of one is a majority)
+        verdict = eps_second_phase_verdict([small], [large]).verdict
+        return [{REPRODUCED: HOLDS, NOT_REPRODUCED: FAILS, NO_VERDICT: OPEN}[verdict]]
+
+    later, steeper = small[0] * 2, small[1] * 1.5
+    assert state((later, steeper)) == [HOLDS]
+    assert state((small[0] * 1.5, small[1] * 1.5)) == [HOLDS]  # 50 % later, 50 % steeper
+    assert state((small[0], steeper)) == [OPEN]  # the same onset
+    assert state((later, small[1])) == [OPEN]  # the same fall
+    assert state((small[0] * (1 + RESOLVE), steeper)) == [OPEN]  # exactly 1 % later
+    assert state((later, small[1] * (1 + RESOLVE))) == [OPEN]  # exactly 1 % steeper
+    assert state((small[0] * (1 - RESOLVE), steeper)) == [OPEN]  # exactly 1 % earlier
+    assert state((later, small[1] * (1 - RESOLVE))) == [OPEN]  # exactly 1 % gentler
+    assert state((small[0] * 0.9, steeper)) == [FAILS]  # 10 % earlier
+    assert state((later, small[1] * 0.9)) == [FAILS]  # 10 % gentler
+
+
+def test_eps_onset_rule_leaves_out_seeds_without_both_phases_and_counts_the_rest():
+    row = eps_second_phase_verdict([None, (4e3, -0.1), (4e3, -0.1)], [(8e3, -0.3), None, (8e3, -0.3)])
+    assert (row.verdict, row.values["seeds_with_both_phases"]) == (REPRODUCED, 1)
+    row = eps_second_phase_verdict([(4e3, -0.1), (4e3, -0.1)], [(2e3, -0.3), (8e3, -0.3)])
+    assert row.verdict == NO_VERDICT and row.values["seeds_with_both_phases"] == 2
+    assert row.reason == ("larger eps starts later and falls faster: holds in 1, fails in 1, open (unsettled or by a "
+                          "hair) in 0 of 2 seeds; a majority failing or every seed holding decides")
+    none = eps_second_phase_verdict([None], [(8e3, -0.3)])
+    assert none.values == {"seeds_with_both_phases": 0}
+    assert none.reason == ("neither eps run has a second phase in any seed (gamma_1 never ends 1 % below its peak "
+                           "after L < 1e-7), so there is nothing to compare: a run in which both show it decides")
+
+
+def test_verdict_over_seed_means_says_why():
+    assert flavors._verdict(True, 0, 0) == (NO_VERDICT, "no seed separated in every compared run; more steps or "
+                                                        "other rates decide it")
+    assert flavors._verdict(True, 2, 3) == (NO_VERDICT, "holds for the seed means but only in 2/3 seeds; more seeds "
+                                                        "decide it")
+    assert flavors._verdict(False, 1, 3) == (NOT_REPRODUCED, "fails for the seed means (holds in 1/3 seeds)")
+
+
+# ------------------------------------ floor_or_decay on broken power laws: every slope known in closed form
+
+END = 300.0
+SPLIT = END / np.sqrt(10)  # the later half of the last decade starts here
+GRID = np.unique(np.concatenate([np.geomspace(3.0, END, 49), [30.0, SPLIT]]))
+
+
+def _broken(s_a, s_b, x=GRID):
+    """(x / SPLIT)^s_a up to SPLIT, (x / SPLIT)^s_b after: slope s_a on [30, SPLIT], s_b on [SPLIT, 300]."""
+    return np.where(x <= SPLIT, (x / SPLIT) ** s_a, (x / SPLIT) ** s_b)
+
+
+def _rows(pairs, x=GRID):
+    return np.tile(x, (len(pairs), 1)), np.array([_broken(a, b, x) for a, b in pairs])
+
+
+def _fit(x, y):
+    return np.polyfit(np.log(x), np.log(y), 1)[0]
+
+
+def test_floor_or_decay_reports_every_number_it_used():
+    pairs = [(-1.0, -0.9), (-1.2, -1.0), (-0.9, -0.8), (-1.1, -1.1), (-1.0, -1.0)]
+    x, y = _rows(pairs)
+    row = floor_or_decay(x, y, "r")
+    decade = GRID >= 30.0
+    slopes = [_fit(GRID[decade], _broken(a, b)[decade]) for a, b in pairs]
+    t = 2.7764451051977987  # scipy.stats.t.ppf(0.975, 4)
+    late = np.array([b for _, b in pairs])
+    assert row.verdict == REPRODUCED and row.reason == ""
+    assert set(row.values) == {"slopes", "early_slopes", "late_slopes", "ends", "n", "window", "mean_slope",
+                               "half_width", "mean_early_slope", "mean_late_slope", "late_half_width"}
+    assert row.values["slopes"] == pytest.approx(slopes, abs=1e-12)
+    assert row.values["early_slopes"] == pytest.approx([a for a, _ in pairs], abs=1e-12)
+    assert row.values["late_slopes"] == pytest.approx(late, abs=1e-12)
+    assert row.values["ends"] == pytest.approx([np.sqrt(10) ** b for _, b in pairs], rel=1e-12)
+    assert row.values["n"] == 5 and row.values["window"] == [30.0, 300.0]
+    assert row.values["mean_slope"] == pytest.approx(np.mean(slopes), abs=1e-12)
+    assert row.values["half_width"] == pytest.approx(t * np.std(slopes, ddof=1) / np.sqrt(5), rel=1e-9)
+    assert row.values["mean_early_slope"] == pytest.approx(-1.04, abs=1e-12)
+    assert row.values["mean_late_slope"] == pytest.approx(late.mean(), abs=1e-12)
+    assert row.values["late_half_width"] == pytest.approx(t * np.std(late, ddof=1) / np.sqrt(5), rel=1e-9)
+
+
+def test_floor_or_decay_on_a_curved_residual_fits_exactly_the_decade_and_its_halves():
+    """0.01 + 1/x: the slopes depend on which checkpoints each fit takes -- the decade [30, 300], its earlier half
+    [30, 300/sqrt 10] and its later half [300/sqrt 10, 300], both ends included."""
+    y = 0.01 + 1.0 / GRID
+    row = floor_or_decay(np.tile(GRID, (3, 1)), np.tile(y, (3, 1)), "r")
+    decade, first, half = GRID >= 30.0, (GRID >= 30.0) & (GRID <= SPLIT), GRID >= SPLIT
+    assert row.values["slopes"] == pytest.approx([_fit(GRID[decade], y[decade])] * 3, abs=1e-12)
+    assert row.values["early_slopes"] == pytest.approx([_fit(GRID[first], y[first])] * 3, abs=1e-12)
+    assert row.values["late_slopes"] == pytest.approx([_fit(GRID[half], y[half])] * 3, abs=1e-12)
+
+
+def test_floor_or_decay_refutes_a_level_in_the_decade_or_in_its_later_half_and_says_so():
+    steep_then_flat = floor_or_decay(*_rows([(-2.0, 0.0)] * 5), "r")  # the decade falls (-1), its later half is flat
+    assert steep_then_flat.verdict == NOT_REPRODUCED
+    assert steep_then_flat.reason == (
+        "r levels off: slope of log against log log(1/L) over the last decade (log(1/L) in [30, 300]) -1 +- 0 (x0.10 "
+        "per decade), over its earlier half -2, its later half 0 +- 0 (95 %, 5 seeds), resolved flatter than -0.1 (a "
+        "fall slower than x0.79 per decade of log(1/L) is a floor within any float64 run); at the end 1-1")
+    rise_then_fall = floor_or_decay(*_rows([(0.3, -0.4)] * 5), "r")  # the decade is flat (-0.05), its later half not
+    assert rise_then_fall.verdict == NOT_REPRODUCED and rise_then_fall.values["mean_slope"] == pytest.approx(-0.05)
+
+
+def test_floor_or_decay_reads_slowing_from_the_interval_of_the_seeds():
+    slowing = floor_or_decay(*_rows([(-1.0, -0.5)] * 5), "r")
+    assert slowing.verdict == NO_VERDICT
+    assert slowing.reason == (
+        "r: slope of log against log log(1/L) over the last decade (log(1/L) in [30, 300]) -0.75 +- 0 (x0.18 per "
+        "decade), over its earlier half -1, its later half -0.5 +- 0 (95 %, 5 seeds); the fall is slowing (later half "
+        "-0.5 against -1 in the earlier half, under 0.75 of it): a floor may be approaching, a run to larger log(1/L) "
+        "decides")
+    # the later half keeps 1/2 of the slope in two seeds, all of it in three: the excess -0.05 +- 0.34 is not
+    # resolved above 0, so the fall is not called slowing
+    mixed = floor_or_decay(*_rows([(-1.0, -1.0), (-1.0, -0.5), (-1.0, -1.0), (-1.0, -0.5), (-1.0, -1.0)]), "r")
+    assert mixed.verdict == REPRODUCED
+
+
+def test_floor_or_decay_counts_one_seed_short_of_every_seed():
+    row = floor_or_decay(*_rows([(-0.3, -0.3)] * 4 + [(-0.05, -0.05)]), "r")
+    assert row.verdict == NO_VERDICT
+    assert row.reason.endswith("; falling faster than x0.79 per decade in 4/5 seeds; every seed doing so decides")
+    wide = floor_or_decay(*_rows([(-0.11, -0.11), (-0.5, -0.5), (-0.12, -0.12), (-0.9, -0.9), (-0.11, -0.11)]), "r")
+    assert wide.reason.endswith("; neither a decay faster nor a level flatter than -0.1 is resolved; more seeds decide")
+
+
+def test_floor_or_decay_takes_three_seeds_and_says_how_far_the_others_reach():
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 3), "r").verdict == REPRODUCED
+    two = floor_or_decay(*_rows([(-0.5, -0.5)] * 2), "r")
+    assert two.reason == ("r: log(1/L) spans x10 over the late checkpoints in only 2 seed(s) (widest span x100): 3 "
+                          "such seeds decide")
+    # three checkpoints spanning x100 count towards the widest span, though too few for the slopes
+    sparse = np.array([3.0, 30.0, 300.0])
+    row = floor_or_decay(np.tile(sparse, (2, 1)), np.tile(sparse ** -0.5, (2, 1)), "r")
+    assert "(widest span x100)" in row.reason and row.values["n"] == 0
+    none = floor_or_decay(np.tile(sparse[:2], (2, 1)), np.tile(sparse[:2] ** -0.5, (2, 1)), "r")
+    assert "(widest span x0)" in none.reason
+
+
+def test_floor_or_decay_span_of_exactly_ten_counts_and_a_shorter_one_does_not():
+    ten = np.geomspace(30.0, 300.0, 25)
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 5, x=ten), "r").verdict == REPRODUCED
+    six = np.geomspace(50.0, 300.0, 25)  # both halves have checkpoints, but the span is x6
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 5, x=six), "r").verdict == NO_VERDICT
+    x, y = _rows([(-0.5, -0.5)] * 5)
+    x[0, :30] = np.nan  # the first seed keeps only x >= ~50: left out, the other four decide
+    row = floor_or_decay(x, y, "r")
+    assert row.verdict == REPRODUCED and row.values["n"] == 4
+
+
+def test_floor_or_decay_drops_unusable_checkpoints_not_seeds():
+    x, y = _rows([(-0.5, -0.5)] * 5)
+    y[0, GRID.searchsorted(100.0)] = 0.0  # a zero residual inside the decade: that checkpoint is dropped
+    y[1, GRID.searchsorted(150.0)] = np.nan
+    x[2, 5] = np.inf
+    row = floor_or_decay(x, y, "r")
+    assert row.verdict == REPRODUCED and row.values["n"] == 5
+    assert row.values["slopes"] == pytest.approx([-0.5] * 5, abs=1e-12)
+    # checkpoints below x = e are dropped: these seeds reach x = 25 only, a span of x9 from e
+    low = np.geomspace(1.0, 25.0, 30)
+    assert floor_or_decay(*_rows([(-0.5, -0.5)] * 5, x=low), "r").verdict == NO_VERDICT
+    first_empty = _rows([(-0.5, -0.5)] * 4)
+    x = np.vstack([np.full(GRID.size, np.nan), first_empty[0]])
+    y = np.vstack([np.full(GRID.size, np.nan), first_empty[1]])
+    assert floor_or_decay(x, y, "r").values["n"] == 4  # an empty seed first does not stop the others
+
+
+def test_seed_vote_output_word_for_word():
+    few = seed_vote([HOLDS, HOLDS], "x", min_seeds=3)
+    assert (few.reason, few.values) == ("x: only 2 seed(s) could be judged, 3 decide",
+                                        {"holds": 2, "fails": 0, "open": 0, "seeds": 2})
+    every = seed_vote([HOLDS] * 3, "x")
+    assert (every.reason, every.values) == ("", {"holds": 3, "fails": 0, "open": 0, "seeds": 3})
+    refuted = seed_vote([FAILS, FAILS, HOLDS], "x")
+    assert refuted.reason == "x: holds in 1, fails in 2, open (unsettled or by a hair) in 0 of 3 seeds"
+    assert refuted.values == {"holds": 1, "fails": 2, "open": 0, "seeds": 3}
+
+
+def test_ordering_verdict_reports_each_seeds_gaps_against_its_own_best_other():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    winner = np.array([[1, 1, 1.5, 2.0], [1, 1, 1.0, 1.0]])
+    others = [np.array([[1, 1, 1.0, 1.0], [1, 1, 2.0, 4.0]]), np.array([[1, 1, 1.2, 1.6], [1, 1, 0.5, 0.5]])]
+    row = ordering_verdict(t, winner, others, "w")
+    # seed 0: best other 1.2 then 1.6 -> gaps 0.3/1.5 = 0.2 and 0.4/2 = 0.2; seed 1: 2 and 4 -> -0.5, -0.75
+    assert row.values["relative_gap_decade_start"] == pytest.approx([0.2, -0.5])
+    assert row.values["relative_gap_end"] == pytest.approx([0.2, -0.75])
+    assert row.values["states"] == [HOLDS, FAILS] and row.verdict == NO_VERDICT
+    assert row.reason == ("w: holds in 1, fails in 1, open (unsettled or by a hair) in 0 of 2 seeds; a majority "
+                          "failing or every seed holding decides")
+
+
+def test_floor_or_decay_leaves_out_a_seed_whose_earlier_half_is_too_sparse_to_fit():
+    x, y = _rows([(-0.5, -0.5)] * 5)
+    first = np.flatnonzero((GRID >= 30.0) & (GRID < SPLIT))
+    y[0, first[1:]] = np.nan  # 30 and 300/sqrt 10 left in the earlier half: no slope there for seed 0
+    row = floor_or_decay(x, y, "r")
+    assert row.values["n"] == 4 and row.verdict == REPRODUCED
+
+
+# ------------------------------------------------------------- the remaining rules and helpers at their edges
+
+def test_small_helpers_of_the_rules():
+    from scipy import stats
+
+    from rates.studies.flavors_rules import _slope, _t_half, last_decade_index, lasting_from
+
+    assert _slope(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.1, 0.01])) == pytest.approx(-1.0)  # 3 points fit
+    assert np.isnan(_slope(np.array([1.0, 10.0]), np.array([1.0, 0.1])))
+    assert np.isnan(_slope(np.array([5.0, 5.0, 5.0]), np.array([1.0, 2.0, 3.0])))  # no spread in x
+    assert _t_half(np.array([1.0, 3.0])) == pytest.approx(stats.t.ppf(0.975, 1) * np.sqrt(2) / np.sqrt(2))
+    assert _t_half(np.array([1.0])) == np.inf
+    assert last_decade_index(np.array([1.0, 50.0, 95.0, 100.0, 1000.0])) == 3  # the first t >= 1000 / 10
+    t = np.array([1, 2, 5, 10])
+    flags = np.array([[True, True, True, True], [False, False, False, True], [True, True, True, False]])
+    assert lasting_from(t, flags).tolist() == [1, 10, -1]
+    assert lasting_from(t, flags[::-1]).tolist() == [-1, 10, 1]  # a row never lasting does not stop the others
+
+
+def test_rise_states_at_the_edges_of_their_window():
+    t = np.array([1.0, 10.0, 11.0, 1000.0])
+    assert rise_states(t, np.array([[1.0, 1.0, 1.5, 1.0]]), np.array([1]))[0] == [FAILS]  # 11 > 10 x 1: outside
+    assert rise_states(np.array([1.0, 100.0]), np.array([[1.0, 2.0]]), np.array([1]))[0] == [FAILS]  # start alone
+    # watched for exactly a decade: decided; a rise of 0.095 % is flat (under RESOLVE / 10)
+    assert rise_states(np.array([1.0, 5.0, 10.0]), np.array([[1.0, 1.00095, 1.0]]), np.array([1]))[0] == [FAILS]
+    # a seed never separated and one past the end (both left out, the others still read), a start at step 0;
+    # a margin of 0 at the start
+    states, rises = rise_states(np.array([0.0, 1.0, 5.0, 10.0]), np.array([[1.0, 1.0, 1.5, 1.0]] * 3),
+                                np.array([-1, 10**9, 0]))
+    assert states == [HOLDS] and rises.tolist() == [0.5]
+    states, rises = rise_states(t, np.array([[0.0, 1.0, 1.0, 1.0]]), np.array([1]))
+    assert states == [OPEN] and np.isnan(rises[0])
+
+
+def test_ordering_states_read_the_start_the_end_and_one_decade_ahead():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    other = np.ones((1, 4))
+
+    def state(gaps):  # relative gaps at the four checkpoints: winner = other / (1 - g) for g > 0
+        g = np.asarray(gaps, float)[None, :]
+        return ordering_states(t, np.where(g >= 0, other / (1 - g), other * (1 + g)), [other])
+
+    assert state([0, 0, 0.005, 0.05]) == [OPEN]  # ahead at the end and one decade on, not at the decade's start
+    assert state([0, 0, 0.1, -0.1]) == [OPEN]  # ahead until the last checkpoint only
+    assert state([0, 0, -0.005, -0.05]) == [OPEN]
+
+
+def test_lemma_a6_growth_at_its_edges():
+    def one(then, end, norm_then, norm_end):
+        return loss_to_zero_states(np.array([then]), np.array([end]), np.array([norm_then]), np.array([norm_end]))
+
+    assert one(0.0, 0.0, 1.0, 1.02) == [HOLDS]  # L = 1 at both ends: log(1/L) grows from 0, the norm decides
+    assert one(-0.5, -0.5, 1.0, 1.02) == [FAILS]  # log(1/L) 0.5 -> 0.5: stalled
+    assert one(-1.0, -1.5, 2.0, 2.01) == [OPEN]  # log(1/L) +50 %, the norm +0.5 %
+    assert one(-1.0, -1.5, 1.0, 1.00095) == [FAILS]  # the norm +0.095 %: stalled
+
+
+def test_phase_two_onset_per_decade_and_at_t_0():
+    t = np.array([1e2, 1e3, 1e4, 1e5])
+    onset = phase_two_onset(t, np.array([10.0, 12.0, 11.0, 9.0]), 0)
+    assert onset == (1e3, pytest.approx((9 / 12 - 1) / 2))  # a fall of 25 % over two decades
+    assert phase_two_onset(np.array([0.0, 1.0, 10.0]), np.array([3.0, 2.0, 1.0]), 0) is None  # a peak at t = 0
+    assert phase_two_onset(np.array([0.0, 1.0, 10.0]), np.array([1.0, 3.0, 2.0]), 0) == (1.0, pytest.approx(-1 / 3))
+    assert phase_two_onset(np.array([5.0, 1.0, 10.0, 100.0]), np.array([9.0, 1.0, 3.0, 2.0]), 1) == (
+        10.0, pytest.approx(-1 / 3))  # from checkpoint 1 on
+
+
+def _taus_data(target_low, target_high, n=45):
+    """Margins and accuracies whose Kendall tau lies in [target_low, target_high] (a fixed search over seeds)."""
+    from scipy import stats
+
+    acc = np.arange(n, dtype=float)
+    for seed in range(10_000):
+        rng = np.random.default_rng(seed)
+        m = acc + rng.normal(0, 1, n) * (seed % 50)
+        tau = stats.kendalltau(m, acc).statistic
+        if target_low <= tau <= target_high:
+            return {"g": m}, acc, tau
+    raise AssertionError("no such data")
+
+
+def test_margin_accuracy_rule_output_word_for_word_and_its_interval_edges():
+    n = 45
+    half = 1.96 * np.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))  # 0.202
+    # tau + half under 0.5 (a 2.96 se interval would reach past it): reproduced
+    margins, acc, tau = _taus_data(0.22, 0.28)
+    row = margin_accuracy_verdict(margins, acc)
+    assert (row.verdict, row.reason) == (REPRODUCED, "")
+    assert row.values == {"tau": {"g": pytest.approx(tau)}, "runs": n, "half_width": pytest.approx(half)}
+    # tau - half above 0.5 by less than one more se: refuted
+    margins, acc, tau = _taus_data(0.72, 0.78)
+    row = margin_accuracy_verdict(margins, acc)
+    assert row.verdict == NOT_REPRODUCED
+    assert row.reason == (f"a final margin orders the test accuracies: g tau {tau:.3g} [{tau - half:.3g}, "
+                          f"{tau + half:.3g}] over 45 runs")
+    margins, acc, tau = _taus_data(0.45, 0.55)
+    row = margin_accuracy_verdict({"g": margins["g"], "h": -margins["g"]}, acc)
+    assert row.reason == (f"g tau {tau:.3g} [{tau - half:.3g}, {tau + half:.3g}]; h tau {-tau:.3g} "
+                          f"[{-tau - half:.3g}, {-tau + half:.3g}] over 45 runs: an interval straddles tau = 0.5; "
+                          "more runs decide")
+    assert row.values["runs"] == 45
+    few = margin_accuracy_verdict({"g": np.arange(3.0)}, np.arange(3.0))
+    assert (few.verdict, few.reason, few.values) == (NO_VERDICT, "only 3 runs; 8 decide", {})

@@ -374,3 +374,205 @@ def test_per_sample_rules_refute_their_false_cases():
         assert rows[claim].verdict == NOT_REPRODUCED, (claim, rows[claim].verdict, rows[claim].reason)
     lemma_h1 = _persample_rows(_persample())["Spectral-SGD with b = 1 equals N-SGD (rank-one gradients)"]
     assert lemma_h1.implementation_check
+
+
+# ------------------------------------------------------------------- rules broken on purpose (boundaries)
+
+def test_monotone_loss_rule_refutes_a_rise_in_the_decade_after_the_descent_start():
+    """t_d = 10^2 (log10(t + 2) = 2 at t = 98): a rise from t = 98 itself or from t = 300 is past t_d; one from
+    t = 97 is before it."""
+    t = np.array([1, 10, 50, 97, 98, 300, 1000, 1e4, 1e5], float)
+    falling = -np.log1p(t)
+
+    def rise_from(i):
+        risen = falling.copy()
+        risen[i + 1] = risen[i] + 0.5
+        return risen
+
+    for i in (4, 5):
+        verdict, reason = monotone_loss_part(t, rise_from(i), 2.0, "x")
+        assert verdict == NOT_REPRODUCED and f"from t = {t[i]:.3g}" in reason
+    verdict, reason = monotone_loss_part(t, rise_from(3), 2.0, "x")
+    assert verdict == REPRODUCED  # before t_d, and t_d is three decades before the end
+    # t_d exactly a decade before the end (log10(t_end + 2) - 1) is observed over a decade: decides
+    end = np.array([1, 10, 98, 998], float)
+    assert monotone_loss_part(end, -np.log1p(end), 2.0, "x") == (REPRODUCED, "")
+    assert monotone_loss_part(end, -np.log1p(end), 2.01, "x")[0] == NO_VERDICT
+
+
+def test_slower_rule_needs_a_run_long_enough_to_show_the_factor():
+    """The fast configuration stays below 0.1 from t = 100; the slow one never does. A run to 150 cannot show
+    'twice as late' (no verdict); a run to 200 can (reproduced)."""
+    def stepped(t, _s=0):
+        return 0.2 if t < 100 else 0.05
+
+    for end, expected in ((150.0, NO_VERDICT), (199.0, NO_VERDICT), (200.0, REPRODUCED)):
+        t = np.array([1.0, 10.0, 50.0, 100.0, end])
+        fast, slow = config(stepped, t=t), config(floor(0.2), beta=0.99, t=t)
+        assert fast.time_below() == 100.0 and slow.time_below() is None
+        assert slower_part(fast, slow, "x")[0] == expected, end
+
+
+def test_slower_rule_at_its_factor_two_boundaries():
+    t = np.array([1.0, 10.0, 50.0, 100.0, 150.0, 200.0, 400.0, 1e4])
+
+    def below_from(t_level):
+        return lambda x, _s=0: 0.2 if x < t_level else 0.05
+
+    fast = config(below_from(100.0), t=t)
+    assert slower_part(fast, config(below_from(200.0), t=t), "x")[0] == REPRODUCED  # exactly x2
+    assert slower_part(fast, config(below_from(150.0), t=t), "x")[0] == NO_VERDICT  # x1.5
+    assert slower_part(config(below_from(200.0), t=t), fast, "x")[0] == NOT_REPRODUCED  # x0.5 exactly
+    assert slower_part(config(below_from(150.0), t=t), fast, "x")[0] == NO_VERDICT  # x0.67
+
+
+def test_time_below_is_from_the_last_crossing():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    dips = config(lambda x, _s=0: {1.0: 0.2, 10.0: 0.05, 100.0: 0.2, 1000.0: 0.05}[x], t=t)
+    assert dips.time_below() == 1000.0
+    assert config(floor(0.05), t=t).time_below() == 1.0
+    assert config(floor(0.1), t=t).time_below() is None  # at the level is not below it
+
+
+def test_slower_rule_says_what_it_compared():
+    t = np.array([1.0, 10.0, 50.0, 100.0, 150.0, 200.0, 400.0, 1e4])
+
+    def below_from(t_level):
+        return lambda x, _s=0: 0.2 if x < t_level else 0.05
+
+    fast = config(below_from(100.0), t=t)
+    assert slower_part(config(below_from(200.0), t=t), fast, "x") == (
+        NOT_REPRODUCED, "x: error below 0.1 from t = 200 vs 100 (x0.5): it gets there 2 times earlier, not later")
+    assert slower_part(fast, config(below_from(150.0), t=t), "x") == (
+        NO_VERDICT, "x: error below 0.1 from t = 100 vs 150 (x1.5): within a factor 2, which the checkpoints and seeds "
+                    "do not resolve")
+    assert slower_part(config(floor(0.2), t=t), fast, "x") == (
+        NO_VERDICT, "x: error below 0.1 from t = - vs 100: the faster configuration never stays below 0.1; a longer "
+                    "run decides")
+    short = np.array([1.0, 10.0, 100.0, 150.0])
+    assert slower_part(config(below_from(100.0), t=short), config(floor(0.2), t=short), "x") == (
+        NO_VERDICT, "x: error below 0.1 from t = 100 vs not by 150: the run ends before it could be 2 times later; a "
+                    "longer run decides")
+    # another level: the rule reads the level it is given
+    assert slower_part(fast, config(below_from(200.0), t=t), "x", level=0.01)[0] == NO_VERDICT
+
+
+def test_monotone_loss_rule_output_word_for_word_and_its_relative_slack():
+    t = np.array([1.0, 10.0, 98.0, 998.0, 9998.0])
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -2.5]), 2.0, "x") == (
+        NOT_REPRODUCED, "x: log L rises by 0.5 from t = 998 to 1e+04, past the descent start t_d ~ 10^2 (1 rise(s))")
+    assert monotone_loss_part(t, np.array([0, -1, -0.5, -3, -4]), 3.5, "x") == (
+        NO_VERDICT, "x: the descent start t_d ~ 10^3.5 is not a decade before the run's end (t = 1e+04); log L rises "
+                    "at 1 checkpoint(s), the last from t = 10; a run a decade past t_d decides")
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), None, "x") == (
+        NO_VERDICT, "x: the descent start t_d is unknown; no rise at any checkpoint")
+    # t_d a decade before the end: log10(9998 + 2) - 1 = 3 decides, 3.00002 does not
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.0, "x") == (REPRODUCED, "")
+    assert monotone_loss_part(t, np.array([0, -1, -2, -3, -4]), 3.00002, "x")[0] == NO_VERDICT
+    # a rise counts when it passes 1e-12 of (1 + |log L|): at log L = -100, 1.01e-10
+    level = np.array([-90.0, -95.0, -100.0, -100.0, -100.0])
+    for step, expected in ((5e-11, REPRODUCED), (1.015e-10, NOT_REPRODUCED)):
+        loss = level.copy()
+        loss[-1] += step
+        assert monotone_loss_part(t, loss, 1.0, "x")[0] == expected, step
+    first_small = np.array([0.0, -95.0, -100.0, -100.0, -100.0 + 5e-11])  # the slack is the rise's own level's
+    assert monotone_loss_part(t, first_small, 1.0, "x")[0] == REPRODUCED
+
+
+def test_monotone_loss_row_output_word_for_word():
+    assert monotone_loss_verdict({"signsgd": [(REPRODUCED, "")]}) == (REPRODUCED, "")
+    assert monotone_loss_verdict({"signsgd": [(NOT_REPRODUCED, "a"), (NOT_REPRODUCED, "b")]}) == (
+        NOT_REPRODUCED, "a; b")
+    assert monotone_loss_verdict({"signsgd": [(NO_VERDICT, "a")], "nsgd": [(NO_VERDICT, "b")]}) == (
+        NO_VERDICT, "no run of SignSGD, N-SGD reaches a decade past its descent start: a; b")
+
+
+# ------------------------------------------------- Fig. 1 measures of a configuration, from their definitions
+
+def test_window_means_trend_and_its_standard_error_by_hand():
+    from rates.studies.minibatch import TREND_WINDOW, TREND_Z
+
+    t = np.array([1.0, 10.0, 30.0, 50.0, 100.0, 300.0, 500.0, 1000.0])
+    jitter = {1.0: 1.0, 10.0: 1.1, 30.0: 0.9, 50.0: 1.2, 100.0: 0.8, 300.0: 1.0, 500.0: 1.1, 1000.0: 0.95}
+
+    def error(x, s=0):
+        return 0.3 * x ** -0.5 * jitter[x] * (1 + 0.1 * s)
+
+    c = config(error, t=t, seeds=2)
+    seed_mean = np.array([np.mean([error(x, s) for s in (0, 1)]) for x in t])
+    late = (t > 1000 / 10 ** TREND_WINDOW) & (t <= 1000)  # 562 < t <= 1000: one checkpoint
+    early = (t > 100 / 10 ** TREND_WINDOW) & (t <= 100)  # 56 < t <= 100
+    assert c.trend() == pytest.approx(seed_mean[late].mean() / seed_mean[early].mean(), rel=1e-12)
+    span = (t > 1000 / 10 ** (1 + TREND_WINDOW)) & (t <= 1000)  # the trend's span: 4 checkpoints
+    x, y = np.log(t[span]), np.log(seed_mean[span])
+    residual = y - np.polyval(np.polyfit(x, y, 1), x)
+    se = np.sqrt(np.sum(residual ** 2) / (x.size - 2)) * np.sqrt(1 / late.sum() + 1 / early.sum())
+    assert c.trend_se() == pytest.approx(se, rel=1e-9) and se > 0
+    low, high = c.trend_band()
+    assert low == pytest.approx(c.trend() * np.exp(-TREND_Z * se))
+    assert high == pytest.approx(c.trend() * np.exp(TREND_Z * se))
+    assert c.state() == f"{c.final_rel():.3g} (x{c.trend():.2g} ± {c.trend() * (np.exp(TREND_Z * se) - 1):.2g}/decade)"
+    # fewer than four checkpoints in the span: no scatter to estimate, se 0, and the state says no band
+    sparse = config(lambda x, s=0: 0.3 * x ** -0.5, t=np.array([1.0, 100.0, 1000.0]))
+    assert sparse.trend_se() == 0.0 and sparse.state() == f"{sparse.final_rel():.3g} (x{sparse.trend():.2g}/decade)"
+    # a window with no checkpoint reads the last checkpoint before its end
+    assert sparse._window_mean(50.0) == pytest.approx(0.3)
+    assert sparse.trend() == pytest.approx((0.3 * 1000 ** -0.5) / (0.3 * 100 ** -0.5))
+
+
+def test_fig1_measures_read_the_own_norm_and_each_seed():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    c = config(lambda x, s=0: 0.2 / (1 + s) * (1.0 if x < 1000 else 0.5), t=t, seeds=2)
+    assert c.final_rel() == pytest.approx((0.1 + 0.05) / 2)
+    assert c.final_cos() == pytest.approx(1 - 0.075)
+    assert c.last_decade_range() == (pytest.approx(0.05), pytest.approx(0.2))  # t >= 100 over both seeds
+    one = c.seed(1)
+    assert one.rel["max"].shape == (1, 4) and one.final_rel() == pytest.approx(0.05)
+    assert one.cos["frobenius"][0, -1] == pytest.approx(0.95)
+
+
+def test_converged_converging_and_stalled_at_their_thresholds():
+    from rates.studies.minibatch import FALLING
+
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+
+    def falling_by(factor, end):
+        return config(lambda x, s=0: end * factor ** (np.log10(1000.0 / x) * -1), t=t)
+
+    assert falling_by(0.5, 0.04).converged() and falling_by(0.5, 0.04).converging()
+    assert not falling_by(0.5, 0.06).converged() and not falling_by(0.5, 0.06).converging()  # above 5 %
+    assert falling_by(FALLING, 0.04).converging()  # exactly x0.6 per decade
+    assert not falling_by(0.7, 0.04).converging() and falling_by(0.7, 0.04).converged()
+    assert not falling_by(1.0, 0.04).converged()  # not falling
+    assert falling_by(STALLED, 0.2).stalled() and not falling_by(0.8, 0.2).stalled()
+
+
+def test_margin_above_target_from_reads_every_run():
+    from rates.studies.minibatch import margin_above_target_from
+
+    t = [1.0, 10.0, 100.0, 1000.0]
+    assert margin_above_target_from([t, t], [[1, -1, -1, -1], [1, 1, -1, -1]]) == 100.0  # the later run decides
+    assert margin_above_target_from([t], [[-1, 1, -1, -1]]) == 100.0  # from the last positive gap on
+    assert margin_above_target_from([t], [[-1, -1, -1, -1]]) == 1.0
+    assert margin_above_target_from([t, t], [[1, -1, -1, -1], [-1, -1, -1, 1]]) is None  # above at the end
+    assert margin_above_target_from([t], [[1, -1, 0.0, -1]]) == 10.0  # a gap of 0: the margin is at its target
+    assert margin_above_target_from([], []) is None
+
+
+def test_discrepancy_and_ordered_rules_word_for_word():
+    t = T
+
+    def stalled_at(level, batch=1):
+        return config(floor(level), t=t, batch=batch)
+
+    conv = config(converging, t=t)
+    assert discrepancy_part([conv, stalled_at(0.2)], "x") == (REPRODUCED, "")
+    assert discrepancy_part([conv, conv], "x") == (NOT_REPRODUCED, "x: beta = 0.5 converges at every b < n (no "
+                                                                  "discrepancy remains)")
+    assert discrepancy_part([conv, stalled_at(0.04)], "x")[0] == NO_VERDICT  # stalled but below 5 %
+    assert ordered_part(stalled_at(0.1), stalled_at(0.1), "x") == (REPRODUCED, "")  # the same level
+    assert ordered_part(conv, config(lambda x, s=0: converging(x) * 1.5, t=t), "x") == (REPRODUCED, "")
+    verdict, reason = ordered_part(stalled_at(0.1), stalled_at(0.2), "x")
+    assert verdict == NOT_REPRODUCED and reason == (f"x: {stalled_at(0.2).state()} stalled above "
+                                                    f"{stalled_at(0.1).state()}")
+    assert ordered_part(conv, config(lambda x, s=0: 0.2 * x ** -0.05, t=t), "x")[0] == NO_VERDICT  # still falling

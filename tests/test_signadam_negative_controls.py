@@ -177,3 +177,221 @@ def test_k_growth_is_no_verdict_when_the_growth_is_still_moving_across_the_linea
     assert verdict == NO_VERDICT and reason.startswith("not settled")
     assert k_growth(steep, earlier=flat, earlier_t=1e5)[0] == NO_VERDICT
     assert k_growth(steep, earlier=steep, earlier_t=1e5)[0] == NOT_REPRODUCED
+
+
+# ------------------------------------------------------------------- rules broken on purpose (boundaries)
+
+
+def test_loss_monotone_refutes_a_rise_in_the_decade_after_the_descent_start():
+    """A rise at 2 t_d or at t_d itself is past the descent start: the lemma guarantees a decrease there."""
+    t = checkpoints(1e6, 60).astype(float)
+    falling = -np.sqrt(t)
+    at = int(np.searchsorted(t, 2e4))
+    risen = falling.copy()
+    risen[at] = risen[at - 1] + 0.5
+    verdict, _, since = loss_monotone(t, risen, descent_start=t[at] / 2)
+    assert verdict == NOT_REPRODUCED and since == t[at]
+    assert loss_monotone(t, risen, descent_start=t[at])[0] == NOT_REPRODUCED  # exactly at t_d
+    assert loss_monotone(t, risen, descent_start=t[at] * 1.01)[0] == NO_VERDICT  # just before t_d
+
+
+def test_loss_monotone_reads_two_decades_back_from_the_end():
+    t = np.array([1, 10, 100, 1000, 10000], float)
+    rise_at_100 = np.array([0, -1, -0.5, -2, -3], float)  # the last rise ends at t = 100 = T / 100
+    assert loss_monotone(t, rise_at_100, descent_start=1.0) == (REPRODUCED, "", 100.0)
+    rise_at_1000 = np.array([0, -1, -2, -1.5, -3], float)
+    assert loss_monotone(t, rise_at_1000, descent_start=1.0)[0] == NOT_REPRODUCED
+
+
+def test_k_growth_decides_by_the_interval_not_the_point_estimate():
+    """Growth x2 (k = 3 -> 10, linear x3.33) with the draws' spread: decided when the interval clears x3.33,
+    open when it contains it; the interval by hand (pooled log variance, t with 4 degrees of freedom)."""
+    tight = {3: [0.01 * f for f in (0.95, 1.0, 1.05)], 10: [0.02 * f for f in (0.95, 1.0, 1.05)]}
+    verdict, _, measured = k_growth(tight)
+    logs = np.log([0.95, 1.0, 1.05])
+    half = 2.7764451051977987 * np.sqrt(logs.var(ddof=1) * (2 / 3))
+    gm = np.exp(logs.mean())
+    growth = 0.02 * gm / (0.01 * gm)
+    assert verdict == REPRODUCED
+    assert f"[x{growth * np.exp(-half):.2f}, x{growth * np.exp(half):.2f}]" in measured
+    wide = {3: [0.01 * f for f in (0.3, 1.0, 3.0)], 10: [0.02 * f for f in (0.3, 1.0, 3.0)]}
+    assert k_growth(wide)[0] == NO_VERDICT  # x2 with an interval reaching past x3.33
+    assert k_growth({3: [0.01], 10: [0.05]})[0] == NO_VERDICT  # one draw per k: no interval
+    steep = {3: [0.01 * f for f in (0.95, 1.0, 1.05)], 10: [0.05 * f for f in (0.95, 1.0, 1.05)]}
+    assert k_growth(steep)[0] == NOT_REPRODUCED  # x5, interval above x3.33
+
+
+def test_eps_agreement_at_its_factor_two_boundaries():
+    t = checkpoints(1e5, 60).astype(float)
+    base = _curves(t, [0.9] * 3)
+    assert eps_agreement(t, base, {"e": [b + 0.4 * EPS_AGREE for b in base]})[0] == REPRODUCED
+    assert eps_agreement(t, base, {"e": [b + 0.6 * EPS_AGREE for b in base]})[0] == NO_VERDICT
+    assert eps_agreement(t, base, {"e": [b + 2.5 * EPS_AGREE for b in base]})[0] == NOT_REPRODUCED
+    # apart on two draws of three at the horizon: the draws disagree
+    split = {"e": [base[0] + 0.1, base[1] + 0.1, base[2]]}
+    assert eps_agreement(t, base, split)[0] == NO_VERDICT
+    assert eps_agreement(t[t < 50], [b[t < 50] for b in base], {"e": [b[t < 50] for b in base]})[0] == NO_VERDICT
+
+
+def test_ordering_needs_every_draw_and_both_quantities():
+    t = checkpoints(1e5, 60).astype(float)
+    behind = {"SignGD": _curves(t, [0.85] * 2), "NGD": _curves(t, [0.97] * 2)}
+    lead = 3 * ORDER_TOL
+    ahead = {"SignGD": _curves(t, [0.8 + lead] * 2), "NGD": _curves(t, [0.8] * 2)}
+    assert ordering(t, ahead, behind, "SignGD")[0] == REPRODUCED
+    # one draw of two reversed: draws that disagree, not a refutation
+    one = {"SignGD": _curves(t, [0.8 + lead, 0.8 - lead]), "NGD": _curves(t, [0.8] * 2)}
+    assert ordering(t, one, behind, "SignGD")[0] == NO_VERDICT
+    # ahead by 3 tolerances in the max norm but tied in the other quantity: not settled
+    tied = {"SignGD": _curves(t, [0.9] * 2), "NGD": _curves(t, [0.9] * 2)}
+    assert ordering(t, ahead, tied, "SignGD")[0] == NO_VERDICT
+
+
+def test_rate_part_sets_a_confirmation_before_the_descent_start_aside():
+    assert rate_part("SignGD", "tight", "") == (REPRODUCED, "")
+    verdict, reason = rate_part("SignGD", "tight", "", unrefutable="the window lies before t_d")
+    assert verdict == NO_VERDICT and reason == "SignGD tight, but the window lies before t_d"
+    verdict, reason = rate_part("SignGD", "violated", "slower", unrefutable="the window lies before t_d")
+    assert verdict == NOT_REPRODUCED and reason.startswith("SignGD violated")
+
+
+# ------------------------------------------------------- what each rule says, word for word, at its boundaries
+
+
+def test_loss_monotone_output_and_its_rounding_threshold():
+    t = [1.0, 10.0, 100.0, 1000.0, 10000.0]
+    assert loss_monotone(t, [5.0, 4.0, 3.0, 2.0, 1.0], descent_start=None) == (REPRODUCED, "", 1.0)
+    at_tol = [5.0, 4.0, 3.0, 0.0, 1e-9]  # a rise of exactly LOSS_RISE_TOL is rounding
+    assert loss_monotone(t, at_tol, descent_start=1.0)[0] == REPRODUCED
+    risen = [5.0, 4.0, 3.0, 0.0, 0.5]
+    assert loss_monotone(t, risen, descent_start=1.0) == (
+        NOT_REPRODUCED, "the loss rose at t = 1e+04, after the descent start t_d = 1", 10000.0)
+    assert loss_monotone(t, risen, descent_start=2e4) == (
+        NO_VERDICT, "the loss rose at t = 1e+04, within the last two decades, before the descent start t_d = 2e+04; "
+                    "the descent lemma claims nothing there", 10000.0)
+    assert loss_monotone(t, risen, descent_start=None)[1] == (
+        "the loss rose at t = 1e+04, within the last two decades, and the descent start is unknown; the descent "
+        "lemma claims nothing there")
+
+
+def test_eps_agreement_output_and_its_window():
+    t = np.array([10.0, 50.0, 100.0, 1000.0, 1e4])
+    base = [np.full(5, 0.9)]
+    spike = [np.array([0.9, 0.9, 0.9 + 0.6 * EPS_AGREE, 0.9, 0.9])]  # apart only at t = EPS_FROM = 100
+    verdict, reason, numbers = eps_agreement(t, base, {"e": spike})
+    assert verdict == NO_VERDICT and numbers == {"largest": [pytest.approx(0.6 * EPS_AGREE)], "at_horizon": [0.0]}
+    assert reason == ("differences within a factor 2 of 0.01 or draws that disagree: draw 0: largest 0.006, at "
+                      "t = 10000 0")
+    apart = [np.full(5, 0.8)]
+    verdict, reason, _ = eps_agreement(t, base, {"e": apart})
+    assert verdict == NOT_REPRODUCED
+    assert reason == "the eps > 0 curves separate from eps = 0 by t = 10000: draw 0: largest 0.1, at t = 10000 0.1"
+    assert eps_agreement(t[:2], [b[:2] for b in base], {"e": [b[:2] for b in base]}) == (
+        NO_VERDICT, "the runs end at t = 50 before t = 100", {})
+
+
+def test_implementation_checks_name_every_disagreement():
+    verdict, reason = best_rate_check({"signgd": ("1/3", "1/3"), "adam": ("1/2", "1/4")})
+    assert verdict == NOT_REPRODUCED
+    assert reason == ("SignGD: derived a = 1/3, exponent 1/3, stated a = 1/2, exponent 1/2; Adam: derived a = 1/2, "
+                      "exponent 1/4, stated a = 2/3, exponent 1/3")
+    verdict, reason = dimension_check({"c_adam", "gamma"}, {"gamma"}, {"c_adam", "d"})
+    assert verdict == NOT_REPRODUCED
+    assert reason == ("SignGD's t0 involves ['c_adam'], which depend on d; Adam's t0 involves no d-dependent constant "
+                      "(symbols ['gamma'])")
+
+
+def test_k_growth_output_word_for_word():
+    """Geometric means of (0.9, 1.0, 1.1) x 0.01: 0.01 x 0.99^(1/3) = 0.00997; the growth's 95 % interval is
+    exp(+-t_4 sqrt(s^2 (1/3 + 1/3))) with s^2 the draws' log variance 0.0101: x0.80-x1.26."""
+    draws = (0.9, 1.0, 1.1)
+    flat = {k: [0.01 * f for f in draws] for k in (3, 5, 10)}
+    assert k_growth(flat) == (REPRODUCED, "", "k=3: 0.00997 [0.009, 0.011] (x1.00); k=5: 0.00997 [0.009, 0.011] "
+                                              "(x1.00); k=10: 0.00997 [0.009, 0.011] (x1.00); growth k=3 -> 10: x1.00, "
+                                              "95% interval [x0.80, x1.26]")
+    middle_up = {3: flat[3], 5: [0.02 * f for f in draws], 10: flat[10]}  # the middle k does not decide
+    steep = {3: flat[3], 5: flat[5], 10: [0.05 * f for f in draws]}
+    verdict, reason, measured = k_growth(middle_up, earlier=steep, earlier_t=1e5)
+    assert verdict == NO_VERDICT
+    assert reason == ("not settled: the growth decides 'reproduced' at the end but 'not reproduced' a decade earlier "
+                      "(growth k=3 -> 10: x5.00, 95% interval [x3.98, x6.28])")
+    assert measured.endswith("growth k=3 -> 10: x1.00, 95% interval [x0.80, x1.26]; a decade earlier (t = 100000): "
+                             "growth k=3 -> 10: x5.00, 95% interval [x3.98, x6.28]")
+    verdict, reason, _ = k_growth(steep)
+    assert reason == ("the gap at k = 10 is x5.00 the gap at k = 3, interval [x3.98, x6.28] at or above the linear "
+                      "growth x3.33: a constant growing with k")
+    assert k_growth({3: [0.01, 0.011], 10: [0.02, 0.021]})[0] == REPRODUCED  # two draws per k give an interval
+    assert k_growth({3: [0.01], 10: [0.02, 0.021]})[1] == (
+        "one draw per k gives no seed-noise interval for the growth x2.05 (linear: x3.33); more draws per k decide")
+    # log spread (-ln 4, 0, ln 4): variance 1.92, half-width t_4 sqrt(1.92 x 2/3) = 3.14, exp(+-3.14) = x0.04-x23.17
+    wide = k_growth({k: [0.01 * f for f in (0.25, 1.0, 4.0)] for k in (3, 5, 10)})
+    assert wide[1] == ("the linear growth x3.33 lies inside the interval [x0.04, x23.17] of the measured growth x1.00: "
+                       "within the seeds' noise; more draws per k decide")
+
+
+def test_rate_part_keeps_the_comparators_reason():
+    assert rate_part("SignGD", "violated", "the gap decays slower") == (
+        NOT_REPRODUCED, "SignGD violated: the gap decays slower")
+
+
+# ----------------------------------------------- ordering and eps agreement at exact (dyadic) thresholds
+
+T_LATE = np.array([100.0, 300.0, 400.0, 500.0, 600.0, 1000.0])  # the window [T/2, T] is {500, 600, 1000}
+
+
+def _order(lead_a, lead_b, tol=0.25):
+    """One draw: SignGD's lead over NGD in the 'ahead' quantity and in the 'behind' one, per checkpoint."""
+    ahead = {"SignGD": [0.5 + np.asarray(lead_a, float)], "NGD": [np.full(6, 0.5)]}
+    behind = {"SignGD": [np.full(6, 0.5)], "NGD": [0.5 + np.asarray(lead_b, float)]}
+    return ordering(T_LATE, ahead, behind, "SignGD", tol=tol)
+
+
+def test_ordering_reads_every_checkpoint_of_the_last_half_and_a_lead_of_exactly_tol_is_a_tie():
+    assert _order([0.5] * 6, [0.5] * 6)[0] == REPRODUCED
+    assert _order([0.5, 0.5, 0.5, 0.25, 0.5, 0.5], [0.5] * 6)[0] == NO_VERDICT  # 0.25 = tol at t = T/2
+    assert _order([0.5] * 6, [0.5, 0.5, 0.5, 0.25, 0.5, 0.5])[0] == NO_VERDICT
+    assert _order([0.5, 0.5, -1.0, 0.5, 0.5, 0.5], [0.5] * 6)[0] == REPRODUCED  # t = 400 < T/2: outside
+    assert _order([-0.5] * 6, [0.5] * 6)[0] == NOT_REPRODUCED
+    assert _order([-0.5, -0.5, -0.5, -0.5, -0.25, -0.5], [0.5] * 6)[0] == NO_VERDICT  # trails by exactly tol
+    assert _order([0.5] * 6, [-0.5, -0.5, -0.5, -0.5, -0.25, -0.5])[0] == NO_VERDICT
+
+
+def test_ordering_output_word_for_word():
+    verdict, reason, measured = _order([0, 0, 0, 0.75, 1.0, 0.5], [0, 0, 0, 2.0, 1.5, 1.25])
+    assert (verdict, reason) == (REPRODUCED, "")
+    assert measured == ("SignGD vs NGD: draw 0: leads by +0.5000 / +1.2500 at t = 1000 (least over [500, 1000]: "
+                        "+0.5000 / +1.2500): holds")
+    t = T_LATE
+    two = {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2}
+    same = {"SignGD": [np.full(6, 0.5)] * 2, "NGD": [np.full(6, 0.5)] * 2}
+    verdict, reason, _ = ordering(t, two, same, "SignGD", tol=0.25)
+    assert verdict == NOT_REPRODUCED
+    draw = "leads by -0.5000 / +0.0000 at t = 1000 (least over [500, 1000]: -0.5000 / +0.0000): reversed"
+    assert reason == f"SignGD trails NGD on every draw: draw 0: {draw}; draw 1: {draw}"
+    split = {"SignGD": [np.full(6, 0.0), np.full(6, 1.0)], "NGD": [np.full(6, 0.5)] * 2}
+    verdict, reason, measured = ordering(t, split, {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2},
+                                         "SignGD", tol=0.25)
+    assert measured == "SignGD vs NGD: " + reason.split("disagree); ", 1)[1]
+    assert verdict == NO_VERDICT
+    assert reason == ("SignGD vs NGD: reversed, holds over the draws (a lead within 0.25, an order that changes "
+                      "inside the window or draws that disagree); draw 0: leads by -0.5000 / +0.5000 at t = 1000 "
+                      "(least over [500, 1000]: -0.5000 / +0.5000): reversed; draw 1: leads by +0.5000 / +0.5000 at "
+                      "t = 1000 (least over [500, 1000]: +0.5000 / +0.5000): holds")
+    _, reason, measured = _order([0.5] * 6, [0.5, 0.5, 0.5, 0.25, 0.5, 0.5])
+    assert reason.endswith("(least over [500, 1000]: +0.5000 / +0.2500): unsettled")
+    assert measured == ("SignGD vs NGD: draw 0: leads by +0.5000 / +0.5000 at t = 1000 (least over [500, 1000]: "
+                        "+0.5000 / +0.2500): unsettled")
+
+
+def test_eps_agreement_at_its_exact_thresholds():
+    t = np.array([10.0, 100.0, 1000.0])
+    base = [np.zeros(3), np.zeros(3)]
+    assert eps_agreement(t, base, {"e": [np.full(3, 0.25)] * 2}, tol=0.5) == (
+        REPRODUCED, "", {"largest": [0.25, 0.25], "at_horizon": [0.25, 0.25]})  # exactly tol / 2 agrees
+    verdict, reason, _ = eps_agreement(t, base, {"e": [np.full(3, 1.0)] * 2}, tol=0.5)  # exactly 2 tol: not apart
+    assert verdict == NO_VERDICT
+    assert reason == ("differences within a factor 2 of 0.5 or draws that disagree: draw 0: largest 1, at t = 1000 1; "
+                      "draw 1: largest 1, at t = 1000 1")
+    assert eps_agreement(t, base, {"e": [np.full(3, 1.5)] * 2}, tol=0.5)[0] == NOT_REPRODUCED
+    assert eps_agreement(np.array([10.0, 20.0, 50.0]), base, {"e": base}) == (
+        NO_VERDICT, "the runs end at t = 50 before t = 100", {})

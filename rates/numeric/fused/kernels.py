@@ -87,9 +87,11 @@ from 23 s to 47 s of CPU time.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from llvmlite import ir
+from numba import config as numba_config
 from numba import literally, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -584,6 +586,55 @@ def _add_scaled_quad(typingctx, target, target_at, source, source_at, factor):
         builder.store(total, target_ptr, align=8)
         return context.get_dummy_value()
     return types.void(target, target_at, source, source_at, factor), codegen
+
+
+if numba_config.DISABLE_JIT:
+    # With NUMBA_DISABLE_JIT=1 every @njit function runs as Python (slowly: small cases only), so that a test can
+    # reach each line of the kernels -- mutation testing (docs/testing.md) changes one line at a time and a
+    # recompile per change would cost minutes. The intrinsics above exist only as LLVM IR; these are their
+    # Python twins, with the same arithmetic in the same order (each float64 operation rounded once, as there).
+    _INT64 = 1 << 64
+
+    def _bits_of(x):
+        return int(np.float64(x).view(np.int64))
+
+    def _float_of(bits):
+        wrapped = (int(bits) + (_INT64 >> 1)) % _INT64 - (_INT64 >> 1)  # int64 arithmetic wraps
+        return float(np.int64(wrapped).view(np.float64))
+
+    def _fma(a, b, c):
+        if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+            return float(np.float64(a) * np.float64(b) + np.float64(c))
+        return float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))  # exact, rounded once
+
+    def _larger(a, b):
+        return b if b > a else a
+
+    def _smaller(a, b):
+        return b if b < a else a
+
+    def _pick(condition, if_true, if_false):
+        return if_true if condition else if_false
+
+    def _python_lane_dots(broadcast):
+        width = QUAD * DOT_QUADS
+
+        def lane_dots(out, out_at, A, a_at, a_stride, B, b_at, b_stride, length):
+            total = np.zeros(width)
+            for t in range(max(int(length), 1)):  # the IR's loop body runs before its test
+                a = A[a_at + t * a_stride:a_at + t * a_stride + width]
+                b = B[b_at + t * b_stride] if broadcast else B[b_at + t * b_stride:b_at + t * b_stride + width]
+                total = total + a * b
+            out[out_at:out_at + width] = total
+
+        return lane_dots
+
+    _lane_dots_shared = _python_lane_dots(True)
+    _lane_dots_own = _python_lane_dots(False)
+
+    def _add_scaled_quad(target, target_at, source, source_at, factor):
+        target[target_at:target_at + QUAD] = target[target_at:target_at + QUAD] + \
+            source[source_at:source_at + QUAD] * factor
 
 
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")

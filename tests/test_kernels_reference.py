@@ -1,0 +1,112 @@
+"""The fused kernels on small cases against the 50-digit mpmath reference: short, so that they also run with
+``NUMBA_DISABLE_JIT=1`` (the kernels as plain Python, a few seconds in all), which is how the kernels' mutation
+target runs (docs/testing.md). tests/test_fused.py runs the same comparisons 2,000 steps long.
+
+Independent expectations: :mod:`rates.numeric.reference` (each step written from its formula, mpmath at 50
+digits, no log-domain trick), 40-digit mpmath for the kernels' own exp and log, and exact rational arithmetic for
+the fused multiply-add.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+import torch
+from test_fused import (  # noqa: F401 -- the fma check runs here too, for the kernels' mutation target
+    RECIPES,
+    assert_within_one_ulp,
+    engine_W,
+    problem,
+    reference_W,
+    test_fused_multiply_add_rounds_once,
+)
+
+import rates.numeric.fused.kernels as kernels
+from rates.numeric.engine import RunSpec, checkpoint_times, resolve_spec, run_group
+
+STEPS = 40
+TOLERANCE = 1e-12
+# gauss-k3-d4 (k = 3, d = 4, 6 samples, batches of 3) takes every recipe but the nuclear norm's (chaotic in any
+# float64 run, tests/test_fused.py); "hard" (every margin past 500 after a few steps) the log-domain paths
+SMALL = [(recipe, "gauss-k3-d4") for recipe in RECIPES if recipe != "nuclear"]
+HARD = [("signgd", "hard"), ("adam", "hard"), ("signsgd", "hard"), ("vr-signum", "hard"), ("cd", "hard")]
+
+
+def relative_error(A, B) -> float:
+    return float(np.abs(np.asarray(A) - np.asarray(B)).max() / np.abs(np.asarray(B)).max())
+
+
+@pytest.mark.parametrize("recipe, dataset", SMALL + HARD)
+def test_every_recipe_matches_the_mpmath_reference(recipe, dataset):
+    H, y, k, spec = problem(recipe, dataset)
+    W = engine_W(spec, H, y, k, "fused", steps=STEPS)
+    W_ref = reference_W(spec, H, y, k, steps=STEPS)
+    assert np.abs(W).max() > 0
+    assert relative_error(W, W_ref) < TOLERANCE, (recipe, dataset)
+
+
+def test_a_block_of_lanes_gives_each_run_its_own_bits():
+    """33 runs (the fewest that go through the 64-lane block) with 33 different (a, eta0): each equals the same
+    run alone, bit for bit, and the reference to 1e-12."""
+    H, y, k, _ = problem("signgd", "gauss-k3-d4")
+    specs = [RunSpec("signgd", a, eta0=eta0) for a in ("1/2", "3/4", "1") for eta0 in np.linspace(0.5, 1.5, 11)]
+    resolved = [resolve_spec(spec, len(y)) for spec in specs]
+    steps = 6
+    together, _ = run_group(resolved, torch.tensor(H), torch.tensor(y), k, steps, checkpoint_times(steps, 2),
+                            engine="fused")
+    for i in (0, 16, 32):
+        alone = engine_W(specs[i], H, y, k, "fused", steps=steps)
+        assert together[i].numpy().tobytes() == alone.tobytes()
+        assert relative_error(together[i].numpy(), reference_W(specs[i], H, y, k, steps=steps)) < TOLERANCE
+    assert len({w.numpy().tobytes() for w in together}) == len(specs)
+
+
+def test_kernel_exp_log_and_exponential_parts_against_mpmath():
+    rng = np.random.default_rng(5)
+    mp.mp.dps = 40
+    x = np.concatenate([rng.uniform(-708.0, 709.0, 60), rng.uniform(-1.0, 1.0, 30), [0.0, -700.5, 1e-9]])
+    out = np.empty_like(x)
+    kernels.exp_array(x, out)
+    assert_within_one_ulp(x, out, mp.exp)
+    edges = np.array([-746.0, -745.0, 709.78, 710.0])
+    kernels.exp_array(edges, out[:4])
+    assert out[0] == 0.0 and out[1] == 0.0 and np.isfinite(out[2]) and math.isinf(out[3])
+
+    x = np.concatenate([np.exp(rng.uniform(-700.0, 700.0, 60)), rng.uniform(0.5, 2.0, 30), [1.0 + 1e-9, 3.0]])
+    out = np.empty_like(x)
+    kernels.log_array(x, out)
+    assert_within_one_ulp(x, out, mp.log)
+    kernels.log_array(np.array([1.0, 2.0, 0.5]), out[:3])
+    assert out[0] == 0.0 and out[1] == math.log(2.0) and out[2] == -math.log(2.0)
+
+    x = np.concatenate([-rng.uniform(0.0, 1e6, 40), -rng.exponential(1.0, 40), [0.0, -1000.0]])
+    y, e = np.empty_like(x), np.empty_like(x)
+    kernels.exp_parts_array(x, y, e)
+    for xi, yi, ei in zip(x, y, e):
+        assert ei == round(float(mp.mpf(float(xi)) / mp.log(2))), xi
+        exact = mp.exp(mp.mpf(float(xi))) / mp.mpf(2) ** int(ei)
+        assert abs(mp.mpf(float(yi)) - exact) < mp.mpf(float(np.spacing(float(yi)))), xi
+
+
+def test_sign_of_zero_is_zero():
+    values = [-2.5, -1e-300, -0.0, 0.0, 1e-300, 3.0]
+    assert [kernels._sign(np.float64(v)) for v in values] == [float(np.sign(v)) for v in values]
+
+
+def test_a_block_runs_while_its_scratch_fits_in_block_bytes():
+    """(d + k + 4) x count x 64 doubles of scratch: d = 3, k = 2 reach 2^25 bytes past count = 2^25 / (9 x 512) =
+    7281.8; below, a block pays from 33 runs (48 when each lane reads its own samples)."""
+    assert kernels.filled_lanes(False, 7281, 2, 3) == 33 and kernels.filled_lanes(True, 7281, 2, 3) == 48
+    assert kernels.filled_lanes(False, 7282, 2, 3) == 1 << 62 and kernels.filled_lanes(True, 7282, 2, 3) == 1 << 62
+    assert kernels.filled_lanes(False, 100, 2, 3) == 33
+    # d = k = 2: exactly 2^25 bytes at count = 8192 still fits
+    assert kernels.filled_lanes(False, 8192, 2, 2) == 33 and kernels.filled_lanes(False, 8193, 2, 2) == 1 << 62
+
+
+def test_power_of_two_is_exact_and_flushes_below_2_to_the_minus_1000():
+    for e in (0.0, -1.0, -3.0, -52.0, -1000.0):
+        assert kernels._power_of_two(np.float64(e)) == 2.0**e
+    assert kernels._power_of_two(np.float64(-1001.0)) == 0.0 and kernels._power_of_two(np.float64(-5e15)) == 0.0

@@ -93,10 +93,13 @@ class GemmGradient:
 
     ``per_row``: the signal keeps one log-scale per class row (sign-type directions and Adam); otherwise one per
     run, the rows brought to it by exact powers of two (the fused kernels' rule). The signal always carries its
-    exact scale (momentum needs it; a steepest direction alone ignores it)."""
+    exact scale (momentum needs it; a steepest direction alone ignores it).
 
-    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, per_row: bool = True):
-        self.k, self.per_row = k, per_row
+    ``exact_signs`` (plain SignGD): entries whose computed sign the rounding bound does not decide are replaced by
+    their exact signs (:mod:`rates.numeric.exact_sign`), ties by 0."""
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, per_row: bool = True, exact_signs: bool = False):
+        self.k, self.per_row, self.exact_signs = k, per_row, exact_signs
         self.on_host = H.device.type == "cpu"
         if self.on_host:
             # the samples as rows (n, d) and as columns (d, n): the few-row products read each as rows, the GEMMs
@@ -128,6 +131,8 @@ class GemmGradient:
             G = torch.mm(coeff.reshape(R * k, -1), self.H_mean).view(R, k, d)
             return Signal(G, log_scale), state
         G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
+        if self.exact_signs:
+            settle_signs(W.numpy(), self.X, self.y, G, state, k)
         if self.per_row:
             log_scale = log2_scale * math.log(2.0)
         else:
@@ -169,6 +174,21 @@ def host_gradient(W: np.ndarray, X: np.ndarray, Xt: np.ndarray, y: np.ndarray,
     else:
         G = np.matmul(state.Z, Xt.T)
     return G.reshape(R, k, d), log2_scale
+
+
+def settle_signs(W: np.ndarray, X: np.ndarray, y: np.ndarray, G: np.ndarray, state: GemmState, k: int) -> None:
+    """Give the entries of ``G`` (R, k, d) from :func:`host_gradient` (coefficients left in ``state.Z``) whose
+    rounding bound straddles 0 their exact signs (:mod:`rates.numeric.exact_sign`): the bound there uses each class
+    row's ``sum_j |coef_j|``, one pass over the coefficients."""
+    from rates.numeric import exact_sign
+
+    R, n = W.shape[0], X.shape[0]
+    column_max = exact_sign.column_max_of(X)
+    rho = exact_sign.relative_error(n, k, exact_sign.logit_error(W, column_max))
+    row_mass = np.abs(state.Z).sum(axis=1).reshape(R, k)
+    undecided = exact_sign.undecided_entries(G, row_mass, rho, column_max, exact_sign.flush_error(k, column_max))
+    if undecided.any():
+        exact_sign.settle(W, X, y, G, undecided)
 
 
 def scratch(R: int, k: int, n: int) -> GemmState:

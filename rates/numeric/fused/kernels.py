@@ -773,6 +773,51 @@ def _renormalise(value, scale, per_row):
             scale[c] += math.log(top)
 
 
+@njit(cache=True)
+def _undecided_signs(W_lanes, G_lanes, Z, column_max, first, stop, count, rho, row_mass, signs):
+    """Whether an entry of a block's gradient (``G_lanes`` (k, d, lanes), coefficients in ``Z`` (k, count, lanes),
+    iterates ``W_lanes``) has a sign that its rounding bound does not decide; if so, ``signs[first + r]`` holds each
+    run's signs, NaN where undecided. The bound of :mod:`rates.numeric.exact_sign` (``relative_error``,
+    ``logit_error``, ``flush_error``), computed here because the kernels' entry points must not call into other
+    files (see the module docstring): ``rho (sum_j |coef_cj|) max_j |x_jl| + 2.2 k 2^FLUSH_EXPONENT max_j |x_jl|``,
+    ``rho = 4 ((count + k + 16) eps + 4 (d + 2) eps max_c sum_l |W_cl| max_j |x_jl|)``, eps = 2^-53. Scratch
+    ``rho`` (lanes,), ``row_mass`` (k, lanes)."""
+    k, d, lanes = G_lanes.shape
+    half_ulp = 2.0**-53
+    flush = 2.2 * k * 2.0**FLUSH_EXPONENT
+    for r in range(stop - first):
+        largest = 0.0
+        for c in range(k):
+            total = 0.0
+            for l in range(d):
+                total += abs(W_lanes[c, l, r]) * column_max[first + r, l]
+            largest = max(largest, total)
+        rho[r] = 4.0 * ((count + k + 16) * half_ulp + 4.0 * (d + 2) * half_ulp * largest)
+    for c in range(k):
+        for r in range(lanes):
+            row_mass[c, r] = 0.0
+        for j in range(count):
+            for r in range(lanes):
+                row_mass[c, r] += abs(Z[c, j, r])
+    undecided = False
+    for r in range(stop - first):
+        for c in range(k):
+            for l in range(d):
+                size = column_max[first + r, l]
+                undecided = undecided or (not abs(G_lanes[c, l, r]) > (rho[r] * row_mass[c, r] + flush) * size
+                                          and size > 0.0)
+    if not undecided:
+        return False
+    for r in range(stop - first):
+        for c in range(k):
+            for l in range(d):
+                size = column_max[first + r, l]
+                value = G_lanes[c, l, r]
+                open_ = not abs(value) > (rho[r] * row_mass[c, r] + flush) * size and size > 0.0
+                signs[first + r, c, l] = np.nan if open_ else _sign(value)
+    return True
+
+
 @njit(cache=True, inline='always')
 def _sign(x):
     # inlined: the block loop of plain SignGD calls it per entry, and a call per entry would not vectorise
@@ -916,7 +961,7 @@ def _newton_schulz_direction(Z, D):
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
             mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale,
-            lane_H, lane_y, schedule_row, schedule_table, table_t0):
+            lane_H, lane_y, schedule_row, schedule_table, table_t0, certify, column_max, signs, stopped):
     """Advance every configuration r of ``W`` (R, k, d) from step t0 to t1 (see the module docstring).
 
     Data: every run trains on ``H`` (n, d) with labels ``y`` (n,), unless ``lane_H`` (R, n, d) and ``lane_y``
@@ -942,6 +987,14 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     padding (zero weights and step sizes; zero samples where lanes read their own) that no result reads. A
     block's iterates are copied into the block layout once, at ``t0``, and back once, at ``t1``.
 
+    Exact signs (``certify``, plain full-batch SignGD only): after each step's gradient, every entry is tested
+    against the bound of its rounding (:mod:`rates.numeric.exact_sign`: ``rho sum_j |coef_j| max_j |x_jl|`` plus what
+    the flushed coefficients can add; ``column_max`` (R, d) each run's ``max_j |x_jl|``). When an entry of a block
+    is undecided, the block stops before that step's update: ``stopped[r]`` is that step for the block's runs
+    (``t1`` for runs that reached it), ``signs[r]`` the signs of that step's gradient with NaN at the undecided
+    entries, and ``W`` the iterate at that step; the caller settles the NaN signs exactly, takes the step and
+    calls again from the next one (:class:`rates.numeric.fused.group.FusedGroup`).
+
     Per step: one compiled call computes the block's gradients (:func:`_gradient_lanes`); the rest of the
     recipe is written inline below rather than in a function called per configuration, because a compiled
     call with the ~25 arrays it needs cost ~0.3 us (measured), a sixth of a single configuration's step.
@@ -957,6 +1010,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
     snap_batch = np.empty((k, d))
     log_top = np.empty(n)
     scale = np.empty(k)  # the log-scales of the signal's class rows
+    for r in range(R):
+        stopped[r] = t1
     first = 0
     while first < R:
         wide = R - first >= filled
@@ -1008,6 +1063,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                 distinct += 1
             exponent_of[r] = u
         powers = np.zeros(lanes)
+        row_mass = np.zeros((k, lanes))
+        rho = np.zeros(lanes)
         for r in range(stop - first):
             for c in range(k):
                 for l in range(d):
@@ -1074,6 +1131,11 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                         powers[u] = schedule_table[rows[u], t - table_t0]
             for r in range(stop - first):
                 eta_lanes[r] = eta0[first + r] * powers[exponent_of[r]]
+            if plain_sign and certify and _undecided_signs(W_lanes, G_lanes, Z, column_max, first, stop, count, rho,
+                                                           row_mass, signs):
+                for r in range(stop - first):
+                    stopped[first + r] = t
+                break
             if plain_sign:  # direction and update in one block loop
                 for c in range(k):
                     for l in range(d):

@@ -21,9 +21,9 @@ to 8 entries at 361 of the first 600 steps, all but one decided in stage 1).
 Algorithm (:func:`decide`, one run, its undecided entries):
 
 1. Log domain, the entry's own scale, float64 (compiled: :func:`_float_signs`): every sample's ``log |coef_cj|``
-   with a bound on its absolute error, every term ``coef_cj x_jl`` as ``exp(log|term| - m)`` with ``m`` the entry's largest log-term (so no term
-   underflows against a row it does not belong to), the sum and the bound of its error. Decides every entry that is
-   not a near-cancellation of its own terms.
+   with a bound on its absolute error, every term ``coef_cj x_jl`` as ``exp(log|term| - m)`` with ``m`` the entry's
+   largest log-term (so no term underflows against a row it does not belong to), the sum and the bound of its
+   error. Decides every entry that is not a near-cancellation of its own terms.
 2. Exact, for the rest: the logits as exact integers (float64 iterates and samples are integers times powers of
    two; one object-array product), so that a sample whose k logits are equal is recognised exactly; its coefficient
    ``1/k - [y = c]`` is a rational and enters a :class:`fractions.Fraction` sum. The other samples' terms are

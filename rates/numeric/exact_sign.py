@@ -82,10 +82,10 @@ def logit_error(W: np.ndarray, column_max: np.ndarray) -> np.ndarray:
     return (d + 2) * EPS * (np.abs(W) @ column_max).max(axis=-1)
 
 
-def flush_error(k: int, column_max: np.ndarray) -> np.ndarray:
-    """What the coefficients flushed to 0 (below 2^FLUSH_EXPONENT of their row's largest, each below ``2.2 k /
-    count`` of it) can add to an entry of the mean gradient, in row units: (d,)."""
-    return 2.2 * k * 2.0**FLUSH_EXPONENT * column_max
+def flush_error(k: int) -> float:
+    """What the coefficients flushed to 0 (below 2^FLUSH_EXPONENT of their row's largest, each below ``2.2 k / count``
+    of it) can add to an entry of the mean gradient, in row units, per unit of ``max_j |x_jl|``."""
+    return 2.2 * k * 2.0**FLUSH_EXPONENT
 
 
 @njit(cache=True)
@@ -268,21 +268,36 @@ def settle(W: np.ndarray, X: np.ndarray, y: np.ndarray, G: np.ndarray, undecided
             G[r, c, l] = s
 
 
-def undecided_entries(
-    G: np.ndarray, row_mass: np.ndarray, rho: np.ndarray, column_max: np.ndarray, flush: Optional[np.ndarray] = None
-) -> np.ndarray:
-    """Which entries of ``G`` (R, k, d; rows in their own units) the bound of the module docstring does not decide:
-    ``|G| <= rho sum_j |coef_j| max_j |x_jl| (+ flush)``, where the column is not all zero (such an entry is an
-    exact 0). ``row_mass`` (R, k) ``sum_j |coef_j|`` in the same units as ``G``, ``rho`` (R,)."""
-    bound = rho[:, None, None] * row_mass[:, :, None] * column_max[None, None, :]
-    if flush is not None:
-        bound = bound + flush[None, None, :]
-    return (~(np.abs(G) > bound)) & (column_max > 0)[None, None, :]
-
-
-def column_max_of(X: np.ndarray) -> np.ndarray:
-    """``max_j |x_jl|`` per feature (d,)."""
-    return np.abs(np.asarray(X, dtype=np.float64)).max(axis=0) if len(X) else np.zeros(X.shape[1])
+@njit(cache=True)
+def open_entries(G, Z, X, column_max, rho, flush, undecided):
+    """The undecided entries of ``G`` (R, k, d; rows in their own units) by the bound of the module docstring,
+    compiled (the GEMM path's check): ``Z`` (R k, n) the coefficients in their rows' units, ``X`` (n, d) the samples,
+    ``column_max`` (d,) ``max_j |x_jl|``, ``rho`` (R,), ``flush`` :func:`flush_error`; an entry the row bound
+    ``rho (sum_j |coef_cj|) max_j |x_jl|`` leaves open is tested
+    again with its own ``sum_j |coef_cj x_jl|`` (a loop over the samples for that entry only: a product of the
+    absolute values for every entry cost as much as the gradient's). Writes ``undecided`` (R, k, d); returns
+    whether any entry is undecided."""
+    R, k, d = G.shape
+    n = X.shape[0]
+    anything = False
+    for r in range(R):
+        for c in range(k):
+            row = r * k + c
+            mass = 0.0
+            for j in range(n):
+                mass += abs(Z[row, j])
+            for l in range(d):
+                size = column_max[l]
+                value = abs(G[r, c, l])
+                open_ = size > 0.0 and value <= (rho[r] * mass + flush) * size
+                if open_:
+                    own = 0.0
+                    for j in range(n):
+                        own += abs(Z[row, j] * X[j, l])
+                    open_ = value <= rho[r] * own + flush * size
+                undecided[r, c, l] = open_
+                anything = anything or open_
+    return anything
 
 
 class CertifiedSigns:

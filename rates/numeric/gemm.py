@@ -108,7 +108,7 @@ class GemmGradient:
             self.X = np.ascontiguousarray(H.numpy(), dtype=np.float64)
             self.Xt = np.ascontiguousarray(self.X.T)
             self.y = np.ascontiguousarray(y.numpy(), dtype=np.int64)
-            self.X_abs = np.abs(self.X) if exact_signs else None
+            self.column_max = np.abs(self.X).max(axis=0)  # max_j |x_jl|, for the exact signs' bound
         else:
             from rates.numeric.losses import labels
 
@@ -134,7 +134,7 @@ class GemmGradient:
             return Signal(G, log_scale), state
         G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
         if self.exact_signs:
-            settle_signs(W.numpy(), self.X, self.X_abs, self.y, G, state, k)
+            settle_signs(W.numpy(), self.X, self.column_max, self.y, G, state, k)
         if self.per_row:
             log_scale = log2_scale * math.log(2.0)
         else:
@@ -178,25 +178,17 @@ def host_gradient(W: np.ndarray, X: np.ndarray, Xt: np.ndarray, y: np.ndarray,
     return G.reshape(R, k, d), log2_scale
 
 
-def settle_signs(W: np.ndarray, X: np.ndarray, X_abs: np.ndarray, y: np.ndarray, G: np.ndarray, state: GemmState,
-                 k: int) -> None:
+def settle_signs(W: np.ndarray, X: np.ndarray, column_max: np.ndarray, y: np.ndarray, G: np.ndarray,
+                 state: GemmState, k: int) -> None:
     """Give the entries of ``G`` (R, k, d) from :func:`host_gradient` (coefficients left in ``state.Z``) whose
     rounding bound straddles 0 their exact signs (:mod:`rates.numeric.exact_sign`): first with each class row's
     ``sum_j |coef_j|`` (one pass over the coefficients), then, where that leaves entries open, with each entry's own
-    ``sum_j |coef_j x_jl|`` (a product of the absolute values). ``X_abs`` is ``|X|``."""
+    ``sum_j |coef_j x_jl|`` (:func:`rates.numeric.exact_sign.open_entries`). ``column_max`` is ``max_j |x_jl|``."""
     from rates.numeric import exact_sign
 
-    R, n = W.shape[0], X.shape[0]
-    column_max = X_abs.max(axis=0)
-    rho = exact_sign.relative_error(n, k, exact_sign.logit_error(W, column_max))
-    flush = exact_sign.flush_error(k, column_max)
-    coefficients = np.abs(state.Z)
-    row_mass = coefficients.sum(axis=1).reshape(R, k)
-    undecided = exact_sign.undecided_entries(G, row_mass, rho, column_max, flush)
-    if undecided.any():  # each open entry's own sum_j |coef_cj x_jl| (one more product): sparse columns
-        mass = (coefficients @ X_abs).reshape(R, k, -1)
-        undecided &= ~(np.abs(G) > rho[:, None, None] * mass + flush)
-    if undecided.any():
+    rho = exact_sign.relative_error(X.shape[0], k, exact_sign.logit_error(W, column_max))
+    undecided = np.empty(G.shape, dtype=bool)
+    if exact_sign.open_entries(G, state.Z, X, column_max, rho, exact_sign.flush_error(k), undecided):
         exact_sign.settle(W, X, y, G, undecided)
 
 

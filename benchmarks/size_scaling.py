@@ -3,7 +3,9 @@ loop and the GEMM limit of the machine.
 
 Setting: full-batch SignGD, ``W <- W - eta_t sign(grad L(W))``, ``eta_t = eta0 (t+2)^-a``, from ``W = 0``, float64,
 on Gaussian class clouds of k classes, d features and n samples: the ``default`` preset's shape (k = 3, d = 5,
-n = 30), k = 10, d = 100, n = 1000, and k = 10, d = 784 with n = 2000 and n = 10,000 (MNIST's feature count); for
+n = 30), the mid sizes where real small data sets live -- k = 10, d = 32, n = 500; scikit-learn's digits shape,
+k = 10, d = 64, n = 1797; k = 10, d = 64, n = 2000 -- k = 10, d = 100, n = 1000, and k = 10, d = 784 with n = 2000 and
+n = 10,000 (MNIST's feature count); for
 one configuration and for 64 (distinct (a, eta0) pairs) advanced together on the same data.
 
 Programs, timed one after another in this process:
@@ -62,7 +64,8 @@ import numpy as np
 
 from rates.numeric.engine import RunSpec, group_stepper, resolve_spec, run_group
 
-SHAPES = ((3, 5, 30), (10, 100, 1000), (10, 784, 2000), (10, 784, 10000))  # (k, d, n)
+SHAPES = ((3, 5, 30), (10, 32, 500), (10, 64, 1797), (10, 64, 2000), (10, 100, 1000), (10, 784, 2000),
+          (10, 784, 10000))  # (k, d, n)
 EXPONENTS = [0.25, 1 / 3, 0.4, 0.5, 0.6, 2 / 3, 0.75, 1.0]
 EXACT = {0.25: "1/4", 1 / 3: "1/3", 0.4: "2/5", 0.5: "1/2", 0.6: "3/5", 2 / 3: "2/3", 0.75: "3/4", 1.0: "1"}
 ETAS = [1.0, 0.5, 0.25, 0.125, 2.0, 1.5, 0.75, 0.1]

@@ -430,6 +430,8 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
         forced = str(engine).strip().lower() == "graph"
         if graphable(recipe) and (forced or worth_recording(len(runs), k, H.shape[0])):
             return _run_group_graphed(GraphedSteps, optimizer, W, measure, steps, times, advance)
+    if stepper != "gemm":
+        _certify_signs(optimizer, recipe, H, y, k)
     state = optimizer.init(W)
     records = []
     wanted = iter(times.tolist())
@@ -449,17 +451,36 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
     return W, records
 
 
+def _certify_signs(optimizer: Any, recipe: Any, H: torch.Tensor, y: torch.Tensor, k: int) -> None:
+    """For plain SignGD on the torch program: the full gradient with one scale per class row (not the folded
+    direction, whose single scale flushes rows 2^-1074 below the largest), its undecided signs settled exactly
+    (:class:`rates.numeric.exact_sign.CertifiedSigns`). Not on recorded CUDA graphs, which cannot stop for the host."""
+    from rates.numeric.exact_sign import CertifiedSigns, takes_exact_signs
+    from rates.numeric.optim.sources import FullGradient
+
+    if takes_exact_signs(recipe):
+        optimizer.source = CertifiedSigns(FullGradient(H, y, k, exact_scale=True, per_row=True), H, y, k)
+
+
 def _gemm_program(runs: Sequence[ResolvedRun], H: torch.Tensor, y: torch.Tensor, k: int) -> tuple[Any, Any]:
     """The torch program of the runs' recipe with the stacked GEMMs of :mod:`rates.numeric.gemm` as its full-batch
     source (the same signal: the gradient with its log-scales; the rest of the recipe unchanged), and its
     checkpoint measurement: in numpy on the CPU, as the fused path measures."""
+    from rates.numeric.exact_sign import takes_exact_signs
     from rates.numeric.gemm import GemmGradient
     from rates.numeric.optim.compose import Optimizer, signal_scales, transform_of
 
     recipe = runs[0].recipe
     _, per_row = signal_scales(recipe)
-    program = Optimizer(GemmGradient(H, y, k, per_row), transform_of(recipe, _hyper(runs, H.device)))
-    if H.device.type != "cpu":
+    on_host = H.device.type == "cpu"
+    exact = takes_exact_signs(recipe)
+    program = Optimizer(GemmGradient(H, y, k, per_row, exact_signs=exact and on_host),
+                        transform_of(recipe, _hyper(runs, H.device)))
+    if not on_host:
+        if exact:  # the device's coefficients (rates.numeric.losses.coefficients), certified as the torch path's
+            from rates.numeric.exact_sign import CertifiedSigns
+
+            program.source = CertifiedSigns(program.source, H, y, k)
         return program, _Measure(H, y, k, recipe.norm)
     from rates.numeric.fused.measure import NumpyMeasure
 

@@ -33,7 +33,8 @@ relative error of ~(count + |z| + 10) eps of ``sum_j |coef_j x_j|`` (the bound o
 vector lanes, have a bound no larger), so the sign
 of an entry is exact under the same condition: unless it cancels to ~1e-12 of its own terms. The iterates
 therefore agree with the fused kernels' and with the mpmath reference to rounding (tests hold them to 1e-12
-relative), not bit for bit.
+relative), not bit for bit. For plain SignGD every entry is tested against that bound and the open ones (exact
+ties, entries whose coefficients are all flushed) get their exact signs (:func:`settle_signs`).
 
 Batch independence (what differs from the other steppers): a run's logits and gradient rows are rows of the
 stacked products, and OpenBLAS rounds a row according to where it falls in its blocking (edge blocks have their
@@ -93,10 +94,13 @@ class GemmGradient:
 
     ``per_row``: the signal keeps one log-scale per class row (sign-type directions and Adam); otherwise one per
     run, the rows brought to it by exact powers of two (the fused kernels' rule). The signal always carries its
-    exact scale (momentum needs it; a steepest direction alone ignores it)."""
+    exact scale (momentum needs it; a steepest direction alone ignores it).
 
-    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, per_row: bool = True):
-        self.k, self.per_row = k, per_row
+    ``exact_signs`` (plain SignGD): entries whose computed sign the rounding bound does not decide are replaced by
+    their exact signs (:mod:`rates.numeric.exact_sign`), ties by 0."""
+
+    def __init__(self, H: torch.Tensor, y: torch.Tensor, k: int, per_row: bool = True, exact_signs: bool = False):
+        self.k, self.per_row, self.exact_signs = k, per_row, exact_signs
         self.on_host = H.device.type == "cpu"
         if self.on_host:
             # the samples as rows (n, d) and as columns (d, n): the few-row products read each as rows, the GEMMs
@@ -104,6 +108,7 @@ class GemmGradient:
             self.X = np.ascontiguousarray(H.numpy(), dtype=np.float64)
             self.Xt = np.ascontiguousarray(self.X.T)
             self.y = np.ascontiguousarray(y.numpy(), dtype=np.int64)
+            self.column_max = np.abs(self.X).max(axis=0)  # max_j |x_jl|, for the exact signs' bound
         else:
             from rates.numeric.losses import labels
 
@@ -128,6 +133,8 @@ class GemmGradient:
             G = torch.mm(coeff.reshape(R * k, -1), self.H_mean).view(R, k, d)
             return Signal(G, log_scale), state
         G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
+        if self.exact_signs:
+            settle_signs(W.numpy(), self.X, self.column_max, self.y, G, state, k)
         if self.per_row:
             log_scale = log2_scale * math.log(2.0)
         else:
@@ -169,6 +176,20 @@ def host_gradient(W: np.ndarray, X: np.ndarray, Xt: np.ndarray, y: np.ndarray,
     else:
         G = np.matmul(state.Z, Xt.T)
     return G.reshape(R, k, d), log2_scale
+
+
+def settle_signs(W: np.ndarray, X: np.ndarray, column_max: np.ndarray, y: np.ndarray, G: np.ndarray,
+                 state: GemmState, k: int) -> None:
+    """Give the entries of ``G`` (R, k, d) from :func:`host_gradient` (coefficients left in ``state.Z``) whose
+    rounding bound straddles 0 their exact signs (:mod:`rates.numeric.exact_sign`): first with each class row's
+    ``sum_j |coef_j|`` (one pass over the coefficients), then, where that leaves entries open, with each entry's own
+    ``sum_j |coef_j x_jl|`` (:func:`rates.numeric.exact_sign.open_entries`). ``column_max`` is ``max_j |x_jl|``."""
+    from rates.numeric import exact_sign
+
+    rho = exact_sign.relative_error(X.shape[0], k, exact_sign.logit_error(W, column_max))
+    undecided = np.empty(G.shape, dtype=bool)
+    if exact_sign.open_entries(G, state.Z, X, column_max, rho, exact_sign.flush_error(k), undecided):
+        exact_sign.settle(W, X, y, G, undecided)
 
 
 def scratch(R: int, k: int, n: int) -> GemmState:

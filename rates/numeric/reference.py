@@ -264,3 +264,86 @@ def exact_sign_run(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: An
             eta = float(eta0) * schedule.unit_value(t)
             W = [[W[c][j] - eta * float(mp.sign(Z[c][j])) for j in range(d)] for c in range(k)]
     return out
+
+
+def _integers_times_power_of_two(values: Any) -> tuple[Any, int]:
+    """``(N, s)``: an object array of Python integers ``N`` and ``s`` with ``values = N / 2^s`` exactly."""
+    import numpy as np
+
+    ratios = [Fraction(float(v)) for v in np.asarray(values, dtype=np.float64).reshape(-1).tolist()]
+    shift = max(r.denominator for r in ratios).bit_length() - 1
+    out = np.array([r.numerator * ((1 << shift) // r.denominator) for r in ratios], dtype=object)
+    return out.reshape(np.shape(values)), shift
+
+
+def exact_signgd(H: Sequence[Sequence[float]], y: Sequence[int], k: int, a: Any, eta0: float, steps: int,
+                 record: Sequence[int] = ()) -> dict[int, list[list[float]]]:
+    """SignGD from W = 0 with float64 iterates and the signs of the gradient in real arithmetic, ties included.
+
+    Setting: as :func:`exact_sign_run` (``W <- W - eta_t sign(grad L(W_t))``, ``eta_t`` in float64 as the engines
+    take it), but every sign is that of the exact real number, 0 where the gradient entry is 0: the logits ``W h_i``
+    are exact integers times a power of two (float64 iterates and samples are such numbers); a sample whose k logits
+    are equal has the rational coefficients ``1/k - [y_i = c]``, summed exactly; the other samples' coefficients are
+    computed in mpmath (``2^-p`` relative) and summed as integers in units of ``2^-P``, with the bound of both
+    roundings. An entry within its bound is recomputed with p and P larger (never the case on the sets tested).
+    For data sets of thousands of samples (digits: ~0.4 s per step).
+    """
+    import numpy as np
+
+    from rates.schedule import Schedule
+
+    schedule = a if isinstance(a, Schedule) else Schedule.polynomial(str(a))
+    H = np.asarray(H, dtype=np.float64)
+    labels = np.asarray(y, dtype=np.int64)
+    n, d = H.shape
+    H_int, h_shift = _integers_times_power_of_two(H)
+    onehot = np.zeros((k, n), dtype=object)
+    onehot[labels, np.arange(n)] = 1
+    W = np.zeros((k, d))
+    out: dict[int, list[list[float]]] = {}
+    wanted = set(record)
+    for t in range(steps + 1):
+        if t in wanted:
+            out[t] = W.tolist()
+        if t == steps:
+            break
+        W_int, w_shift = _integers_times_power_of_two(W)
+        logits = (W_int @ H_int.T)  # (k, n) exact, units 2^-(w_shift + h_shift)
+        tied = np.array([len(set(logits[:, j].tolist())) == 1 for j in range(n)])
+        # k times the tied samples' part: sum_j (1 - k [y_j = c]) h_jl, in units 2^-h_shift
+        rational = (1 - k * onehot[:, tied]) @ H_int[tied]
+        sign = np.zeros((k, d))
+        undecided = np.ones((k, d), dtype=bool)
+        bits, fixed = 96, None
+        while undecided.any():
+            loose = np.flatnonzero(~tied)
+            coeff = np.zeros((k, loose.size), dtype=object)
+            with mp.workprec(bits):
+                for col, j in enumerate(loose.tolist()):
+                    top = max(logits[:, j].tolist())
+                    powers = [mp.exp(mp.ldexp(mp.mpf(int(z) - top), -(w_shift + h_shift))) for z in logits[:, j]]
+                    whole = mp.fsum(powers)
+                    for c in range(k):
+                        value = powers[c] / whole if c != labels[j] else \
+                            -mp.fsum(p for o, p in enumerate(powers) if o != c) / whole
+                        coeff[c, col] = value
+                smallest = min((abs(v) for v in coeff.reshape(-1).tolist() if v != 0), default=mp.mpf(1))
+                fixed = fixed or 64 + min(2048, max(0, -int(mp.floor(mp.log(smallest, 2)))))
+                scaled = np.array([int(mp.nint(mp.ldexp(v, fixed))) for v in coeff.reshape(-1).tolist()],
+                                  dtype=object).reshape(coeff.shape)
+            # k 2^(fixed + h_shift) times the entry: exact rational part + rounded transcendental part
+            total = rational * (1 << fixed) + k * (scaled @ H_int[loose])
+            # rounding of each coefficient: relative 2^(8 - bits) (arguments, k exponentials, sums, quotient), plus
+            # half a unit of 2^-fixed; in the units of total, as integers, times 2 for safety
+            slack = np.array([(abs(v) >> (bits - 8)) + 1 for v in scaled.reshape(-1).tolist()],
+                             dtype=object).reshape(scaled.shape)
+            error = 2 * k * (slack @ np.abs(H_int[loose]))
+            for c, l in np.argwhere(undecided).tolist():
+                value, bound = total[c, l], error[c, l]
+                if abs(value) > bound or bound == 0:
+                    sign[c, l] = (value > 0) - (value < 0)
+                    undecided[c, l] = False
+            bits, fixed = 4 * bits, 4 * fixed
+        eta = float(eta0) * schedule.unit_value(t)
+        W = W - eta * sign
+    return out

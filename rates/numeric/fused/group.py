@@ -199,6 +199,14 @@ class FusedGroup:
         own_samples = self.lane_H.shape[0] > 0 or self.source != kernels.SOURCE_FULL
         filled = int(kernels.filled_lanes(own_samples, n if self.source == kernels.SOURCE_FULL else self.batch, k, d))
         self.slices = _split(R, threads, filled)  # the runs of each thread, the same in every chunk
+        from rates.numeric.exact_sign import takes_exact_signs
+
+        # plain full-batch SignGD: the kernel stops where a sign is undecided, settled here (_settle)
+        self.certify = takes_exact_signs(recipe) and self.direction == kernels.DIRECTION_SIGN
+        lanes_H = self.lane_H if self.lane_H.shape[0] else self.H[None]
+        self.column_max = np.ascontiguousarray(np.broadcast_to(np.abs(lanes_H).max(axis=1), (R, d)))
+        self.signs = np.zeros((R, k, d) if self.certify else (R, 0, 0))
+        self.stopped = np.zeros(R, dtype=np.int64)
 
     def _permutations(self, t0: int, t1: int) -> tuple[np.ndarray, int]:
         """(R, E, n) permutations of the epochs that steps t0 .. t1-1 touch, and the first epoch's index."""
@@ -225,13 +233,46 @@ class FusedGroup:
         return steps
 
     def _kernel(self, part: slice, t1: int, perms: np.ndarray, epoch0: int) -> None:
-        kernels.advance(self.W[part], self.t, t1, self.H, self.y, self.source, self.batch, self.direction, self.q,
-                        self.use_momentum, self.eta0[part], self.a[part], self.beta[part], self.beta1[part],
-                        self.beta2[part], self.eps[part], self.mom[part], self.mom_scale[part], self.adam_m[part],
-                        self.adam_v[part], self.adam_s[part], perms[part], epoch0, self.snap_coeff[part],
-                        self.snap_full[part], self.snap_scale[part], self._lanes(self.lane_H, part),
-                        self._lanes(self.lane_y, part), self.schedule_row[part],
-                        self.table if self.tabled else None, self.table_t0)
+        """The kernel over the runs ``part`` from ``self.t`` to ``t1``; where it stops at an undecided sign
+        (``certify``), the step is settled and taken here, and the kernel called again from the next step."""
+        pending = [(part, self.t)]
+        while pending:
+            runs, t0 = pending.pop()
+            if t0 >= t1:
+                continue
+            kernels.advance(self.W[runs], t0, t1, self.H, self.y, self.source, self.batch, self.direction, self.q,
+                            self.use_momentum, self.eta0[runs], self.a[runs], self.beta[runs], self.beta1[runs],
+                            self.beta2[runs], self.eps[runs], self.mom[runs], self.mom_scale[runs], self.adam_m[runs],
+                            self.adam_v[runs], self.adam_s[runs], perms[runs], epoch0, self.snap_coeff[runs],
+                            self.snap_full[runs], self.snap_scale[runs], self._lanes(self.lane_H, runs),
+                            self._lanes(self.lane_y, runs), self.schedule_row[runs],
+                            self.table if self.tabled else None, self.table_t0, self.certify,
+                            self.column_max[runs], self.signs[runs], self.stopped[runs])
+            lo = runs.start
+            while lo < runs.stop:  # runs of one block stop together: contiguous ranges of one step
+                step = int(self.stopped[lo])
+                hi = lo + 1
+                while hi < runs.stop and self.stopped[hi] == step:
+                    hi += 1
+                if step < t1:
+                    for r in range(lo, hi):
+                        self._settle(r, step)
+                    pending.append((slice(lo, hi), step + 1))
+                lo = hi
+
+    def _settle(self, r: int, t: int) -> None:
+        """Run r's SignGD step t from the kernel's signs, its undecided (NaN) ones decided exactly
+        (:func:`rates.numeric.exact_sign.decide`), with the kernel's step size (the same float64 operations)."""
+        from rates.numeric.exact_sign import decide
+
+        D = self.signs[r].copy()
+        entries = [tuple(e) for e in np.argwhere(np.isnan(D)).tolist()]
+        H, y = (self.lane_H[r], self.lane_y[r]) if self.lane_H.shape[0] else (self.H, self.y)
+        for (c, l), sign in zip(entries, decide(self.W[r], H, y, entries)):
+            D[c, l] = sign
+        row = self.schedule_row[r]
+        unit = (t + 2.0) ** (-self.a[r]) if row < 0 else self.table[row, t - self.table_t0]
+        self.W[r] -= (self.eta0[r] * unit) * D
 
     def _cover(self, t1: int) -> int:
         """Fill the schedules' table so that it covers the steps from ``self.t`` on (refilled only when they

@@ -153,8 +153,10 @@ def run(
     steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
     data: str = typer.Option("default", "--data",
                              help="PRESET ({PRESETS}) | gaussian:k=..,d=..,per_class=..[,sigma=..] | "
-                                  "orthogonal:counts=.. | FILE.npz (H or X, y) | "
-                                  "FILE.csv (features, then integer label; see below)"),
+                                  "orthogonal:counts=.. | sklearn:digits|wine|breast_cancer|iris (bundled) | "
+                                  "FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below) | "
+                                  "FILE.arff | libsvm:FILE; append +standardize (centre, unit variance) or +scale "
+                                  "(unit variance only), e.g. sklearn:wine+scale"),
     batch: Optional[int] = typer.Option(None, "--batch",
                                         help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
@@ -218,6 +220,11 @@ def run(
         kept_run.keep_weights = keep_weights
     save(trajectory, out)
     typer.echo(summary(trajectory))
+    from rates.numeric.data import transform_effect
+
+    effect = transform_effect(data, draws[0])
+    if effect is not None:
+        typer.echo(effect)
     typer.echo(f"wrote {out}")
 
 

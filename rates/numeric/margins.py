@@ -999,6 +999,26 @@ def _separating_witness(problem: _Problem) -> tuple[bool | None, np.ndarray | No
     return None, None
 
 
+def _least_hinge_errors(problem: _Problem) -> str:
+    """How far from separable: the points that the least-hinge classifier ``argmin_W sum_r max(0, 1 - <W, A_r>)``
+    (an LP, as a separable problem's hinge is 0) leaves with a margin <= 0, as text for the refusal; empty when
+    that LP does not solve."""
+    from scipy.optimize import linprog
+
+    m, D = problem.M.shape
+    k = problem.k
+    # variables (w, s): minimise sum s subject to M w + s >= 1, s >= 0
+    A = sparse.hstack([-problem.M, -sparse.identity(m)], format="csc")
+    bounds = [(None, None)] * D + [(0, None)] * m
+    res = linprog(np.r_[np.zeros(D), np.ones(m)], A_ub=A, b_ub=-np.ones(m), bounds=bounds, method="highs")
+    if res.status != 0:
+        return ""
+    worst = (problem.M @ res.x[:D]).reshape(-1, k - 1).min(axis=1)
+    wrong = int(np.count_nonzero(worst <= 0))
+    return (f"; the least-hinge linear classifier, an LP, leaves {wrong} of {worst.size} points with a margin <= 0, "
+            f"total hinge {res.fun:.4g}")
+
+
 def _uncertified(norm: Norm, H: np.ndarray, lower: float, upper: float, separable: bool | None) -> str:
     """The one-line reason a max margin could not be certified: the two bounds, and what the data look like."""
     column_max = np.abs(H).max(axis=0)
@@ -1075,8 +1095,8 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
         raise NotSeparableError(
             "data",
             f"data are not linearly separable: the max margin in the {norm.name} norm is 0 "
-            f"(dual certificate {upper * scale:.2g}, and no W with all margins positive exists); need gamma > 0 "
-            "(docs/theory.md section 1)",
+            f"(dual certificate {upper * scale:.2g}, and no W with all margins positive exists"
+            f"{_least_hinge_errors(problem)}); need gamma > 0 (docs/theory.md section 1)",
         )
     if not lower > 0 or (upper - lower) > TOLERANCE_FAIL * lower:
         raise SolverError(_uncertified(norm, H, lower * scale, upper * scale, separable))

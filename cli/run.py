@@ -186,6 +186,9 @@ def run(
                                      "--seed (>= 0; 0: W_0 = 0, as the linear theorems assume)"),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
+    side_measures: bool = typer.Option(False, "--side-measures", help="on large data (n(k-1) kd > 1e5) also solve "
+                                       "the max margins of the norms other than the run's (up to 30 s each) for the "
+                                       "cosines and margin errors in those norms; small data always get them"),
 ) -> None:
     """Run an optimiser from W = 0 (or a seeded Gaussian W_0, --init-scale) and record gap, margins, log-loss
     and ||W|| at log-spaced checkpoints."""
@@ -213,8 +216,11 @@ def run(
                        momentum=momentum, vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps,
                        polar=polar, init_scale=init_scale)
 
-    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
-                               progress=wanted(progress))
+    from rates.numeric.measures import large_side_measures
+
+    with large_side_measures(side_measures):
+        trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
+                                   progress=wanted(progress))
     trajectory.meta["command"] = "rates run"
     for kept_run in trajectory.runs:
         kept_run.keep_weights = keep_weights

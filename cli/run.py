@@ -100,6 +100,19 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     return Trajectory(trajectory.runs, meta)
 
 
+def simulate_steps(simulate, steps: Optional[int], budget_steps: int, budget_seconds: float, checkpoints: int):
+    """``(trajectory, None)`` for a fixed step count; for ``--steps auto`` (``steps`` None) the stages of
+    :func:`rates.numeric.horizon.run_until_window` (plan and stages on stderr) and their outcome."""
+    if steps is not None:
+        return simulate(steps), None
+    import sys
+
+    from rates.numeric.horizon import run_until_window
+
+    return run_until_window(simulate, budget_steps, budget_seconds, checkpoints,
+                            echo=lambda line: print(line, file=sys.stderr, flush=True))
+
+
 def _schedule_text(config: dict) -> str:
     """``a=1/2`` for the polynomial family (as it always read), the schedule's expression otherwise."""
     if config.get("a") is None and config.get("schedule") is not None:
@@ -150,7 +163,13 @@ def run(
                                            "'Min(eta0*(t+1)/100, eta0/sqrt(t+2))' (log, exp, sqrt, Min, Max, "
                                            "Piecewise, sin, cos, floor, ceiling, Abs)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
-    steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
+    steps: str = typer.Option(..., "--steps", help="number of steps >= 1, or auto: run in stages of 10x from 10,000 "
+                              "steps until the comparator's window is reached past the observable entry (the plan "
+                              "is printed first), within --budget-steps and --budget-seconds"),
+    budget_steps: int = typer.Option(1_000_000, "--budget-steps", help="with --steps auto: the most steps of one "
+                                     "stage (>= 10000)"),
+    budget_seconds: float = typer.Option(900.0, "--budget-seconds", help="with --steps auto: the time all stages "
+                                         "together may take (> 0); a stage that would pass it is not started"),
     data: str = typer.Option("default", "--data",
                              help="PRESET ({PRESETS}) | gaussian:k=..,d=..,per_class=..[,sigma=..] | "
                                   "orthogonal:counts=.. | sklearn:digits|wine|breast_cancer|iris (bundled) | "
@@ -197,8 +216,13 @@ def run(
     from rates.progress import wanted
     from rates.schedule import schedule_from_options
 
+    from rates.numeric.horizon import check_budget, parse_steps
+
+    fixed_steps = parse_steps(steps)
+    if fixed_steps is None:
+        check_budget(budget_steps, budget_seconds)
     learning_rate = schedule_from_options(a, schedule)
-    check_options(dict(steps=steps, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
+    check_options(dict(steps=fixed_steps or 1, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
                        polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
     check_algorithm_options(algo, norm, batch, momentum, vr)
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
@@ -219,13 +243,17 @@ def run(
     from rates.numeric.measures import large_side_measures
 
     with large_side_measures(side_measures):
-        trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
-                                   progress=wanted(progress))
+        trajectory, outcome = simulate_steps(
+            lambda count: simulate_plan(make_spec, data, draws, shuffles, count, checkpoints, device, engine=engine,
+                                        progress=wanted(progress)),
+            fixed_steps, budget_steps, budget_seconds, checkpoints)
     trajectory.meta["command"] = "rates run"
     for kept_run in trajectory.runs:
         kept_run.keep_weights = keep_weights
     save(trajectory, out)
     typer.echo(summary(trajectory))
+    if outcome is not None:
+        typer.echo(outcome.text())
     from rates.numeric.data import transform_effect
 
     effect = transform_effect(data, draws[0])

@@ -212,18 +212,17 @@ def run(
     """Run an optimiser from W = 0 (or a seeded Gaussian W_0, --init-scale) and record gap, margins, log-loss
     and ||W|| at log-spaced checkpoints."""
     from rates.numeric.engine import RunSpec
+    from rates.numeric.horizon import check_budget, parse_steps
     from rates.numeric.trajectory import save
     from rates.progress import wanted
     from rates.schedule import schedule_from_options
-
-    from rates.numeric.horizon import check_budget, parse_steps
 
     fixed_steps = parse_steps(steps)
     if fixed_steps is None:
         check_budget(budget_steps, budget_seconds)
     learning_rate = schedule_from_options(a, schedule)
-    check_options(dict(steps=fixed_steps or 1, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
-                       polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
+    check_options(dict(steps=fixed_steps or 1, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device,
+                       engine=engine, polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
     check_algorithm_options(algo, norm, batch, momentum, vr)
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")

@@ -83,17 +83,6 @@ def test_libsvm_and_arff_files(tmp_path):
     assert np.array_equal(ds.H, [[1, 0], [2, 1], [-1, 0], [-3, 2]]) and np.array_equal(ds.y, [1, 1, 0, 0])
 
 
-@pytest.mark.parametrize("spec, needle", [
-    ("sklearn:mnist", "allowed: sklearn:digits"),
-    ("sklearn:digits+whiten", "unknown transform +whiten"),
-    ("libsvm:/nonexistent/file.svm", "does not exist"),
-])
-def test_bad_specs_are_one_line_errors_on_data(spec, needle):
-    with pytest.raises(InputError) as info:
-        parse_data(spec)
-    assert info.value.option == "--data" and needle in str(info.value) and "\n" not in str(info.value)
-
-
 def test_unreadable_arff_and_libsvm_files(tmp_path):
     bad = tmp_path / "bad.arff"
     bad.write_text("@relation x\n@attribute a string\n@attribute class {a,b}\n@data\n'q',a\n")

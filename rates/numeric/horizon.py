@@ -39,10 +39,12 @@ DEFAULT_BUDGET_SECONDS = 900.0
 FLOOR_PROBLEM = "gap at the solver floor"
 
 
-def parse_steps(text: Any) -> Optional[int]:
-    """``--steps``: an integer >= 1, or ``auto`` (returned as None)."""
+def parse_steps(text: Any, auto: bool = True) -> Optional[int]:
+    """``--steps``: an integer >= 1, or ``auto`` (returned as None) where ``auto`` is allowed."""
     value = str(text).strip()
     if value.lower() == AUTO:
+        if not auto:
+            raise InputError("--steps", "must be an integer >= 1 here; auto is for rates run and rates fit")
         return None
     try:
         steps = int(value)
@@ -148,6 +150,17 @@ def plan_text(budget_steps: int, budget_seconds: float, checkpoints: int, first:
             f"(--budget-steps, --budget-seconds). {descent}")
 
 
+def _entry_text(stage: Stage) -> str:
+    """Where the runs entered the phase the comparator judges (the latest over the runs)."""
+    entries = [w.entry_t for w in stage.windows]
+    if any(entry is None for entry in entries):
+        return "not entered (margins not all positive, or the loss not falling, at the end)"
+    latest = max(entries)
+    if latest >= stage.steps:
+        return f"entered only at the last checkpoint t = {latest:.6g} (the loss fell too slowly or rose before it)"
+    return f"entered at t = {latest:.6g}"
+
+
 def _next_steps(stage: Stage, t_d: Optional[float], checkpoints: int) -> int:
     """The next stage's length: past the entry by a decade (and past t_d when it is a target), else 10x."""
     entries = [w.entry_t for w in stage.windows]
@@ -182,7 +195,7 @@ def run_until_window(simulate: Callable[[int], Any], budget_steps: int, budget_s
         problems = stage.problems()
         if not problems and t_d is not None and not all(w.t0 >= t_d for w in stage.windows):
             problems = [f"the window starts at t = {min(w.t0 for w in stage.windows):.3g}, before t_d = {t_d:.3g}"]
-        echo(f"steps auto: stage {len(outcome.stages)}: {steps} steps in {stage.seconds:.1f} s; "
+        echo(f"steps auto: stage {len(outcome.stages)}: {steps} steps in {stage.seconds:.1f} s; {_entry_text(stage)}; "
              + ("window reached" if not problems else f"no window yet ({problems[0]})"))
         if not problems:
             outcome.reached = True

@@ -163,9 +163,10 @@ def run(
                                            "'Min(eta0*(t+1)/100, eta0/sqrt(t+2))' (log, exp, sqrt, Min, Max, "
                                            "Piecewise, sin, cos, floor, ceiling, Abs)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
-    steps: str = typer.Option(..., "--steps", help="number of steps >= 1, or auto: run in stages of 10x from 10,000 "
-                              "steps until the comparator's window is reached past the observable entry (the plan "
-                              "is printed first), within --budget-steps and --budget-seconds"),
+    steps: str = typer.Option(..., "--steps", help="number of steps >= 1, or auto: run in stages (10x longer, or sized "
+                              "by the entry once seen) from the shortest run that can have a window, until the "
+                              "comparator's window is reached past the observable entry (the plan is printed "
+                              "first), within --budget-steps and --budget-seconds"),
     budget_steps: int = typer.Option(1_000_000, "--budget-steps", help="with --steps auto: the most steps of one "
                                      "stage (>= 10000)"),
     budget_seconds: float = typer.Option(900.0, "--budget-seconds", help="with --steps auto: the time all stages "

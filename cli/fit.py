@@ -20,7 +20,7 @@ from typing import Optional
 
 import typer
 
-from cli.run import check_algorithm_options, parse_seeds, seed_plan, simulate_plan
+from cli.run import check_algorithm_options, parse_seeds, seed_plan, simulate_plan, simulate_steps
 from cli.run import run as run_command
 from rates.errors import InputError
 from rates.judge.compare import DEFAULT_TOLERANCE, choose_window, measurement_lines, parse_window
@@ -87,23 +87,31 @@ def describe(record: FitRecord) -> str:
     return "\n".join(lines)
 
 
-def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: int,
+def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: Optional[int],
                    checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None,
-                   progress: bool = False, keep_weights: str = "none") -> list[Run]:
+                   progress: bool = False, keep_weights: str = "none", budget: tuple[int, float] = (0, 0.0),
+                   side_measures: bool = False) -> list[Run]:
     """Run one configuration for every (data draw, reshuffling stream) pair, exactly as ``rates run`` does.
 
     ``data_seeds`` are draws of a generated dataset, ``seeds`` reshuffling streams (``cli.run.SEED_MEANING``);
     several streams of a full-batch run are refused (they would be identical copies). A user ``window`` is
     checked against the runs' checkpoints before ``out`` is written, so a bad ``--window`` leaves no file behind.
+    ``steps`` None is ``--steps auto`` within ``budget`` (steps, seconds), as in ``rates run``.
     """
     from rates.numeric.engine import RunSpec
+    from rates.numeric.measures import large_side_measures
     from rates.numeric.trajectory import Trajectory, save
 
     def make_spec(shuffle: int) -> RunSpec:
         return RunSpec(seed=shuffle, **{k: v for k, v in options.items() if k not in ("data", "steps", "engine")})
 
-    trajectory = simulate_plan(make_spec, options["data"], data_seeds, seeds, steps, checkpoints, device,
-                               engine=options.get("engine", "auto"), progress=progress)
+    with large_side_measures(side_measures):
+        trajectory, outcome = simulate_steps(
+            lambda count: simulate_plan(make_spec, options["data"], data_seeds, seeds, count, checkpoints, device,
+                                        engine=options.get("engine", "auto"), progress=progress),
+            steps, *budget, checkpoints)
+    if outcome is not None:
+        print(outcome.text(), file=sys.stderr)
     for run in trajectory.runs if window is not None else ():
         choose_window(run, window)
     for run in trajectory.runs:
@@ -169,6 +177,8 @@ def fit(**options) -> None:
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
     device, checkpoints, progress = options.pop("device"), options.pop("checkpoints"), options.pop("progress")
     keep_weights = options.pop("keep_weights")
+    budget = (options.pop("budget_steps"), options.pop("budget_seconds"))
+    side_measures = options.pop("side_measures")
     if from_file is None and algo is not None:  # checked before sympy, matplotlib and torch are imported (seconds)
         check_algorithm_options(algo, options.get("norm"), options.get("batch"), options.get("momentum"),
                                 bool(options.get("vr")))
@@ -219,9 +229,14 @@ def fit(**options) -> None:
                 raise InputError(name, "is needed to run (or give --from FILE.json)")
         if a is None and schedule is None:
             raise InputError("--a", "is needed to run, or --schedule (or give --from FILE.json)")
-        check_options({**options, "seed": seed, "seeds": seeds, "data_seeds": data_seeds, "device": device,
-                       "checkpoints": checkpoints})
-        if user_window is not None and not user_window[1] <= steps:
+        from rates.numeric.horizon import check_budget, parse_steps
+
+        steps = parse_steps(steps)
+        if steps is None:
+            check_budget(*budget)
+        check_options({**options, "steps": steps or 1, "seed": seed, "seeds": seeds, "data_seeds": data_seeds,
+                       "device": device, "checkpoints": checkpoints})
+        if user_window is not None and steps is not None and not user_window[1] <= steps:
             raise InputError("--window", f"{window} lies outside the run's checkpoints [1, {steps}]")
         learning_rate = schedule_from_options(a, schedule)
         options["a"] = str(learning_rate.a) if learning_rate.is_polynomial else None
@@ -231,14 +246,15 @@ def fit(**options) -> None:
 
             planned = {"a": options["a"], "eta0": options["eta0"],
                        "schedule": None if learning_rate.is_polynomial else learning_rate.text}
-            check_positive(user_bound, planned, planned_checkpoints(steps), user_window)
+            check_positive(user_bound, planned, planned_checkpoints(steps or budget[0]), user_window)
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         from rates.numeric.trajectory import KEEP_WEIGHTS
 
         if keep_weights not in KEEP_WEIGHTS:
             raise InputError("--keep-weights", f"must be one of {', '.join(KEEP_WEIGHTS)}, got {keep_weights!r}")
         runs = simulate_seeds(options, draws, shuffles, device, steps, checkpoints, out, user_window,
-                              progress=progress_wanted(progress), keep_weights=keep_weights)
+                              progress=progress_wanted(progress), keep_weights=keep_weights, budget=budget,
+                              side_measures=side_measures)
 
     # per-sample runs covered by MINIBATCH Thm 4.9 are judged on their limit direction, never on a rate
     if user_bound is not None:  # the user's own bound judges every schedule, derived rate or not

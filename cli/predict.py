@@ -128,8 +128,9 @@ def predict(
     adam_beta1: float = typer.Option(0.9, "--adam-beta1", help="Adam beta1 in [0, 1)"),
     adam_beta2: float = typer.Option(0.999, "--adam-beta2", help="Adam beta2 in [0, 1)"),
     adam_eps: float = typer.Option(0.0, "--adam-eps", help="Adam eps >= 0 (SIGNADAM Thm 6.3 needs 0)"),
-    data: Optional[str] = typer.Option(None, "--data", help="data (preset, gaussian:..., orthogonal:..., or a "
-                                       ".npz/.csv file): gamma, B, k and n are read from it; with --batch 1 the "
+    data: Optional[str] = typer.Option(None, "--data", help="data (preset, gaussian:..., orthogonal:..., "
+                                       "sklearn:NAME, a .npz/.csv/.arff file or libsvm:FILE, optionally +standardize "
+                                       "or +scale): gamma, B, k and n are read from it; with --batch 1 the "
                                        "limit direction M/||M|| of orthogonal data"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
@@ -244,7 +245,7 @@ def _constants_of(data: str, algo: str, norm: Optional[str], n: Optional[int], b
     """gamma, B, k and n read from ``--data`` (derived: gamma by the certified max-margin solver in the
     algorithm's norm, B = max_i ||h_i||_1 as SIGNADAM Ass. 3.1 bounds the data, k and n counted)."""
     from rates.numeric.algorithms import resolve_algorithm
-    from rates.numeric.data import parse_data
+    from rates.numeric.data import parse_data, transform_effect
     from rates.numeric.margins import max_margin
     from rates.symbolic.theorems.hypotheses import data_facts
 
@@ -257,16 +258,22 @@ def _constants_of(data: str, algo: str, norm: Optional[str], n: Optional[int], b
     config = resolve_algorithm(algo, norm=norm, n=dataset.n, batch=batch, momentum=momentum, vr=vr)
     result = max_margin(dataset, config.norm)
     facts = data_facts(dataset)
-    return {"data": dataset.name, "n": int(facts["n"]), "k": int(facts["k"]), "d": int(facts["d"]), "B": facts["B"],
-            "gamma": float(result.gamma), "gamma_norm": result.norm, "gamma_solver": result.solver,
-            "gamma_accuracy": float(result.accuracy), "source": "derived from --data"}
+    measured = {"data": dataset.name, "n": int(facts["n"]), "k": int(facts["k"]), "d": int(facts["d"]),
+                "B": facts["B"], "gamma": float(result.gamma), "gamma_norm": result.norm,
+                "gamma_solver": result.solver, "gamma_accuracy": float(result.accuracy),
+                "source": "derived from --data"}
+    effect = transform_effect(data)
+    if effect is not None:
+        measured["transform"] = effect
+    return measured
 
 
 def _render_measured(measured: dict) -> str:
     return (f"\ndata        {measured['data']}: n = {measured['n']}, k = {measured['k']}, d = {measured['d']}, "
             f"B = max_i ||h_i||_1 = {measured['B']:.10g}, gamma ({measured['gamma_norm']} norm) = "
             f"{measured['gamma']:.10g} [derived from --data; {measured['gamma_solver']}, certified accuracy "
-            f"{measured['gamma_accuracy']:.1e}]")
+            f"{measured['gamma_accuracy']:.1e}]" + (f"\ntransform   {measured['transform']}" if "transform" in measured
+                                                    else ""))
 
 
 def threshold_value_text(info: dict) -> str:

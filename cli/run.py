@@ -100,6 +100,19 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     return Trajectory(trajectory.runs, meta)
 
 
+def simulate_steps(simulate, steps: Optional[int], budget_steps: int, budget_seconds: float, checkpoints: int):
+    """``(trajectory, None)`` for a fixed step count; for ``--steps auto`` (``steps`` None) the stages of
+    :func:`rates.numeric.horizon.run_until_window` (plan and stages on stderr) and their outcome."""
+    if steps is not None:
+        return simulate(steps), None
+    import sys
+
+    from rates.numeric.horizon import run_until_window
+
+    return run_until_window(simulate, budget_steps, budget_seconds, checkpoints,
+                            echo=lambda line: print(line, file=sys.stderr, flush=True))
+
+
 def _schedule_text(config: dict) -> str:
     """``a=1/2`` for the polynomial family (as it always read), the schedule's expression otherwise."""
     if config.get("a") is None and config.get("schedule") is not None:
@@ -150,11 +163,20 @@ def run(
                                            "'Min(eta0*(t+1)/100, eta0/sqrt(t+2))' (log, exp, sqrt, Min, Max, "
                                            "Piecewise, sin, cos, floor, ceiling, Abs)"),
     eta0: float = typer.Option(1.0, "--eta0", help="eta_0 > 0"),
-    steps: int = typer.Option(..., "--steps", help="number of steps >= 1"),
+    steps: str = typer.Option(..., "--steps", help="number of steps >= 1, or auto: run in stages (10x longer, or sized "
+                              "by the entry once seen) from the shortest run that can have a window, until the "
+                              "comparator's window is reached past the observable entry (the plan is printed "
+                              "first), within --budget-steps and --budget-seconds"),
+    budget_steps: int = typer.Option(1_000_000, "--budget-steps", help="with --steps auto: the most steps of one "
+                                     "stage (>= 10000)"),
+    budget_seconds: float = typer.Option(900.0, "--budget-seconds", help="with --steps auto: the time all stages "
+                                         "together may take (> 0); a stage that would pass it is not started"),
     data: str = typer.Option("default", "--data",
                              help="PRESET ({PRESETS}) | gaussian:k=..,d=..,per_class=..[,sigma=..] | "
-                                  "orthogonal:counts=.. | FILE.npz (H or X, y) | "
-                                  "FILE.csv (features, then integer label; see below)"),
+                                  "orthogonal:counts=.. | sklearn:digits|wine|breast_cancer|iris (bundled) | "
+                                  "FILE.npz (H or X, y) | FILE.csv (features, then integer label; see below) | "
+                                  "FILE.arff | libsvm:FILE; append +standardize (centre, unit variance) or +scale "
+                                  "(unit variance only), e.g. sklearn:wine+scale"),
     batch: Optional[int] = typer.Option(None, "--batch",
                                         help="batch size b dividing n (random reshuffling); omit for full batch"),
     momentum: Optional[float] = typer.Option(None, "--momentum", help="momentum beta in [0, 1)"),
@@ -184,17 +206,24 @@ def run(
                                      "--seed (>= 0; 0: W_0 = 0, as the linear theorems assume)"),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="progress bar with ETA on stderr (drawn only on a terminal)"),
+    side_measures: bool = typer.Option(False, "--side-measures", help="on large data (n(k-1) kd > 1e5) also solve "
+                                       "the max margins of the norms other than the run's (up to 30 s each) for the "
+                                       "cosines and margin errors in those norms; small data always get them"),
 ) -> None:
     """Run an optimiser from W = 0 (or a seeded Gaussian W_0, --init-scale) and record gap, margins, log-loss
     and ||W|| at log-spaced checkpoints."""
     from rates.numeric.engine import RunSpec
+    from rates.numeric.horizon import check_budget, parse_steps
     from rates.numeric.trajectory import save
     from rates.progress import wanted
     from rates.schedule import schedule_from_options
 
+    fixed_steps = parse_steps(steps)
+    if fixed_steps is None:
+        check_budget(budget_steps, budget_seconds)
     learning_rate = schedule_from_options(a, schedule)
-    check_options(dict(steps=steps, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device, engine=engine,
-                       polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
+    check_options(dict(steps=fixed_steps or 1, seed=seed, eta0=eta0, batch=batch, momentum=momentum, device=device,
+                       engine=engine, polar=polar, checkpoints=checkpoints, seeds=seeds, data_seeds=data_seeds))
     check_algorithm_options(algo, norm, batch, momentum, vr)
     if Path(out).is_dir():  # checked now: os.replace onto a directory would fail only after the whole run
         raise InputError("--out", f"must be a file path, got the directory {out!r}")
@@ -211,13 +240,25 @@ def run(
                        momentum=momentum, vr=vr, adam_beta1=adam_beta1, adam_beta2=adam_beta2, adam_eps=adam_eps,
                        polar=polar, init_scale=init_scale)
 
-    trajectory = simulate_plan(make_spec, data, draws, shuffles, steps, checkpoints, device, engine=engine,
-                               progress=wanted(progress))
+    from rates.numeric.measures import large_side_measures
+
+    with large_side_measures(side_measures):
+        trajectory, outcome = simulate_steps(
+            lambda count: simulate_plan(make_spec, data, draws, shuffles, count, checkpoints, device, engine=engine,
+                                        progress=wanted(progress)),
+            fixed_steps, budget_steps, budget_seconds, checkpoints)
     trajectory.meta["command"] = "rates run"
     for kept_run in trajectory.runs:
         kept_run.keep_weights = keep_weights
     save(trajectory, out)
     typer.echo(summary(trajectory))
+    if outcome is not None:
+        typer.echo(outcome.text())
+    from rates.numeric.data import transform_effect
+
+    effect = transform_effect(data, draws[0])
+    if effect is not None:
+        typer.echo(effect)
     typer.echo(f"wrote {out}")
 
 

@@ -38,7 +38,14 @@ def run_converters() -> tuple[dict[str, Callable[[Any], Any]], dict[str, Any]]:
         def convert(value: Any, param=param, key=key) -> Any:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             try:
-                return param.process_value(context, text)
+                converted = param.process_value(context, text)
+                if key == "steps":  # rates run reads --steps as text (it also takes auto); a grid cell is a number
+                    from rates.numeric.horizon import parse_steps
+
+                    converted = parse_steps(converted, auto=False)
+                return converted
+            except InputError:
+                raise
             except Exception as err:  # click.BadParameter (typer >= 0.20 vendors its own click)
                 if not hasattr(err, "format_message"):
                     raise

@@ -151,6 +151,9 @@ def test_parse_gaussian_and_orthogonal_specs():
     ("orthogonal:scales=1/2", "missing counts"),
     ("orthogonal:counts=2/a", "numbers separated"),
     ("missing_file.npz", "does not exist"),
+    ("sklearn:mnist", "allowed: sklearn:digits"),
+    ("sklearn:digits+whiten", "unknown transform +whiten"),
+    ("libsvm:/nonexistent/file.svm", "does not exist"),
 ])
 def test_bad_specs_are_one_line_input_errors(spec, needle):
     with pytest.raises(InputError) as info:

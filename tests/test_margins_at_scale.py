@@ -343,3 +343,28 @@ def test_init_scale_and_keep_weights_refuse_bad_values(tmp_path):
         code, out, err = invoke(["run", "--algo", "signgd", "--a", "1/2", "--steps", "10", "--out",
                                  str(tmp_path / "x.json"), flag, value])
         assert code == 2 and flag in err and not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_frobenius_quadratic_program_on_a_working_set_equals_the_whole_program(name, monkeypatch):
+    ds = DATASETS[name]()
+    whole = _solve(ds, "frobenius")
+    monkeypatch.setattr(margins, "SIMPLEX_DUAL_ENTRIES", 0)  # every problem is "large" now
+    monkeypatch.setattr(margins, "FROBENIUS_QP_START", 2)  # and starts from two rows
+    monkeypatch.setattr(margins, "FROBENIUS_QP_STEP", 2)
+    reduced = _solve(ds, "frobenius")
+    assert reduced.solver == "clarabel-qp-working-set" and reduced.accuracy <= margins.TARGET_ACCURACY
+    assert abs(reduced.gamma - whole.gamma) <= (whole.accuracy + reduced.accuracy + 1e-14) * whole.gamma
+    assert margins.margin_of(reduced.W, ds, "frobenius") == pytest.approx(reduced.gamma, rel=1e-12)
+
+
+def test_frobenius_max_margin_of_digits_is_certified_by_the_quadratic_program():
+    ds = parse_data("sklearn:digits")  # 16,173 rows x 640 unknowns
+    result = _solve(ds, "frobenius")
+    assert result.solver == "clarabel-qp-working-set" and result.accuracy <= margins.TARGET_ACCURACY
+    # both bounds recomputed with numpy from the returned points: W's worst margin, and ||Z(lambda)||_F
+    M = margins.constraint_matrix(ds.H, ds.y, ds.k)
+    assert (M @ result.W.reshape(-1)).min() / np.linalg.norm(result.W) == pytest.approx(result.gamma, rel=1e-12)
+    assert np.linalg.norm(M.T @ result.dual) == pytest.approx(result.upper, rel=1e-12)
+    # the value the NNLS least-distance working set certified before this path existed (to 7.5e-13)
+    assert result.gamma == pytest.approx(0.7363709965011711, rel=1e-11)

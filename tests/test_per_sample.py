@@ -315,7 +315,11 @@ def test_large_problems_solve_the_conic_side_measures_within_their_budget(monkey
 
     monkeypatch.setattr(measures, "CONIC_SIZE_LIMIT", 10)  # every dataset is "large" now
     ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.45])  # data no other test solves (nothing held in memory)
-    run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
+    plain = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
+    assert set(plain.cosines) == {"max", BIAS_KEY}  # not asked for: left out, with the reason and how to ask
+    assert "rates run --side-measures" in plain.references["frobenius"]["skipped"]
+    with measures.large_side_measures():
+        run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
     assert set(run.cosines) == {"max", "frobenius", "spectral", BIAS_KEY}  # solved in time: no longer left out
     assert "side measure" in capsys.readouterr().err  # the line that says a bounded side solve is running
 
@@ -326,7 +330,8 @@ def test_side_measures_past_their_budget_are_skipped_with_the_reason_but_keep_th
     monkeypatch.setattr(measures, "CONIC_SIZE_LIMIT", 10)
     monkeypatch.setattr(measures, "SIDE_BUDGET_SECONDS", 0.0)  # no conic side program can finish
     ds = orthogonal_skewed([2, 1], [1.0, 2.0, 0.25])  # data no other test solves (nothing cached in memory)
-    run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
+    with measures.large_side_measures():
+        run = simulate([RunSpec("signsgd", "1/2", batch=1)], ds, 50, checkpoints=5, device="cpu").runs[0]
     assert set(run.cosines) == {"max", BIAS_KEY}  # max: an LP, always solved
     assert "did not finish within the side measures' budget of 0 s" in run.references["spectral"]["skipped"]
     ngd = simulate([RunSpec("ngd", "1/2")], ds, 50, checkpoints=5, device="cpu").runs[0]

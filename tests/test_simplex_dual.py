@@ -27,6 +27,7 @@ def _solve(ds, norm: str):
 def _forced(ds, norm: str, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(margins, "SIMPLEX_DUAL_ENTRIES", 0)  # every problem is "large" for this path now
+        patch.setattr(margins, "FROBENIUS_QP_ROUNDS", 0)  # and a large Frobenius one skips its first path
         return _solve(ds, norm)
 
 

@@ -283,26 +283,110 @@ PRESETS: dict[str, Preset] = {
 # parsing a --data spec and loading files
 
 
+# scikit-learn's bundled data sets (no download): name -> loader in sklearn.datasets
+PUBLIC_SETS = {"digits": "load_digits", "wine": "load_wine", "breast_cancer": "load_breast_cancer",
+               "iris": "load_iris"}
+# column transforms, written after the data as SPEC+NAME; "scale" keeps separability (a positive diagonal map of
+# the features), "standardize" also centres the columns, which a linear classifier without bias can feel
+TRANSFORMS = {"standardize": "columns centred to mean 0 and divided by their standard deviation",
+              "scale": "columns divided by their standard deviation (not centred: separability unchanged)"}
+LIBSVM_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+
 DATA_FORMS = ("PRESET (" + ", ".join(PRESETS) + ") | gaussian:k=K,d=D,per_class=N[,sigma=S][,seed=R] | "
-              "orthogonal:counts=C1/C2/...[,scales=S1/S2/...] | FILE.npz (H or X, y) | FILE.csv (features, label)")
+              "orthogonal:counts=C1/C2/...[,scales=S1/S2/...] | sklearn:NAME (" + ", ".join(PUBLIC_SETS) + ") | "
+              "FILE.npz (H or X, y) | FILE.csv (features, label) | FILE.arff (OpenML; last attribute the class) | "
+              "libsvm:FILE (or FILE" + "/".join(LIBSVM_SUFFIXES) + "); any of them +standardize or +scale")
 
 
 def parse_data(spec: str, seed: Optional[int] = None) -> Dataset:
     """Build the dataset named by a ``--data`` value; ``seed`` overrides a preset's or generator's seed
-    unless the spec gives ``seed=`` itself."""
+    unless the spec gives ``seed=`` itself. A spec ending in ``+standardize`` or ``+scale`` (:data:`TRANSFORMS`)
+    is the data before it with that column transform applied (:func:`transformed`)."""
     if seed is not None:  # numpy's generators take non-negative seeds only
         check("seed", seed)
     text = str(spec).strip()
+    base, transform = split_transform(text)
+    if transform is not None:
+        return transformed(parse_data(base, seed), transform)
+    _, plus, transform = text.rpartition("+")
+    if plus and not Path(text).is_file() and transform.strip() and transform.strip().isidentifier():
+        raise InputError(OPTION, f"unknown transform +{transform.strip()}; allowed: "
+                                 + ", ".join(f"+{name} ({what})" for name, what in TRANSFORMS.items()))
     if text in PRESETS:
         return PRESETS[text](seed)
     kind, colon, rest = text.partition(":")
     if colon and kind in ("gaussian", "orthogonal"):
         params = _parse_params(rest, kind)
         return _gaussian_from(params, seed) if kind == "gaussian" else _orthogonal_from(params)
+    if colon and kind == "sklearn":
+        return public_set(rest.strip())
+    if colon and kind == "libsvm":
+        return load_file(Path(rest.strip()), libsvm=True)
     path = Path(text)
-    if path.suffix.lower() in (".npz", ".csv"):
+    if path.suffix.lower() in (".npz", ".csv", ".arff") + LIBSVM_SUFFIXES:
         return load_file(path)
     raise InputError(OPTION, f"unknown data {text!r}; allowed: {DATA_FORMS}")
+
+
+def public_set(name: str) -> Dataset:
+    """One of scikit-learn's bundled data sets (:data:`PUBLIC_SETS`), as shipped: features unscaled, labels the
+    classes in sklearn's order. Read from the files installed with scikit-learn, never downloaded."""
+    if name not in PUBLIC_SETS:
+        raise InputError(OPTION, f"unknown public data set sklearn:{name}; allowed: "
+                                 + ", ".join(f"sklearn:{known}" for known in PUBLIC_SETS))
+    try:
+        from sklearn import datasets
+    except ImportError:
+        raise InputError(OPTION, f"sklearn:{name} needs scikit-learn: pip install scikit-learn") from None
+    bunch = getattr(datasets, PUBLIC_SETS[name])()
+    originals, y = _label_classes(np.asarray(bunch.target), f"sklearn:{name}")
+    meta = dict(generator="sklearn", source=f"sklearn.datasets.{PUBLIC_SETS[name]}", labels=originals,
+                class_names=[str(c) for c in getattr(bunch, "target_names", originals)])
+    return Dataset(np.asarray(bunch.data, dtype=np.float64), y, len(originals), f"sklearn:{name}", meta)
+
+
+def transformed(ds: Dataset, transform: str) -> Dataset:
+    """``ds`` with its columns standardised (:data:`TRANSFORMS`); a constant column becomes 0 ("standardize") or
+    stays as it is ("scale"). ``meta["transform"]`` keeps the name and ``B = max_i ||h_i||_1`` before and after;
+    :func:`transform_effect` adds gamma."""
+    H = ds.H
+    spread = H.std(axis=0)
+    divisor = np.where(spread > 0, spread, 1.0)
+    centred = H - H.mean(axis=0) if transform == "standardize" else H
+    H_new = centred / divisor
+    meta = dict(ds.meta)
+    meta["transform"] = dict(name=transform, meaning=TRANSFORMS[transform], B_before=data_bound(ds),
+                             B_after=float(np.abs(H_new).sum(axis=1).max()), constant_columns=int((spread == 0).sum()))
+    return Dataset(H_new, ds.y, ds.k, f"{ds.name}+{transform}", meta)
+
+
+def split_transform(spec: str) -> tuple[str, Optional[str]]:
+    """``("sklearn:wine", "standardize")`` for ``"sklearn:wine+standardize"``; ``(spec, None)`` without one."""
+    base, plus, transform = str(spec).strip().rpartition("+")
+    if plus and transform.strip() in TRANSFORMS and base.strip():
+        return base.strip(), transform.strip()
+    return str(spec).strip(), None
+
+
+def transform_effect(spec: str, seed: Optional[int] = None) -> Optional[str]:
+    """One line for a spec with a transform (None without one): what it did to B and to the max-norm max margin
+    gamma, both certified by :func:`rates.numeric.margins.max_margin` ("0, not separable" where the LP says so)."""
+    base, transform = split_transform(spec)
+    if transform is None:
+        return None
+    before, after = parse_data(base, seed), parse_data(spec, seed)
+    info = after.meta["transform"]
+
+    def gamma(data: Dataset) -> str:
+        from rates.numeric.margins import max_margin
+
+        try:
+            return f"{max_margin(data, 'max').gamma:.6g}"
+        except NotSeparableError:
+            return "0 (not separable)"
+
+    return (f"+{transform} ({info['meaning']}): B = max_i ||h_i||_1 {info['B_before']:.6g} -> {info['B_after']:.6g}; "
+            f"max-norm max margin gamma {gamma(before)} -> {gamma(after)} (both certified by the max-margin LP)")
 
 
 def _parse_params(rest: str, kind: str) -> dict[str, str]:
@@ -370,20 +454,26 @@ CSV_LAYOUT = ("CSV layout: one sample per row, the feature columns first and the
 MAX_LABEL = 2**53  # beyond it a float64 label is no longer a unique integer (1e19 also overflows int64)
 
 
-def load_file(path) -> Dataset:
-    """Load ``.npz`` (arrays ``H`` or ``X``, and ``y``) or ``.csv`` (:data:`CSV_LAYOUT`). Labels may be any
-    integers up to 2^53 in size; they are mapped in sorted order onto ``0..k-1`` (``meta["labels"]`` keeps the
-    original values)."""
+def load_file(path, libsvm: bool = False) -> Dataset:
+    """Load ``.npz`` (arrays ``H`` or ``X``, and ``y``), ``.csv`` (:data:`CSV_LAYOUT`), ``.arff`` (OpenML's
+    format: numeric attributes, the last attribute the class) or a LIBSVM/svmlight file (``libsvm=True`` or a
+    suffix of :data:`LIBSVM_SUFFIXES`). Labels may be any integers up to 2^53 in size (an ARFF class may be any
+    nominal value); they are mapped in sorted order onto ``0..k-1`` (``meta["labels"]`` keeps the originals)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(OPTION, f"data file {str(path)!r} does not exist or is not a regular file")
     suffix = path.suffix.lower()
-    if suffix == ".npz":
+    if libsvm or suffix in LIBSVM_SUFFIXES:
+        H, labels = _read_libsvm(path)
+    elif suffix == ".npz":
         H, labels = _read_npz(path)
     elif suffix == ".csv":
         H, labels = _read_csv(path)
+    elif suffix == ".arff":
+        H, labels = _read_arff(path)
     else:
-        raise InputError(OPTION, f"data file {path.name!r}: expected .npz or .csv")
+        raise InputError(OPTION, f"data file {path.name!r}: expected .npz, .csv, .arff or a LIBSVM file "
+                                 f"(libsvm:FILE)")
     if H.ndim != 2:
         raise InputError(OPTION, f"{path.name}: features must be 2-D (n, d), got shape {H.shape}")
     if labels.ndim != 1 or labels.shape[0] != H.shape[0]:
@@ -441,6 +531,48 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if labels.dtype.kind not in "iuf":
         labels = _real(labels, "labels", path.name)
     return _real(H, "features", path.name), labels
+
+
+def _read_libsvm(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A LIBSVM/svmlight file by scikit-learn's reader; the sparse features are made dense (the engine's layout),
+    after checking that they fit in memory."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, labels = load_svmlight_file(str(path))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise InputError(OPTION, f"{path.name}: not a readable LIBSVM file ({str(err).splitlines()[0][:80]})") from None
+    classes = np.unique(labels).size
+    budget.check_generated_data(X.shape[0], max(classes, 2), X.shape[1], path.name)
+    return np.asarray(X.toarray(), dtype=np.float64), np.asarray(labels)
+
+
+def _read_arff(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """An ARFF file (OpenML's download format) by scipy's reader: every attribute but the last numeric, the last one
+    the class (nominal, or numeric with integer values); nominal classes map onto 0..k-1 in sorted order."""
+    from scipy.io import arff
+
+    try:
+        records, info = arff.loadarff(str(path))
+    except (ValueError, NotImplementedError, arff.ArffError, UnicodeDecodeError) as err:
+        raise InputError(OPTION, f"{path.name}: not an ARFF file scipy can read ({str(err).splitlines()[0][:80]})"
+                         ) from None
+    names, types = info.names(), info.types()
+    if len(names) < 2:
+        raise InputError(OPTION, f"{path.name}: need at least one feature attribute and the class attribute")
+    nominal = [name for name, kind in zip(names[:-1], types[:-1]) if kind != "numeric"]
+    if nominal:
+        raise InputError(OPTION, f"{path.name}: features must be numeric; nominal attributes {nominal[:5]} "
+                                 "(encode them first, e.g. one-hot)")
+    H = np.column_stack([np.asarray(records[name], dtype=np.float64) for name in names[:-1]])
+    target = records[names[-1]]
+    if types[-1] == "nominal":
+        values = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in target])
+        if np.any(values == "?"):
+            raise InputError(OPTION, f"{path.name}: the class attribute {names[-1]!r} has missing values ('?')")
+        _, labels = np.unique(values, return_inverse=True)
+        return H, labels.reshape(-1)
+    return H, np.asarray(target, dtype=np.float64)
 
 
 def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -33,10 +33,11 @@ Reference
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -46,6 +47,9 @@ MEASURED_NORMS = ("max", "frobenius", "spectral")
 BIAS_KEY = "M"
 CONIC_SIZE_LIMIT = 100_000  # n (k-1) * k d above which a side measure's conic max-margin solve is time-bounded
 SIDE_BUDGET_SECONDS = 30.0  # the time a side measure's max margin (a norm other than the run's) may take
+# whether side measures of problems above CONIC_SIZE_LIMIT are solved at all (:func:`large_side_measures`): by
+# default they are left out, so that a first answer on real data waits only for the max margin its run needs
+_LARGE_SIDE_WANTED: list[bool] = [False]
 # side measures left out in this process, by (data digest, k, norm, budget): a second call (after the run)
 # does not retry
 _SIDE_SKIPPED: dict[tuple, str] = {}
@@ -300,13 +304,25 @@ def problem_size(data: Any) -> int:
     return int(data.n) * (int(data.k) - 1) * int(data.k) * int(data.d)
 
 
+@contextlib.contextmanager
+def large_side_measures(wanted: bool = True) -> Iterator[None]:
+    """Within the block, side measures of large problems are solved (each within :data:`SIDE_BUDGET_SECONDS`)
+    when ``wanted``; outside any such block they are left out with the reason (``rates run --side-measures``)."""
+    _LARGE_SIDE_WANTED.append(bool(wanted))
+    try:
+        yield
+    finally:
+        _LARGE_SIDE_WANTED.pop()
+
+
 def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict[str, ReferenceDirection],
                                                                           dict[str, str]]:
     """``W*_N`` for the norms of :data:`MEASURED_NORMS`, and the norms left out with the reason.
 
     Norms in ``required`` (a run's own norm, solved for its gap anyway) and the max norm (an LP) are always
     solved. The others are side measures: up to :data:`CONIC_SIZE_LIMIT` they are solved as they come; above
-    it each gets :data:`SIDE_BUDGET_SECONDS` (a line on stderr says so) and is left out with the reason when
+    it they are left out unless asked for (:func:`large_side_measures`), and then each gets
+    :data:`SIDE_BUDGET_SECONDS` (a line on stderr says so) and is left out with the reason when
     its program would not fit in memory or does not finish in time (measured before constraint generation:
     k = 10, d = 32, n = 200 took 160 s of interior-point solves on the whole program). A reported norm whose
     solver cannot certify its gamma is left out too, as is the face test of the max norm past its budget.
@@ -327,6 +343,11 @@ def max_margin_references(data: Any, required: Sequence[str] = ()) -> tuple[dict
             continue
         budget: Optional[float] = None
         if name not in required and name != "max" and size > CONIC_SIZE_LIMIT:
+            if not (_LARGE_SIDE_WANTED[-1] or is_held(data, name)):
+                skipped[name] = (f"not solved: a side measure (the {name} max margin, n(k-1) kd = {size} > "
+                                 f"{CONIC_SIZE_LIMIT}) on large data is solved only when asked (rates run "
+                                 "--side-measures)")
+                continue
             budget = SIDE_BUDGET_SECONDS
         if budget is not None and not is_held(data, name):
             print(f"rates: solving the {name} max margin for the cosines (a side measure; n(k-1) kd = {size}, "

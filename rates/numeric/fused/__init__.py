@@ -16,8 +16,10 @@ per core and, within a thread, computed 64 at a time in the lanes of SIMD vector
 
 Why numba: the kernels are loops over k x d x n blocks of a few hundred entries, where a compiled loop is
 ~10x faster than any sequence of library calls; numba compiles plain Python with LLVM and caches the
-machine code on disk (``cache=True``, ``__pycache__`` next to the source), so only the first use pays the
-compilation (measured by ``benchmarks/engine_speed.py``).
+machine code on disk (``cache=True``), so only the first use pays the compilation (measured by
+``benchmarks/engine_speed.py``). The cache is one user-wide folder keyed by the source's content
+(:mod:`rates.numeric.fused.compiled_cache`, installed when this package is imported, before any kernel is
+decorated), so a second virtualenv of the same release loads the kernels the first one compiled.
 
 Scope: the CPU path of ``rates.numeric.engine`` (``engine="auto"`` or ``"fused"`` on cpu). On cuda the torch path
 (:mod:`rates.numeric.optim`) remains the implementation (no GPU kernel here: no GPU was available to measure one);
@@ -34,6 +36,18 @@ through the same code as a block of one lane.
 """
 
 from __future__ import annotations
+
+
+def _install_compiled_cache() -> None:
+    from rates.numeric.fused.compiled_cache import install
+
+    try:
+        install()
+    except Exception:  # pragma: no cover - numba missing or broken: available() says so, the torch path runs
+        return
+
+
+_install_compiled_cache()
 
 
 def available() -> bool:

@@ -1,0 +1,78 @@
+"""``--steps auto``: stages until the comparator's window is there, within the budget; the plan printed first."""
+
+import json
+
+import pytest
+from cli_invoke import invoke
+
+from rates.errors import InputError
+from rates.judge.compare import choose_window
+from rates.numeric.data import parse_data
+from rates.numeric.engine import RunSpec, simulate
+from rates.numeric.horizon import parse_steps, shortest_with_window
+
+
+def _stages(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("steps auto: stage ")]
+
+
+def test_parse_steps():
+    assert parse_steps("auto") is None and parse_steps(" AUTO ") is None and parse_steps("12") == 12
+    for bad in ("0", "-3", "1e4", "many"):
+        with pytest.raises(InputError) as info:
+            parse_steps(bad)
+        assert str(info.value).startswith("--steps: must be an integer >= 1 or 'auto'")
+
+
+def test_auto_runs_a_second_stage_sized_by_the_first_ones_entry(tmp_path):
+    out = tmp_path / "t.json"
+    code, stdout, stderr = invoke(["run", "--algo", "ngd", "--a", "1/2", "--eta0", "0.01", "--steps", "auto",
+                                   "--data", "default", "--out", str(out), "--no-progress"])
+    assert code == 0
+    plan = stderr.index("steps auto: stages of 10x")
+    assert plan < stderr.index("steps auto: stage 1:")  # the plan comes before any stage
+    assert "t_d = " in stderr  # the descent start, on the data's own gamma and B
+    first = shortest_with_window(0.0, 60)
+    stages = _stages(stderr)
+    assert len(stages) == 2 and f"stage 1: {first} steps" in stages[0] and "no window yet" in stages[0]
+    # independently: the first stage's run, judged by the comparator, has its entry but no window yet ...
+    run = simulate([RunSpec("ngd", "1/2", eta0=0.01)], parse_data("default"), first, checkpoints=60).runs[0]
+    window = choose_window(run)
+    assert window.problem is not None and window.entry_t is not None
+    # ... and the second stage is the shortest run with a decade past that entry, where the window is there
+    second = shortest_with_window(window.entry_t, 60)
+    assert f"stage 2: {second} steps" in stages[1] and "window reached" in stages[1]
+    saved = json.loads(out.read_text())
+    assert saved["meta"]["steps"] == second
+    assert f"window reached at {second} steps" in stdout
+
+
+def test_auto_stops_at_the_step_budget_and_says_why(tmp_path):
+    out = tmp_path / "t.json"
+    code, stdout, stderr = invoke(["run", "--algo", "ngd", "--a", "1/2", "--eta0", "0.001", "--steps", "auto",
+                                   "--budget-steps", "150000", "--data", "default", "--out", str(out),
+                                   "--no-progress"])
+    assert code == 0 and out.exists()
+    stages = _stages(stderr)
+    assert len(stages) == 3 and "stage 3: 150000 steps" in stages[-1]  # 13665, 136650, then cut to the budget
+    assert "no window within the budget" in stdout and "budget of 150000 steps is spent" in stdout
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--steps", "lots"], "--steps"),
+    (["--steps", "auto", "--budget-steps", "500"], "--budget-steps"),
+    (["--steps", "auto", "--budget-seconds", "0"], "--budget-seconds"),
+])
+def test_bad_horizon_options_exit_2_naming_the_option(tmp_path, args, option):
+    out = tmp_path / "t.json"
+    code, _, stderr = invoke(["run", "--algo", "signgd", "--a", "1/2", "--data", "default", "--out", str(out)] + args)
+    assert code == 2 and not out.exists()
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0]
+
+
+def test_fit_with_auto_steps_judges_the_window_it_reached():
+    code, stdout, stderr = invoke(["fit", "--algo", "signgd", "--a", "1/2", "--steps", "auto", "--data", "default",
+                                   "--no-progress"])
+    assert code == 0 and "window reached" in stderr
+    assert "fitted slope   :" in stdout and "t in [1.03e+03, 1.37e+04]" in stdout and "verdict        :" in stdout

@@ -89,15 +89,21 @@ def _norm_of(W, kind, p):
         if p == 1.0:
             return sigma.sum()
         return (sigma**p).sum() ** (1.0 / p)
-    a = np.abs(W)
-    if math.isinf(p):
-        return a.max()
+    k, d = W.shape
+    top, total = 0.0, 0.0
+    for c in range(k):  # loops, not array expressions: this runs twice per step and must not allocate
+        for j in range(d):
+            top = max(top, abs(W[c, j]))
+            total += abs(W[c, j])
+    if math.isinf(p) or top == 0.0:
+        return top
     if p == 1.0:
-        return a.sum()
-    top = a.max()
-    if top == 0.0:
-        return 0.0
-    return top * ((a / top) ** p).sum() ** (1.0 / p)
+        return total
+    total = 0.0
+    for c in range(k):
+        for j in range(d):
+            total += (abs(W[c, j]) / top) ** p
+    return top * total ** (1.0 / p)
 
 
 @njit(cache=True)
@@ -184,6 +190,8 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
     log_abs = np.empty((k, n))
     signs = np.empty((k, n))
     log_g = np.empty(n)
+    log_l = np.empty(n)
+    grad = np.empty((k, d))  # grad L / G
     for f in range(failures.shape[0]):
         failures[f, 0], failures[f, 1], failures[f, 2] = -1, -1, 0
     anchor = 0
@@ -201,7 +209,6 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
     for t in range(T + 1):
         # ---- quantities at W_t
         margin_min = np.inf
-        log_l = np.empty(n)
         for i in range(n):
             zy = 0.0
             for j in range(d):
@@ -232,8 +239,12 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
             if m_i < margin_min:
                 margin_min = m_i
         top_l, top_g = log_l.max(), log_g.max()
-        logL = top_l + math.log(np.exp(log_l - top_l).sum()) - log_n
-        log_nG = top_g + math.log(np.exp(log_g - top_g).sum())
+        sum_l, sum_g = 0.0, 0.0
+        for i in range(n):
+            sum_l += math.exp(log_l[i] - top_l)
+            sum_g += math.exp(log_g[i] - top_g)
+        logL = top_l + math.log(sum_l) - log_n
+        log_nG = top_g + math.log(sum_g)
         logG = log_nG - log_n
         size = _norm_of(W, kind, p)
         gap = gamma - margin_min / size if size > 0.0 else np.inf
@@ -305,10 +316,12 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
         _direction(R, scale, kind, q, D)
         if perturbation != 0.0:
             D[:, :] = (1.0 - perturbation) * D + perturbation * P
-        grad = np.empty((k, d))  # grad L / G
+        pairing = 0.0
         for c in range(k):
-            grad[c] = R[c] * math.exp(scale[c] - log_nG)
-        pairing = (grad * D).sum()
+            factor = math.exp(scale[c] - log_nG)
+            for j in range(d):
+                grad[c, j] = R[c, j] * factor
+                pairing += grad[c, j] * D[c, j]
         step_norm = _norm_of(D, kind, p)
         eta = etas[t]
         if pairing < gamma * step_norm * (1.0 - 1e-12):
@@ -526,10 +539,13 @@ def certify(run: Any, dataset: Any = None, perturbation: float = 0.0, perturbati
     if dataset is None:
         from rates.numeric.data import parse_data
 
+        why, source = coverage(config, (config.get("data_facts") or {}).get("n"))
+        if why is not None or config.get("data") is None:
+            return Certificate(False, why or "the run records no dataset to run the stepper on", source)
         try:
             dataset = parse_data(str(config.get("data")), config.get("data_seed"))
-        except Exception as error:  # a file that moved: no certificate, and the reason
-            return Certificate(False, f"the run's data {config.get('data')!r} cannot be rebuilt ({error})")
+        except Exception as error:  # a data file that moved: no certificate, and the reason
+            return Certificate(False, f"the run's data {config.get('data')!r} cannot be rebuilt ({error})", source)
     why, source = coverage(config, dataset.n)
     if why is not None:
         return Certificate(False, why, source)
@@ -639,3 +655,26 @@ def describe(cert: Certificate, descent_start: Any = None, label: str = "") -> l
                      f"case 2B^2 e^(2B eta) eta exceeds gamma/2 on {cert.vacuous_worst_case_steps} of those steps")
     lines.append(f"    certificate  : {cert.verdict_text()}")
     return lines
+
+
+def claim_values(record: Any) -> Optional[dict[str, Any]]:
+    """The certificate of a claims row's fit record, for its ``values`` in claims.json: per run ``s0``, ``s1``, the
+    rebuilt ``t_d``, ``B`` and the gap at the horizon and the verdict; None where the chain does not cover it."""
+    from rates.studies.report import descent_start_of
+
+    runs = getattr(record, "runs", None) or []
+    if not runs:
+        return None
+    start = descent_start_of(runs, getattr(record, "prediction", None))
+    out = []
+    for run in runs:
+        cert = certify(run)
+        if not cert.applies:
+            return {"applies": False, "why": cert.why, "source": cert.source}
+        last = cert.bound[-1] if len(cert.bound) else math.nan
+        out.append({"seed": run.config.get("seed"), "data_seed": run.config.get("data_seed"), "s0": cert.s0,
+                    "s1": cert.s1, "onsets": cert.onsets, "certified": cert.certified, "broken": cert.broken,
+                    "bound_at_horizon": None if not np.isfinite(last) else float(last),
+                    "gap_at_horizon": float(cert.gap[-1]) if len(cert.gap) else None,
+                    "worst_gap_over_bound": cert.worst_ratio, "verdict": cert.verdict_text()})
+    return {"applies": True, "source": cert.source, "t_d": None if start is None else start.to_json(), "runs": out}

@@ -198,3 +198,17 @@ def test_a_one_percent_error_in_gamma_breaks_the_certificate_at_1e5_steps():
     for factor, fact in ((1.01, "pairing"), (0.99, "max-margin")):
         wrong = certify(run, gamma=run.gamma["value"] * factor)
         assert wrong.broken and wrong.failures[fact]["count"] > 0
+
+
+def test_the_claims_hook_carries_onsets_t_d_and_the_certificate(default_run):
+    from rates.studies.certificates import claim_values
+    from rates.studies.report import fit_record_of
+
+    values = claim_values(fit_record_of([default_run], 0.05, None))
+    assert values["applies"] and "SIGNADAM Thm 5.3" in values["source"]
+    assert values["t_d"]["t"] == pytest.approx(3.26e4, rel=0.01)
+    (run,) = values["runs"]
+    assert (run["s0"], run["s1"], run["certified"], run["broken"]) == (238, 5, True, False)
+    assert run["gap_at_horizon"] < run["bound_at_horizon"]
+    adam = simulate([RunSpec("adam", "1/2")], parse_data("default", 0), 50, checkpoints=5, device="cpu").runs[0]
+    assert claim_values(fit_record_of([adam], 0.05, None))["applies"] is False

@@ -64,14 +64,6 @@ def _softplus(x):
 
 
 @njit(cache=True)
-def _log_softplus(x):
-    """log(log(1 + e^x)) without underflow: for x < -30, log1p(e^x)/e^x = 1 - e^x/2 + O(e^{2x})."""
-    if x < -30.0:
-        return x - 0.5 * math.exp(x)
-    return math.log(_softplus(x))
-
-
-@njit(cache=True)
 def _phi(x):
     """(e^x - 1 - x)/x^2 >= 0, increasing; the series sum_j x^j/(j+2)! (an upper bound) near 0."""
     if x < 1e-4:
@@ -230,7 +222,8 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
             lx = -m_i + math.log(total)  # log sum_{c != y} e^{z_c - z_y}
             sp = _softplus(lx)
             log_g[i] = lx - sp
-            log_l[i] = _log_softplus(lx)
+            # log(softplus(lx)) without underflow: for lx < -30, log1p(e^x)/e^x = 1 - e^x/2 + O(e^{2x})
+            log_l[i] = lx - 0.5 * math.exp(lx) if lx < -30.0 else math.log(sp)
             for c in range(k):
                 if c == y[i]:
                     log_abs[c, i], signs[c, i] = log_g[i], -1.0
@@ -656,25 +649,3 @@ def describe(cert: Certificate, descent_start: Any = None, label: str = "") -> l
     lines.append(f"    certificate  : {cert.verdict_text()}")
     return lines
 
-
-def claim_values(record: Any) -> Optional[dict[str, Any]]:
-    """The certificate of a claims row's fit record, for its ``values`` in claims.json: per run ``s0``, ``s1``, the
-    rebuilt ``t_d``, ``B`` and the gap at the horizon and the verdict; None where the chain does not cover it."""
-    from rates.studies.report import descent_start_of
-
-    runs = getattr(record, "runs", None) or []
-    if not runs:
-        return None
-    start = descent_start_of(runs, getattr(record, "prediction", None))
-    out = []
-    for run in runs:
-        cert = certify(run)
-        if not cert.applies:
-            return {"applies": False, "why": cert.why, "source": cert.source}
-        last = cert.bound[-1] if len(cert.bound) else math.nan
-        out.append({"seed": run.config.get("seed"), "data_seed": run.config.get("data_seed"), "s0": cert.s0,
-                    "s1": cert.s1, "onsets": cert.onsets, "certified": cert.certified, "broken": cert.broken,
-                    "bound_at_horizon": None if not np.isfinite(last) else float(last),
-                    "gap_at_horizon": float(cert.gap[-1]) if len(cert.gap) else None,
-                    "worst_gap_over_bound": cert.worst_ratio, "verdict": cert.verdict_text()})
-    return {"applies": True, "source": cert.source, "t_d": None if start is None else start.to_json(), "runs": out}

@@ -456,7 +456,7 @@ def _fit_text(rec) -> str:
 
 
 def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> None:
-    from rates.numeric.certificate import claim_values  # Thm 5.3 instantiated on each run (s0, s1, t_d, gap <= B)
+    from rates.studies.certificates import claim_values  # Thm 5.3 on each run (s0, s1, t_d, gap <= B)
 
     for a in NSD_AS:
         parts, measured = [], []

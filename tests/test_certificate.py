@@ -212,3 +212,10 @@ def test_the_claims_hook_carries_onsets_t_d_and_the_certificate(default_run):
     assert run["gap_at_horizon"] < run["bound_at_horizon"]
     adam = simulate([RunSpec("adam", "1/2")], parse_data("default", 0), 50, checkpoints=5, device="cpu").runs[0]
     assert claim_values(fit_record_of([adam], 0.05, None))["applies"] is False
+
+
+def test_every_step_of_the_chain_is_a_claim_of_rates_check():
+    from proofs.catalog import CLAIM_NAMES
+    from rates.symbolic.theorems.proof_chain import CHAIN
+
+    assert {claim for _, claim in CHAIN} <= set(CLAIM_NAMES)

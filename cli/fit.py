@@ -96,8 +96,7 @@ def _certificates(record) -> list:
     why, source = coverage(runs[0].config, (runs[0].config.get("data_facts") or {}).get("n"))
     if why is not None and not source:
         return []
-    start = descent_start_of(runs, record.prediction)
-    return [(certify(run), start) for run in runs]
+    return [(certify(run), descent_start_of([run], record.prediction)) for run in runs]  # t_d of each run's own data
 
 
 def _certificate_lines(certificates) -> list[str]:

@@ -206,8 +206,8 @@ def test_the_claims_hook_carries_onsets_t_d_and_the_certificate(default_run):
 
     values = claim_values(fit_record_of([default_run], 0.05, None))
     assert values["applies"] and "SIGNADAM Thm 5.3" in values["source"]
-    assert values["t_d"]["t"] == pytest.approx(3.26e4, rel=0.01)
     (run,) = values["runs"]
+    assert run["t_d"]["t"] == pytest.approx(3.26e4, rel=0.01)
     assert (run["s0"], run["s1"], run["certified"], run["broken"]) == (238, 5, True, False)
     assert run["gap_at_horizon"] < run["bound_at_horizon"]
     adam = simulate([RunSpec("adam", "1/2")], parse_data("default", 0), 50, checkpoints=5, device="cpu").runs[0]

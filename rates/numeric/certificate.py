@@ -640,7 +640,7 @@ def describe(cert: Certificate, descent_start: Any = None, label: str = "") -> l
              "    fact onsets  : " + ", ".join(f"{name} {onset}" for name, onset in cert.onsets.items())]
     if cert.s0 is not None and cert.terms and np.isfinite(cert.bound[-1]):
         terms = {name: float(values[-1]) for name, values in cert.terms.items()}
-        lines.append(f"    B({cert.steps})    : [gamma N(0,s0) {terms['before anchor']:.4g} + ratio "
+        lines.append(f"    B(T)         : T = {cert.steps}: [gamma N(0,s0) {terms['before anchor']:.4g} + ratio "
                      f"{terms['ratio']:.3g} + curvature {terms['curvature']:.4g} + log(n L(s0)/log 2) "
                      f"{terms['anchor loss']:.4g}] / "
                      f"N(0,t) {cert.n_total[-1]:.4g} = {cert.bound[-1]:.4g}; gap {cert.gap[-1]:.4g}")

@@ -140,22 +140,13 @@ def _direction(R, scale, kind, q, D):
 
 
 @njit(cache=True)
-def _dual_norm(Z, kind, q):
-    """||Z||_* (entry-wise l_q or Schatten-q)."""
-    if kind >= POLAR:
-        sigma = np.linalg.svd(np.ascontiguousarray(Z))[1]
-        if math.isinf(q):
-            return sigma[0]
-        if q == 1.0:
-            return sigma.sum()
-        return (sigma**q).sum() ** (1.0 / q)
-    a = np.abs(Z)
-    if math.isinf(q):
-        return a.max()
-    if q == 1.0:
-        return a.sum()
-    top = a.max()
-    return 0.0 if top == 0.0 else top * ((a / top) ** q).sum() ** (1.0 / q)
+def _products(A, H, i, out):
+    """``out[c] = <A[c], h_i>`` (the logits of sample ``i`` under ``W``, or its step ``v_i`` under ``Delta``)."""
+    for c in range(A.shape[0]):
+        total = 0.0
+        for j in range(A.shape[1]):
+            total += A[c, j] * H[i, j]
+        out[c] = total
 
 
 @njit(cache=True)
@@ -183,6 +174,7 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
     signs = np.empty((k, n))
     log_g = np.empty(n)
     log_l = np.empty(n)
+    z = np.empty(k)  # A h_i for one sample: its logits, or its step v_i
     grad = np.empty((k, d))  # grad L / G
     for f in range(failures.shape[0]):
         failures[f, 0], failures[f, 1], failures[f, 2] = -1, -1, 0
@@ -202,19 +194,15 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
         # ---- quantities at W_t
         margin_min = np.inf
         for i in range(n):
-            zy = 0.0
-            for j in range(d):
-                zy += W[y[i], j] * H[i, j]
+            _products(W, H, i, z)
+            zy = z[y[i]]
             m_i = np.inf
             for c in range(k):
                 if c == y[i]:
                     continue
-                zc = 0.0
-                for j in range(d):
-                    zc += W[c, j] * H[i, j]
-                log_abs[c, i] = zc - zy  # -u_c for now
-                if zy - zc < m_i:
-                    m_i = zy - zc
+                log_abs[c, i] = z[c] - zy  # -u_c for now
+                if zy - z[c] < m_i:
+                    m_i = zy - z[c]
             total = 0.0
             for c in range(k):
                 if c != y[i]:
@@ -323,18 +311,14 @@ def _chain_run(H, y, k, etas, kind, p, q, gamma, record_at, perturbation, P, cur
         # ---- local curvature: second-order term <= kappa eta^2 G
         kappa = 0.0
         for i in range(n):
-            vy = 0.0
-            for j in range(d):
-                vy += D[y[i], j] * H[i, j]
+            _products(D, H, i, z)  # v_i = Delta h_i
+            vy = z[y[i]]
             spread, rise = 0.0, 0.0
             for c in range(k):
                 if c == y[i]:
                     continue
-                vc = 0.0
-                for j in range(d):
-                    vc += D[c, j] * H[i, j]
-                spread = max(spread, abs(vc - vy))
-                rise = max(rise, vy - vc)
+                spread = max(spread, abs(z[c] - vy))
+                rise = max(rise, vy - z[c])
             kappa += math.exp(log_g[i] - log_nG) * _phi(eta * rise) * spread * spread
         kappa *= curvature_scale
         if initialised:

@@ -219,3 +219,9 @@ def test_every_step_of_the_chain_is_a_claim_of_rates_check():
     from rates.symbolic.theorems.proof_chain import CHAIN
 
     assert {claim for _, claim in CHAIN} <= set(CLAIM_NAMES)
+
+
+def test_a_run_past_the_budget_is_not_checked_and_says_so(default_run):
+    cert = certify(default_run, budget_s=1e-3)
+    assert not cert.applies and "not checked" in cert.why and "budget" in cert.why
+    assert "SIGNADAM Thm 5.3" in cert.source  # the reason is printed under the theorem it would have instantiated

@@ -350,6 +350,10 @@ def _fail(failures, f, t):
 # --------------------------------------------------------------------------------------------------------------
 # the wrapper: which runs the chain covers, the stepper's call, the comparison with the engine
 
+# CPU seconds one certificate may take by default (``rates fit`` runs it on every covered run): the stepper costs
+# about 2 ns per step, sample, class and (feature + 8) -- 3.3 us a step on the default preset, measured
+BUDGET_S = 300.0
+SECONDS_PER_UNIT = 2e-9
 MATCH_TOLERANCE = 1e-7  # relative: margins and log-losses of two float64 runs of one algorithm agree far better
 ADAM_NOTE = ("Adam: SIGNADAM Thm 6.3's constant c_adam cannot be rebuilt from the paper as given (its lemmas' "
              "constants are lost); a certificate of an Adam run would cover the chain only where the direction's "
@@ -501,13 +505,14 @@ def coverage(config: dict[str, Any], n: Optional[int]) -> tuple[Optional[str], s
 
 def certify(run: Any, dataset: Any = None, perturbation: float = 0.0, perturbation_seed: int = 0,
             gamma: Optional[float] = None, norm: Optional[str] = None, curvature_scale: float = 1.0,
-            extra_times: int = 200) -> Certificate:
+            extra_times: int = 200, budget_s: Optional[float] = BUDGET_S) -> Certificate:
     """Check the chain of SIGNADAM Thm 5.3 at every step of ``run`` (a :class:`rates.numeric.trajectory.Run`).
 
     ``dataset`` defaults to the run's recorded data (preset or generator and its seed). ``perturbation``,
     ``gamma``, ``curvature_scale`` and ``norm`` exist for the negative controls: a direction mixed with a fixed
     random sign matrix, a wrong max margin, a curvature constant too small, another algorithm's direction --
-    each must break the certificate.
+    each must break the certificate. A run whose stepper pass would take more than ``budget_s`` CPU seconds (an
+    estimate; None: no limit) is not checked, and the certificate says so with the estimate.
     """
     from rates.numeric.trajectory import schedule_of
     from rates.symbolic.theorems.proof_chain import bound_terms
@@ -527,6 +532,11 @@ def certify(run: Any, dataset: Any = None, perturbation: float = 0.0, perturbati
     if why is not None:
         return Certificate(False, why, source)
     steps = int(config["steps"])
+    estimate = steps * dataset.n * dataset.k * (dataset.d + 8) * SECONDS_PER_UNIT
+    if budget_s is not None and estimate > budget_s:
+        return Certificate(False, f"not checked: the stepper would take about {estimate:.3g} CPU-s for {steps} steps "
+                                  f"on n = {dataset.n}, k = {dataset.k}, d = {dataset.d}, over its budget of "
+                                  f"{budget_s:g} s", source)
     kind, p, q = _kind_of(norm or str(config.get("norm", "max")), str(config.get("polar", "exact")))
     gamma_value = float(run.gamma["value"]) if gamma is None else float(gamma)
     etas = float(config["eta0"]) * schedule_of(config).unit_values(0, steps)

@@ -158,11 +158,17 @@ def test_minibatch_at_full_batch_is_the_same_chain_and_smaller_batches_are_not_c
     assert not certify(half).applies and "b = 15 < n = 30" in certify(half).why
 
 
-def test_adam_is_not_instantiated_and_says_why():
-    run = simulate([RunSpec("adam", "1/2")], parse_data("default", 0), 50, checkpoints=5, device="cpu").runs[0]
+def test_adam_certifies_the_chain_with_its_measured_pairing_never_c_adam():
+    dataset = parse_data("default", 0)
+    run = simulate([RunSpec("adam", "2/3")], dataset, 3000, checkpoints=20, device="cpu").runs[0]
     cert = certify(run)
-    assert not cert.applies
-    assert "c_adam" in cert.why and "never Thm 6.3's constant" in cert.why
+    assert cert.applies and "never Thm 6.3's constant c_adam" in cert.source
+    assert "pairing" not in cert.universal  # Adam's direction is not the steepest: its pairing is measured
+    assert cert.engine_agrees and not cert.broken, cert.verdict_text()
+    # Adam is not SignGD: its stepper differs from the sign stepper on the same run
+    assert certify(run, norm="max").broken
+    with_eps = simulate([RunSpec("adam", "1/2", adam_eps=1e-8)], dataset, 50, checkpoints=5, device="cpu").runs[0]
+    assert not certify(with_eps).applies and "eps > 0" in certify(with_eps).why
 
 
 def test_rates_fit_prints_onsets_t_d_and_the_certificate(default_run, tmp_path):
@@ -210,8 +216,9 @@ def test_the_claims_hook_carries_onsets_t_d_and_the_certificate(default_run):
     assert run["t_d"]["t"] == pytest.approx(3.26e4, rel=0.01)
     assert (run["s0"], run["s1"], run["certified"], run["broken"]) == (238, 5, True, False)
     assert run["gap_at_horizon"] < run["bound_at_horizon"]
-    adam = simulate([RunSpec("adam", "1/2")], parse_data("default", 0), 50, checkpoints=5, device="cpu").runs[0]
-    assert claim_values(fit_record_of([adam], 0.05, None))["applies"] is False
+    momentum = simulate([RunSpec("signum", "1/2", momentum=0.9)], parse_data("default", 0), 50, checkpoints=5,
+                        device="cpu").runs[0]
+    assert claim_values(fit_record_of([momentum], 0.05, None))["applies"] is False
 
 
 def test_every_step_of_the_chain_is_a_claim_of_rates_check():

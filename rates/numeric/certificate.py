@@ -675,7 +675,9 @@ def describe(cert: Certificate, descent_start: Any = None, label: str = "") -> l
              "    onsets       : " + (f"s0 = {cert.s0} (all facts hold from here through the horizon)" if cert.s0
                                      is not None else "s0 = none before the horizon")
              + (f", s1 = {cert.s1} (L <= log 2/n from here on)" if cert.s1 is not None else ", s1 = none")
-             + f"; rebuilt t_d = {t_d} [derived, worst-case curvature]",
+             + f"; rebuilt t_d = {t_d} [derived, worst-case curvature]"
+             + ("" if descent_start is None or not descent_start.left_out else
+                f" (a lower bound: left out {'; '.join(descent_start.left_out)})"),
              "    fact onsets  : " + ", ".join(f"{name} {onset}" for name, onset in cert.onsets.items())]
     if cert.s0 is not None and cert.terms and np.isfinite(cert.bound[-1]):
         terms = {name: float(values[-1]) for name, values in cert.terms.items()}

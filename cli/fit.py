@@ -87,6 +87,47 @@ def describe(record: FitRecord) -> str:
     return "\n".join(lines)
 
 
+def _certificates(record) -> list:
+    """(certificate, t_d) per run of a record the proof chain covers (rates.numeric.certificate); [] otherwise."""
+    from rates.numeric.certificate import certify, coverage
+    from rates.studies.report import descent_start_of
+
+    runs = getattr(record, "runs", None) or []
+    if not runs or getattr(record, "prediction", None) is None:
+        return []
+    why, source = coverage(runs[0].config, (runs[0].config.get("data_facts") or {}).get("n"))
+    if why is not None and not source:
+        return []
+    return [(certify(run), descent_start_of([run], record.prediction)) for run in runs]  # t_d of each run's own data
+
+
+def _certificate_lines(certificates) -> list[str]:
+    from rates.numeric.certificate import describe as describe_certificate
+
+    several = len(certificates) > 1
+    lines = []
+    for index, (cert, start) in enumerate(certificates):
+        lines += describe_certificate(cert, start, f" #{index}" if several else "")
+        if not cert.applies:
+            break  # the reason is the configuration's, the same for every run
+    return lines
+
+
+def _plot_certificates(records, certificates, plot: Path) -> list[Path]:
+    """B(t) beside the gap, one figure per certified configuration (its first run)."""
+    from rates.output.plots import plot_certificate
+    from rates.studies.report import run_slug
+
+    figures = []
+    for rec, certs in zip(records, certificates):
+        certified = [cert for cert, _ in certs if cert.applies and cert.s0 is not None]
+        if certified:
+            base = _plot_path(plot, run_slug(rec.config), len(records) > 1)
+            figures.append(plot_certificate(certified[0], base.with_name(f"{base.stem}_certificate{base.suffix}"),
+                                            title=rec.title))
+    return figures
+
+
 def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], device: str, steps: Optional[int],
                    checkpoints: int, out: Optional[Path], window: Optional[tuple[float, float]] = None,
                    progress: bool = False, keep_weights: str = "none", budget: tuple[int, float] = (0, 0.0),
@@ -144,6 +185,9 @@ def _fit_parameters() -> list[inspect.Parameter]:
         "tolerance": (float, typer.Option(DEFAULT_TOLERANCE, "--tolerance",
                                           help="slope tolerance of 'tight', in (0, 1)")),
         "plot": (Optional[Path], typer.Option(None, "--plot", help="draw the fit to FILE.png or FILE.pdf")),
+        "certificate": (bool, typer.Option(True, "--certificate/--no-certificate", help=(
+            "check the facts the theorem's proof uses at every step and certify gap(t) <= B(t) (SIGNADAM Thm 5.3 "
+            "and MINIBATCH Thm 4.1 at b = n; one extra float64 pass over the run)"))),
         "as_json": (bool, typer.Option(False, "--json", help="print the fit records as JSON")),
         "bound": (Optional[str], typer.Option(None, "--bound", help=(
             "judge your own bound instead of the theorem's: a sum of terms, each with its own unknown constant "
@@ -170,8 +214,8 @@ def _fit_parameters() -> list[inspect.Parameter]:
 
 def fit(**options) -> None:
     """Fit the empirical rate of the margin gap (of a run or a file) and judge it against the predicted bound."""
-    from_file, window, tolerance, plot, as_json, bound_text = (
-        options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json", "bound"))
+    from_file, window, tolerance, plot, as_json, bound_text, with_certificate = (
+        options.pop(k) for k in ("from_file", "window", "tolerance", "plot", "as_json", "bound", "certificate"))
     algo, a, steps, out = options["algo"], options["a"], options["steps"], options.pop("out")
     schedule = options.pop("schedule")
     seed, seeds, data_seeds = options.pop("seed"), options.pop("seeds"), options.pop("data_seeds")
@@ -261,6 +305,7 @@ def fit(**options) -> None:
         records = [_user_bound_record(group, user_bound, tolerance, user_window) for group in group_runs(runs)]
     else:
         records = [fit_record_of(group, tolerance, user_window) for group in group_runs(runs)]
+    certificates = [_certificates(rec) if with_certificate and user_bound is None else [] for rec in records]
     figures = []
     if plot is not None:
         _check_plottable(runs)
@@ -272,10 +317,13 @@ def fit(**options) -> None:
             figures.append(plot_fit(rec.runs, rec.verdict, rec.on_run if own else rec.prediction,
                                     _plot_path(plot, run_slug(rec.config), len(records) > 1),
                                     title=rec.title, bound_label="user bound" if own else bound_label(rec)))
+        figures += _plot_certificates(records, certificates, plot)
     if as_json:
-        print(json.dumps([rec.to_json() for rec in records], indent=1, default=str))
+        print(json.dumps([{**rec.to_json(), **({"certificates": [c.to_json() for c, _ in certs]} if certs else {})}
+                          for rec, certs in zip(records, certificates)], indent=1, default=str))
     else:
-        print("\n\n".join(rec.describe() if hasattr(rec, "describe") else describe(rec) for rec in records))
+        print("\n\n".join("\n".join([rec.describe() if hasattr(rec, "describe") else describe(rec)]
+                                     + _certificate_lines(certs)) for rec, certs in zip(records, certificates)))
         for figure in figures:
             print(f"figure: {figure} (and {figure.with_suffix('.pdf' if figure.suffix.lower() == '.png' else '.png')})")
     if any(rec.verdict.label == "violated" or getattr(rec.verdict, "refuted", False) for rec in records):

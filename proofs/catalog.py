@@ -19,6 +19,7 @@ CLAIM_NAMES = (
     "minibatch-gradient-error", "momentum-accumulated-error", "vr-deviation", "gradient-stability",
     "minibatch-mismatch-floor",
     "loss-lipschitz", "vr-momentum-error", "signgd-unnormalized-margin", "per-sample-step-direction",
+    "local-curvature-step", "certificate-log-level", "certificate-contraction", "certificate-on-runs",
     "adam-moment-ratio", "adam-first-moment", "adam-second-moment", "adam-entry-alignment",
     "schedule-assumption-3.3", "schedule-assumption-3.4", "partial-sum-integral-bounds", "euler-identity",
     "soft-margin-key-inequality", "soft-margin-monotone", "per-sample-bias",

@@ -10,6 +10,7 @@ def all_claims() -> list[Claim]:
     # imported here so that ``rates --help`` does not pay for torch/sympy set-up of every family
     from proofs import (
         adam,
+        certificate,
         descent,
         effective_margin,
         gradient,
@@ -22,8 +23,8 @@ def all_claims() -> list[Claim]:
     )
 
     claims: list[Claim] = []
-    for family in (softmax, proxy, gradient, stochastic, effective_margin, descent, adam, schedule, homogeneous,
-                   per_sample):
+    for family in (softmax, proxy, gradient, stochastic, effective_margin, descent, certificate, adam, schedule,
+                   homogeneous, per_sample):
         claims.extend(family.CLAIMS)
     return claims
 

@@ -159,3 +159,27 @@ def figure_targets(paths: Sequence[Path]) -> list[Path]:
             if sibling not in targets:
                 targets.append(sibling)
     return targets
+
+
+def plot_certificate(cert, path: str | os.PathLike, title: str) -> Path:
+    """The gap and the proof chain's explicit bound ``B(t)`` (:mod:`rates.symbolic.theorems.proof_chain`) against t,
+    from the anchor ``s0`` on, as the stepper recorded them (:mod:`rates.numeric.certificate`)."""
+    targets = figure_targets([check_figure_path(path)])
+    fig = Figure(figsize=(6.4, 4.8), dpi=FIGURE_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    keep = (cert.t > cert.s0) & (cert.gap > 0) & np.isfinite(cert.bound)
+    ax.loglog(cert.t[keep], cert.bound[keep], "-", color="tab:purple", lw=1.8,
+              label="$B(t)$: proof chain, local curvature, anchored at $s_0$")
+    ax.loglog(cert.t[keep], cert.gap[keep], ".-", lw=0.8, ms=3, label=r"gap $\gamma - \gamma(W_t)$ (stepper)")
+    ax.axvline(max(cert.s0, 1), color="tab:gray", ls=":", lw=1, label=f"$s_0$ = {cert.s0}")
+    ax.set_xlabel(r"iteration $t$")
+    ax.set_ylabel("margin gap and its bound")
+    state = "certified" if cert.certified and not cert.broken else "BROKEN"
+    ax.set_title(f"{title}: {state}", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    for target in targets:
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=target.suffix.lower().lstrip("."), dpi=FIGURE_DPI)
+    return targets[0]

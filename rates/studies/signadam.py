@@ -456,6 +456,8 @@ def _fit_text(rec) -> str:
 
 
 def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> None:
+    from rates.studies.certificates import claim_values  # Thm 5.3 on each run (s0, s1, t_d, gap <= B)
+
     for a in NSD_AS:
         parts, measured = [], []
         rate = records[("signgd", a, 0.0)].prediction.rate.text
@@ -465,7 +467,9 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> N
             parts.append(_rate_part_of(DISPLAY[algo], rec))
         table.add(Claim(f"SignGD (and NGD, Rem. 5.5) margin gap O({rate}) at a = {a}", f"{SEED} Cor. 5.4, Rem. 5.5",
                         "; ".join(measured), "comparator verdict tight or loose (one-sided bound)", *combine(parts),
-                        values={algo: records[(algo, a, 0.0)].verdict.to_json() for algo in NSD_ALGORITHMS},
+                        values={algo: {**records[(algo, a, 0.0)].verdict.to_json(),
+                                       "certificate": claim_values(records[(algo, a, 0.0)])}
+                                for algo in NSD_ALGORITHMS},
                         protocol=proto[("rate-nsd", a)]))
     for a in ADAM_AS + (ADAM_A1,):
         rec = records[("adam", a, 0.0)]

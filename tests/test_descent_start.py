@@ -146,3 +146,45 @@ def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
     assert descent_start_of(past.runs, past.prediction).t <= past.verdict.window.t0
     assert confirmation_before_descent(past) is None
     assert rate_part("SignGD", past.verdict.label, past.verdict.reason, "")[0] == "reproduced"
+
+
+# the minibatch preset's draw 0 as recorded by the engine (rates run --data minibatch): n = 64, b = 16, m = 4
+PRESET_B, PRESET_N, PRESET_BATCH = 10.439072691353195, 64, 16
+PRESET_GAMMA = {"vr-signsgd": 2.152, "vr-nsgd": 0.586, "vr-spectral-sgd": 0.913}  # max / l2 / spectral margins
+PRESET_ETA0 = {"vr-signsgd": 0.2, "vr-nsgd": 1.0, "vr-spectral-sgd": 1.0}
+
+
+def _vr_brentq_start(gamma, B, n, b, a, eta0):
+    """First t with 2 B^2 e^{2 B eta_t} eta_t + 8 B^2 (m-1) m eta_{t-m} e^{4 B m eta_{t-m}} <= gamma/2, t continuous."""
+    m = n // b
+
+    def excess(log_t):
+        t = math.exp(log_t)
+        eta, lag = eta0 * (t + 2) ** -a, eta0 * (max(t - m, 0) + 2) ** -a
+        return 2 * B**2 * math.exp(2 * B * eta) * eta + 8 * B**2 * (m - 1) * m * lag * math.exp(4 * B * m * lag) \
+            - gamma / 2
+    return math.ceil(math.exp(brentq(excess, math.log(m), math.log(1e40), xtol=1e-14, rtol=1e-15)))
+
+
+@pytest.mark.parametrize("algorithm", sorted(PRESET_GAMMA))
+@pytest.mark.parametrize("a", ["1", "3/4", "1/2"])
+def test_vr_descent_start_uses_the_epochs_step_sizes(algorithm, a):
+    config = resolve_algorithm(algorithm, n=PRESET_N, batch=PRESET_BATCH)
+    constants = {"gamma": PRESET_GAMMA[algorithm], "B": PRESET_B, "n": PRESET_N, "b": PRESET_BATCH, "k": 4}
+    start = descent_start(predict(config, Fraction(a)).template, constants, Fraction(a), PRESET_ETA0[algorithm])
+    expected = _vr_brentq_start(PRESET_GAMMA[algorithm], PRESET_B, PRESET_N, PRESET_BATCH, float(Fraction(a)),
+                                PRESET_ETA0[algorithm])
+    assert start.t == pytest.approx(expected, rel=1e-6, abs=1)
+    assert start.lag == 4 and "4 steps back" in start.text()
+    # the bound valid for every t (exp(4 B m eta_0)) put it beyond 10^18 steps on this data
+    worst = 8 * PRESET_B**2 * 3 * 4 * 5 * math.exp(4 * PRESET_B * 4 * PRESET_ETA0[algorithm])
+    assert math.log10(PRESET_ETA0[algorithm] * 2 * worst / PRESET_GAMMA[algorithm]) / float(Fraction(a)) > 18
+    assert start.log10 < 10
+
+
+def test_vr_with_momentum_keeps_the_bound_valid_for_every_step():
+    # Lemma C.14 sums older steps' errors: no step-local form, the descent start is the global alpha_vr's
+    config = resolve_algorithm("vr-signum", n=PRESET_N, batch=PRESET_BATCH, momentum=0.9)
+    constants = {"gamma": 2.152, "B": PRESET_B, "n": PRESET_N, "b": PRESET_BATCH, "k": 4, "beta": 0.9}
+    start = descent_start(predict(config, Fraction(1)).template, constants, Fraction(1), 0.2)
+    assert start.lag == 0 and start.log10 > 18

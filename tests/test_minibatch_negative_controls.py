@@ -307,7 +307,7 @@ def test_a_margin_passing_gamma_eff_early_leaves_the_rate_open_instead_of_confir
     from rates.studies import report
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(report, "confirmation_before_descent", lambda record: None)
+        patch.setattr(report, "undecided_before_descent", lambda record, observed_onset=None: None)
         assert rate_part(record, crossed)[0] == REPRODUCED
 
 

@@ -478,14 +478,18 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
     bound = v.assessment.bound if getattr(v, "assessment", None) is not None else None
     confirms = (v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS) or \
         claim_verdict_from_fit(v.label, v.reason)[0] == REPRODUCED
-    if confirms:
-        from rates.studies.report import confirmation_before_descent
+    from rates.studies.report import undecided_before_descent
 
-        unrefutable = confirmation_before_descent(record)
-        if unrefutable:  # a slower gap would not have refuted here, so a faster one does not confirm
-            return NO_VERDICT, f"{v.label} (bound holds), but {unrefutable}"
+    if confirms:
+        undecided = undecided_before_descent(record)
+        if undecided:  # a slower gap would not have refuted here, so a faster one does not confirm
+            return NO_VERDICT, f"{v.label} (bound holds), but {undecided}"
         return REPRODUCED, ""
     verdict, reason = claim_verdict_from_fit(v.label, v.reason)
+    if verdict == NOT_REPRODUCED:
+        undecided = undecided_before_descent(record)
+        if undecided:
+            return NO_VERDICT, f"{v.label}, but {undecided}"
     if verdict == NO_VERDICT:
         if crossed is not None:
             reason += (f"; {horizon}; a run whose margin reaches the target later (a smaller eta_0) leaves a "

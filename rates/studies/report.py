@@ -493,22 +493,37 @@ def past_descent_start(window_start: float, start: Any) -> bool:
     return start.t is not None and start.t <= window_start
 
 
-def confirmation_before_descent(record: Any) -> Optional[str]:
-    """Why a confirming verdict (``tight``, ``loose``, the bound holding) on ``record`` does not count for a claim,
-    or None where it does.
+def undecided_before_descent(record: Any, observed_onset: Optional[float] = None) -> Optional[str]:
+    """Why a verdict on ``record``'s window -- confirming (``tight``, ``loose``, the bound holding) or refuting
+    (``violated``) -- does not decide a claim, or None where it does.
 
-    Before the descent start ``t_d`` a gap slower than the bound is set aside (:func:`_violated_before_descent`),
-    so a test whose window starts there cannot fail; a faster gap there is no more evidence than a slower one,
-    and a claims table reads it as ``no verdict`` (the rule cuts both ways). With ``t_d`` unknown a ``violated``
-    stands, and so does a confirmation.
+    A claim is decided only on a window that starts at or after the descent start: past it a gap slower than the
+    bound refutes and one as fast confirms; before it neither counts (before ``t_d`` a slower gap is set aside,
+    :func:`_violated_before_descent`, so a faster one is no more evidence). The rule is the same whatever is known:
+    an unknown ``t_d`` -- not computable, or computed with a noise term left out because its constant is unknown
+    (Adam's ``c_adam``: then it is only a lower bound) -- is one the window is not known to be past, and the reason
+    names the missing quantity. ``observed_onset``, a step from which the run itself was certified to meet the
+    descent facts through its horizon, stands in for ``t_d`` where given (known or not).
     """
     verdict = record.verdict
     if getattr(record, "prediction", None) is None or verdict.fit is None or not math.isfinite(verdict.window.t0):
         return None
+    window_start = verdict.window.t0
+    if observed_onset is not None:
+        if window_start >= observed_onset:
+            return None
+        return (f"the window starts at t = {window_start:.3g}, before the certified descent onset "
+                f"s0 = {observed_onset:.3g}; a run whose window starts past it decides")
     start = descent_start_of(record.runs, record.prediction)
-    if start is None or start.log10 is None or past_descent_start(verdict.window.t0, start):
+    if start is None:
+        return ("the descent start t_d is unknown (the runs record no schedule exponent a or eta_0), so the window "
+                "is not known to lie past it; a certified descent onset on the run decides")
+    if not start.complete:
+        return (f"the descent start t_d is unknown ({start.missing()}), so the window from t = {window_start:.3g} "
+                "is not known to lie past it; a certified descent onset on the run, or the missing constant, decides")
+    if past_descent_start(window_start, start):
         return None
-    return (f"the window starts at t = {verdict.window.t0:.3g}, before the descent start ({start.text()}): a gap "
+    return (f"the window starts at t = {window_start:.3g}, before the descent start ({start.text()}): a gap "
             "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
             "the rate either; a run whose window starts past t_d decides")
 

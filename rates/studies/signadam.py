@@ -275,20 +275,20 @@ QUICK_PROTOCOLS = protocols(QUICK)
 # Pure functions of measured numbers: each is run on constructed cases where its claim is false
 # (tests/test_signadam_negative_controls.py).
 
-def rate_part(name: str, label: str, reason: str, unrefutable: str = "") -> tuple[str, str]:
+def rate_part(name: str, label: str, reason: str, undecided: str = "") -> tuple[str, str]:
     """A rate row's part for one run: the comparator's label through :func:`claim_verdict_from_fit`, except that a
-    confirmation on a window where a slower gap could not have refuted (``unrefutable``: why, from
-    :func:`rates.studies.report.confirmation_before_descent`) is ``no verdict``."""
+    confirmation or a refutation on a window not known to lie past the descent start (``undecided``: why, from
+    :func:`rates.studies.report.undecided_before_descent`) is ``no verdict``."""
     verdict, why = claim_verdict_from_fit(label, reason)
-    if verdict == REPRODUCED and unrefutable:
-        verdict, why = NO_VERDICT, f"{label}, but {unrefutable}"
+    if verdict in (REPRODUCED, NOT_REPRODUCED) and undecided:
+        verdict, why = NO_VERDICT, f"{label}, but {undecided}"
     return verdict, f"{name} {why}" if why else ""
 
 
 def _rate_part_of(name: str, record) -> tuple[str, str]:
-    from rates.studies.report import confirmation_before_descent
+    from rates.studies.report import undecided_before_descent
 
-    return rate_part(name, record.verdict.label, record.verdict.reason, confirmation_before_descent(record) or "")
+    return rate_part(name, record.verdict.label, record.verdict.reason, undecided_before_descent(record) or "")
 
 
 def k_growth(relgaps: dict[int, list[float]], earlier: Optional[dict[int, list[float]]] = None,

@@ -55,6 +55,20 @@ class DescentStart:
     why: Optional[str] = None
     lag: float = 0.0  # steps back of the lagged step size the noise bound uses (0: the step's own size only)
 
+    @property
+    def complete(self) -> bool:
+        """Whether ``t_d`` is known: computed, with no noise term left out (otherwise it is only a lower bound)."""
+        return self.log10 is not None and not self.left_out
+
+    def missing(self) -> str:
+        """What keeps ``t_d`` from being known (empty when it is complete)."""
+        if self.log10 is None:
+            return self.why or "not computed"
+        if self.left_out:
+            return (f"left out (constants unknown): {', '.join(self.left_out)}; the known terms alone give "
+                    + (f"t >= {self.t:.3g}" if self.t is not None else f"t >= 10^({self.log10:.4g})"))
+        return ""
+
     def text(self) -> str:
         if self.log10 is None:
             return f"descent start unknown ({self.why})"

@@ -523,9 +523,15 @@ def undecided_before_descent(record: Any, observed_onset: Optional[float] = None
                 "is not known to lie past it; a certified descent onset on the run, or the missing constant, decides")
     if past_descent_start(window_start, start):
         return None
+    from rates.studies.horizon import DECIDING_DECADES, STEP_BUDGET, steps_to_decide
+
+    needed = steps_to_decide(start.t) if start.t is not None else None
+    decides = (f"a run of {needed:.2g} steps ({DECIDING_DECADES:g} decades past t_d) decides it"
+               + ("" if needed <= STEP_BUDGET else f", beyond the study budget of {STEP_BUDGET:.0e} steps")
+               if needed is not None else "t_d is beyond any run")
     return (f"the window starts at t = {window_start:.3g}, before the descent start ({start.text()}): a gap "
             "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
-            "the rate either; a run whose window starts past t_d decides")
+            f"the rate either; {decides}")
 
 
 def _violated_before_descent(verdict: Any, start: Any) -> Any:

@@ -68,6 +68,7 @@ from rates.output.claims import (
     decide,
 )
 from rates.studies.figures import DPI, QUICK_DPI
+from rates.studies.horizon import DECIDING_DECADES, STEP_BUDGET
 from rates.studies.runner import StudyTask, fit_runs, result_data, simulate_study, study_seeds
 from rates.symbolic.papers import SIGNADAM as SIGNADAM_REFERENCE
 
@@ -93,6 +94,7 @@ class Size:
     checkpoints: int = 60
     classes_draws: int = 3  # data draws per k for Rem. 6.5
     margin_draws: int = 3  # data draws of sec. 7's figure
+    plan_horizons: bool = True  # rate runs as long as their descent start needs (rates.studies.horizon)
 
 
 # Steps [ours], measured with the fused engine: SignGD at a = 3/10 still bends at 5e5 steps and is tight
@@ -104,7 +106,7 @@ class Size:
 FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=1_000_000,
             margin_steps=100_000)
 QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16,
-                classes_draws=1, margin_draws=1)
+                classes_draws=1, margin_draws=1, plan_horizons=False)
 
 
 CLASSES_N = 30  # samples at every k (Rem. 6.5's constants may depend on n, so n is held fixed)
@@ -138,15 +140,36 @@ def margin_seeds(size: Size, seed: int) -> list[int]:
     return [seed + 1000 * draw for draw in range(size.margin_draws)]
 
 
+def planned_tasks(name: str, size: Size, seed: int, specs: tuple, default_steps: int) -> list[StudyTask]:
+    """The tasks of one group of rate configurations: one per horizon (:func:`rates.studies.horizon.plan`, each
+    configuration as long as 1.5 decades past its descent start needs, within the budget), ``name/seedS`` for the
+    default horizon and ``name/tSTEPS/seedS`` for the others."""
+    from rates.studies.horizon import plan
+    from rates.studies.runner import dataset
+
+    horizons: dict[int, list] = {}
+    for spec in specs:
+        steps = plan(spec, dataset(size.data, seed), default_steps).steps if size.plan_horizons else default_steps
+        horizons.setdefault(steps, []).append(spec)
+    return [StudyTask(f"{name}/seed{seed}" if steps == default_steps else f"{name}/t{steps:g}/seed{seed}", size.data,
+                      seed, tuple(group), steps, size.checkpoints, cost=len(group) * steps)
+            for steps, group in sorted(horizons.items())]
+
+
+def task_runs(results: dict, name: str, seed: int) -> list:
+    """The runs of every horizon's task of ``name`` (:func:`planned_tasks`) for one seed."""
+    return [r for key, res in results.items()
+            if key.startswith(f"{name}/") and key.endswith(f"/seed{seed}") and key.count("/") <= name.count("/") + 2
+            for r in res.runs]
+
+
 def tasks(size: Size, seed: int) -> list[StudyTask]:
     out = []
     for algo in NSD_ALGORITHMS:
-        specs = tuple(_spec(algo, a, seed) for a in NSD_AS)
-        out.append(StudyTask(f"rates/{algo}/seed{seed}", size.data, seed, specs, size.nsd_steps, size.checkpoints,
-                             cost=len(specs) * size.nsd_steps))
-    specs = tuple(_spec(algo, "1/2", seed, norm=norm) for algo, norm in OTHER_NORMS + MORE_NORMS)
-    out.append(StudyTask(f"rates/other-norms/seed{seed}", size.data, seed, specs, size.nsd_steps, size.checkpoints,
-                         cost=len(specs) * size.nsd_steps))
+        out += planned_tasks(f"rates/{algo}", size, seed, tuple(_spec(algo, a, seed) for a in NSD_AS), size.nsd_steps)
+    out += planned_tasks("rates/other-norms", size, seed,
+                         tuple(_spec(algo, "1/2", seed, norm=norm) for algo, norm in OTHER_NORMS + MORE_NORMS),
+                         size.nsd_steps)
     specs = tuple(_spec("adam", a, seed, eps) for eps in RATE_EPS for a in ADAM_AS) + (_spec("adam", ADAM_A1, seed),)
     out.append(StudyTask(f"rates/adam/seed{seed}", size.data, seed, specs, size.adam_steps, size.checkpoints,
                          cost=len(specs) * size.adam_steps))
@@ -173,8 +196,9 @@ def _key(run) -> tuple:
 
 SEC7_FIGURE = "sec. 7 figure (margins, correlations, eps)"
 RATE_RULE = ("the comparator's verdict on the gap's log-log slope against the bound's local slope (tolerance 0.05): "
-             "tight or loose reproduce the one-sided bound, violated refutes it (only in a window past the descent "
-             "start), any other label is no verdict with its reason")
+             "tight or loose reproduce the one-sided bound, violated refutes it, both only in a window known to lie "
+             "past the descent start t_d (an unknown t_d, as Adam's, decides nothing); any other label is no "
+             "verdict with its reason")
 RATE_RULES_OUT = "a gap decaying slower than the bound by more than the tolerance in the asymptotic window"
 
 
@@ -193,20 +217,25 @@ def protocols(size: Size) -> dict[Any, Protocol]:
                   f"{', '.join(map(str, margin_seeds(size, 0)))})")
     one_draw = f"data draw 0 of the '{size.data}' preset (full batch: one run per configuration)"
     out: dict[Any, Protocol] = {}
+    planned = (f"; each run lasts {size.nsd_steps:g} steps or, where its descent start t_d needs more, "
+               f"{DECIDING_DECADES:g} decades past t_d (at most {STEP_BUDGET:.0e}; beyond it the row says how many "
+               f"steps decide it); a window that starts before t_d is replaced by the one from max(t_d, entry, 1e3) "
+               f"to the end when it spans {DECIDING_DECADES:g} decades" if size.plan_horizons else "")
     for a in NSD_AS:
         out[("rate-nsd", a)] = Protocol(
             "margin gap gamma - gamma(W_t) of SignGD and NGD (max and 2-norm max margins)",
-            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]", RATE_RULE + "; both algorithms",
-            one_draw, RATE_RULES_OUT, figure="rates (NSD)")
+            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]{planned}",
+            RATE_RULE + "; both algorithms", one_draw, RATE_RULES_OUT, figure="rates (NSD)")
     for a in ADAM_AS + (ADAM_A1,):
         out[("rate-adam", a)] = Protocol(
             "margin gap gamma - gamma(W_t) of Adam, eps = 0 (max-norm max margin)",
-            f"the comparator's asymptotic window inside [1, {size.adam_steps:g}]", RATE_RULE, one_draw,
+            f"the comparator's asymptotic window inside [1, {size.adam_steps:g}] (t_d unknown: c_adam is not "
+            "rebuilt, so no horizon is planned from it)", RATE_RULE, one_draw,
             RATE_RULES_OUT, figure="rates (Adam)")
     for key, norms in (("other-norms", OTHER_NORMS), ("more-norms", MORE_NORMS)):
         out[key] = Protocol(
             "margin gap to the max margin of each norm: " + ", ".join(_norm_name(algo, norm) for algo, norm in norms),
-            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]", RATE_RULE + "; every norm",
+            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]{planned}", RATE_RULE + "; every norm",
             one_draw, RATE_RULES_OUT, figure="rates (NSD)")
     out["classes"] = Protocol(
         "relative gap (gamma - gamma(W_t))/gamma of Adam (eps = 0, a = 2/3) at k = 3, 5, 10 with n = 30 and d = 10",
@@ -824,6 +853,7 @@ def margin_measures(result) -> dict[str, dict]:
 
 def run_signadam_study(out_dir: Path, options) -> list[Path]:
     """``rates report signadam``: simulate, judge, write claims, figures and trajectories into ``out_dir``."""
+    from rates.studies.horizon import fit_past_descent
     from rates.studies.report import group_runs
 
     out_dir = Path(out_dir)
@@ -833,10 +863,11 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     results, simulated = simulate_study("signadam", all_tasks, options)
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
-                 for r in results[f"{key}/seed{s}"].runs]
-    records = {_key(group[0]): fit_runs(group) for group in group_runs(rate_runs)}
-    other_runs = [r for s in seeds for r in results[f"rates/other-norms/seed{s}"].runs]
-    records.update({_other_norm_key(group[0].config): fit_runs(group) for group in group_runs(other_runs)})
+                 for r in task_runs(results, key, s)]
+    records = {_key(group[0]): fit_past_descent(group, fit_runs) for group in group_runs(rate_runs)}
+    other_runs = [r for s in seeds for r in task_runs(results, "rates/other-norms", s)]
+    records.update({_other_norm_key(group[0].config): fit_past_descent(group, fit_runs)
+                    for group in group_runs(other_runs)})
     class_runs = {k: [r for s in seeds for draw in range(size.classes_draws)
                       for r in results[f"classes/k{k}/draw{draw}/seed{s}"].runs] for k in CLASSES}
     class_records = {k: fit_runs(runs[:1]) for k, runs in class_runs.items()}

@@ -1,0 +1,108 @@
+"""Rate rows planned from the descent start: how long a run must be, and which window decides it.
+
+Setting: a rate row decides only on a fit window that lies past the descent start ``t_d``
+(:func:`rates.studies.report.undecided_before_descent`). The comparator's own window is the run's last two decades
+from ``t = 1e3``, so a run of a fixed length decides only the rows whose ``t_d`` happens to lie before it.
+
+Rule [ours, declared in each study's protocol]: a row is decided on the window from
+``t_from = max(t_d, first separation, 1e3)`` to the run's end, which must span at least ``DECIDING_DECADES``
+(1.5) decades, so the run needs ``ceil(t_from 10^1.5)`` steps. A study runs each configuration for
+``max(its default, that)`` steps when that is within ``STEP_BUDGET``; a row beyond the budget stays open and its
+reason says how many steps would decide it. Where the comparator's window already starts past ``t_d`` it is kept.
+
+Algorithm: ``t_d`` from :func:`rates.studies.report.descent_start_of` on a two-step run of the same configuration
+(the data's ``gamma`` and ``B`` as the judged runs record them), the window from the judged runs' checkpoints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+DECIDING_DECADES = 1.5  # the shortest window past t_d that decides a rate row [ours]
+STEP_BUDGET = 10**9  # the longest run a study plans for one row [ours]
+MIN_START = 1e3  # the comparator's earliest window start (rates.judge.compare.MIN_WINDOW_START)
+
+
+def steps_to_decide(t_from: float) -> int:
+    """Steps of a run whose window from ``t_from`` spans ``DECIDING_DECADES``, rounded up to two significant digits.
+
+    >>> steps_to_decide(3.26e4)
+    1100000
+    """
+    exact = max(t_from, MIN_START) * 10.0**DECIDING_DECADES
+    unit = 10 ** max(math.floor(math.log10(exact)) - 1, 0)
+    return int(math.ceil(exact / unit) * unit)
+
+
+@dataclass(frozen=True)
+class HorizonPlan:
+    """The steps one rate configuration runs: its study's default, or what its ``t_d`` needs within the budget."""
+
+    steps: int
+    needed: Optional[int]  # steps that would decide it (None: t_d unknown)
+    descent_start: Any  # rates.symbolic.theorems.descent_start.DescentStart or None
+
+    @property
+    def within_budget(self) -> bool:
+        return self.needed is not None and self.needed <= STEP_BUDGET
+
+    def text(self) -> str:
+        start = self.descent_start
+        if self.needed is None:
+            why = start.missing() if start is not None else "no theorem template"
+            return f"{self.steps:.3g} steps (t_d unknown: {why})"
+        return (f"{self.steps:.3g} steps (t_d ~ 10^{start.log10:.3g}; {self.needed:.2g} steps decide it"
+                + ("" if self.within_budget else f", beyond the budget of {STEP_BUDGET:.0e}") + ")")
+
+
+def plan(spec: Any, data: Any, default_steps: int) -> HorizonPlan:
+    """The horizon of one configuration ``spec`` (a ``RunSpec``) on ``data``: ``t_d`` from a two-step run."""
+    from rates.numeric.engine import simulate
+    from rates.studies.report import descent_start_of, prediction_for
+
+    run = simulate([spec], data, 2, checkpoints=2).runs[0]
+    try:
+        prediction = prediction_for(run.config)
+    except Exception:  # no theorem for this configuration: nothing to plan
+        return HorizonPlan(default_steps, None, None)
+    start = descent_start_of([run], prediction)
+    if start is None or not start.complete:
+        return HorizonPlan(default_steps, None, start)
+    t_d = start.t if start.t is not None else float("inf")
+    needed = steps_to_decide(t_d) if math.isfinite(t_d) and t_d < 1e300 else None
+    if needed is None:
+        return HorizonPlan(default_steps, STEP_BUDGET * 10, start)
+    steps = max(default_steps, needed) if needed <= STEP_BUDGET else default_steps
+    return HorizonPlan(steps, needed, start)
+
+
+def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],
+                        t_end: float) -> Optional[tuple[float, float]]:
+    """The window from ``max(t_d, entry, 1e3)`` to ``t_end`` (the comparator's window end), as checkpoint times,
+    when it spans ``DECIDING_DECADES`` (None otherwise, or when ``t_d`` is not known)."""
+    if start is None or not start.complete or start.t is None:
+        return None
+    t_from = max(float(start.t), entry or 0.0, MIN_START)
+    if t_end < t_from * 10.0**DECIDING_DECADES:
+        return None
+    first = max(float(next(t for t in run.t if t >= t_from)) for run in runs)
+    return first, t_end
+
+
+def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
+    """``fit(runs)`` (:func:`rates.studies.report.fit_group`), refitted on :func:`window_past_descent` where the
+    comparator's window starts before a known ``t_d`` and the run reaches ``DECIDING_DECADES`` past it."""
+    from rates.studies.report import descent_start_of, fit_group, past_descent_start
+
+    fit = fit or fit_group
+    record = fit(runs)
+    v = record.verdict
+    if record.prediction is None or v.fit is None or not math.isfinite(v.window.t0):
+        return record
+    start = descent_start_of(record.runs, record.prediction)
+    if start is None or not start.complete or past_descent_start(v.window.t0, start):
+        return record
+    window = window_past_descent(record.runs, start, v.window.entry_t, v.window.t1)
+    return record if window is None else fit_group(runs, window=window)

@@ -17,11 +17,13 @@ Algorithm: ``t_d`` from :func:`rates.studies.report.descent_start_of` on a two-s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 DECIDING_DECADES = 1.5  # the shortest window past t_d that decides a rate row [ours]
 STEP_BUDGET = 10**9  # the longest run a study plans for one row [ours]
+CPU_BUDGET_S = 600.0  # and at most this many CPU seconds for it, at the probed cost per step [ours]
+PROBE_STEPS = 20_000  # steps of the probe that prices a configuration's step
 MIN_START = 1e3  # the comparator's earliest window start (rates.judge.compare.MIN_WINDOW_START)
 
 
@@ -41,24 +43,33 @@ class HorizonPlan:
     """The steps one rate configuration runs: its study's default, or what its ``t_d`` needs within the budget."""
 
     steps: int
-    needed: Optional[int]  # steps that would decide it (None: t_d unknown)
+    needed: Optional[int]  # steps that would decide it (None: t_d unknown; float('inf'): beyond any run)
     descent_start: Any  # rates.symbolic.theorems.descent_start.DescentStart or None
+    seconds_per_step: Optional[float] = None  # probed CPU cost of one step (None: not probed)
+
+    @property
+    def budget(self) -> float:
+        """The most steps this configuration may run: ``STEP_BUDGET`` and ``CPU_BUDGET_S`` at its probed cost."""
+        by_time = CPU_BUDGET_S / self.seconds_per_step if self.seconds_per_step else math.inf
+        return min(STEP_BUDGET, by_time)
 
     @property
     def within_budget(self) -> bool:
-        return self.needed is not None and self.needed <= STEP_BUDGET
+        return self.needed is not None and self.needed <= self.budget
 
     def text(self) -> str:
         start = self.descent_start
         if self.needed is None:
             why = start.missing() if start is not None else "no theorem template"
             return f"{self.steps:.3g} steps (t_d unknown: {why})"
-        return (f"{self.steps:.3g} steps (t_d ~ 10^{start.log10:.3g}; {self.needed:.2g} steps decide it"
-                + ("" if self.within_budget else f", beyond the budget of {STEP_BUDGET:.0e}") + ")")
+        needed = f"{self.needed:.2g} steps decide it" if math.isfinite(self.needed) else "no run reaches it"
+        return (f"{self.steps:.3g} steps (t_d ~ 10^{start.log10:.3g}; {needed}"
+                + ("" if self.within_budget else f", beyond the budget of {self.budget:.2g} steps") + ")")
 
 
-def plan(spec: Any, data: Any, default_steps: int) -> HorizonPlan:
-    """The horizon of one configuration ``spec`` (a ``RunSpec``) on ``data``: ``t_d`` from a two-step run."""
+def plan(spec: Any, data: Any, default_steps: int, probe: bool = True) -> HorizonPlan:
+    """The horizon of one configuration ``spec`` (a ``RunSpec``) on ``data``: ``t_d`` from a two-step run; a
+    configuration that needs more than ``default_steps`` is priced by a ``PROBE_STEPS`` run (``probe``)."""
     from rates.numeric.engine import simulate
     from rates.studies.report import descent_start_of, prediction_for
 
@@ -70,12 +81,17 @@ def plan(spec: Any, data: Any, default_steps: int) -> HorizonPlan:
     start = descent_start_of([run], prediction)
     if start is None or not start.complete:
         return HorizonPlan(default_steps, None, start)
-    t_d = start.t if start.t is not None else float("inf")
-    needed = steps_to_decide(t_d) if math.isfinite(t_d) and t_d < 1e300 else None
-    if needed is None:
-        return HorizonPlan(default_steps, STEP_BUDGET * 10, start)
-    steps = max(default_steps, needed) if needed <= STEP_BUDGET else default_steps
-    return HorizonPlan(steps, needed, start)
+    if start.t is None:  # beyond every float
+        return HorizonPlan(default_steps, math.inf, start)
+    needed = steps_to_decide(start.t)
+    if needed <= default_steps:
+        return HorizonPlan(default_steps, needed, start)
+    cost = None
+    if probe and needed <= STEP_BUDGET:
+        simulate([spec], data, PROBE_STEPS // 10, checkpoints=2)  # warm-up: the kernels' load
+        cost = simulate([spec], data, PROBE_STEPS, checkpoints=2).meta.get("cpu_s", 0.0) / PROBE_STEPS or None
+    planned = HorizonPlan(default_steps, needed, start, cost)
+    return replace(planned, steps=needed) if planned.within_budget else planned
 
 
 def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],

@@ -269,6 +269,17 @@ def protocols(size: Size) -> dict[Any, Protocol]:
             f"SignGD and Adam ({which}) against NGD", sec7_window,
             order_rule + " (ahead: larger max-norm margin ratio, smaller cosine to W*_2)", sec7_seeds,
             "NGD closer to the max-norm maximisers, or the sign methods closer to W*_2", figure=SEC7_FIGURE)
+    own_rule = (f"per draw and per algorithm: 'holds' when its own relative margin in the favoured norm exceeds the "
+                f"other by more than {ORDER_TOL:g} at every checkpoint of [T/2, T] (SignGD and Adam: the max-norm; "
+                f"NGD: the 2-norm), 'reversed' when it is below by more than {ORDER_TOL:g} at every such checkpoint; "
+                "reproduced when every algorithm and draw holds, not reproduced when some algorithm is reversed on "
+                "every draw, else no verdict")
+    for which in ("eps = 0", "eps > 0"):
+        out[("own-margins", which)] = Protocol(
+            f"each algorithm's own two relative margins (max-norm and 2-norm, over the max margins of each norm), "
+            f"SignGD, NGD and Adam ({which})", sec7_window, own_rule, sec7_seeds,
+            "an algorithm whose own relative margin is larger in the norm it is said not to favour",
+            figure=SEC7_FIGURE)
     out["eps"] = Protocol(
         "|relative max-norm margin(eps) - relative max-norm margin(eps = 0)| of Adam (a = 2/3), eps in {1e-8, 1e-6}",
         sec7_window,
@@ -424,6 +435,31 @@ def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str
     why = (f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within {tol:g}, an order that "
            "changes inside the window or draws that disagree); " + "; ".join(texts))
     return NO_VERDICT, why, measured
+
+
+def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: dict[str, list[np.ndarray]],
+                 name: str, tol: float = ORDER_TOL) -> tuple[str, str, str]:
+    """Sec. 7 (1) read as each algorithm's own two margins: ``name``'s relative margin in its favoured norm
+    (``favoured[name][i]``, draw ``i``) above its relative margin in the other norm, at every checkpoint of
+    ``[T/2, T]``. 'holds' when it leads by more than ``tol`` at each of them, 'reversed' when it trails by more than
+    ``tol`` at each of them, else 'unsettled'; reproduced when every draw holds, not reproduced when every draw is
+    reversed, else no verdict. Returns ``(verdict, reason, measured)``."""
+    t = np.asarray(t, float)
+    late = t >= t[-1] / 2
+    states, texts = [], []
+    for i in range(len(favoured[name])):
+        lead = np.asarray(favoured[name][i], float)[late] - np.asarray(other[name][i], float)[late]
+        states.append("holds" if np.all(lead > tol) else "reversed" if np.all(lead < -tol) else "unsettled")
+        texts.append(f"draw {i}: {float(np.asarray(favoured[name][i])[-1]):.4f} vs "
+                     f"{float(np.asarray(other[name][i])[-1]):.4f} at t = {t[-1]:g} (least lead over "
+                     f"[{t[late][0]:g}, {t[-1]:g}]: {lead.min():+.4f}): {states[-1]}")
+    measured = f"{name}: " + "; ".join(texts)
+    if all(state == "holds" for state in states):
+        return REPRODUCED, "", measured
+    if all(state == "reversed" for state in states):
+        return NOT_REPRODUCED, f"{name}'s own margin is smaller in the norm it favours on every draw: " + \
+            "; ".join(texts), measured
+    return NO_VERDICT, f"{name}: " + ", ".join(states) + " over the draws; " + "; ".join(texts), measured
 
 
 def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[np.ndarray]],
@@ -584,7 +620,9 @@ def classes_claim(table: ClaimsTable, class_runs: dict[int, list], steps: int, p
     earlier = {k: [float(np.asarray(r.gap, float)[index] / float(r.gamma["value"])) for r in runs]
                for k, runs in class_runs.items()}
     verdict, reason, measured = k_growth(relgaps, earlier, earlier_t)
-    slopes = "; ".join(f"k={k}: {_fit_text(fit_runs(runs))}" for k, runs in class_runs.items())
+    fits = {k: fit_runs(runs) for k, runs in class_runs.items()}
+    slopes = "; ".join(f"k={k}: {_fit_text(record)}" for k, record in fits.items())
+    verdict, reason = constant_reading(verdict, reason, {k: record.verdict.label for k, record in fits.items()})
     draws = len(next(iter(class_runs.values())))
     table.add(Claim("Adam's rate constants do not depend on the number of classes k", f"{SEED} Rem. 6.5",
                     f"relative gap (gamma - gamma(W_t))/gamma at t = {steps:g}, n = {CLASSES_N} at every k, "
@@ -593,6 +631,19 @@ def classes_claim(table: ClaimsTable, class_runs: dict[int, list], steps: int, p
                     f"95% interval of the growth from k = {CLASSES[0]} to {CLASSES[-1]} below the linear growth "
                     f"x{CLASSES[-1] / CLASSES[0]:.2f} (not reproduced: at or above it)", verdict, reason,
                     values={str(k): v for k, v in relgaps.items()}, protocol=proto["classes"]))
+
+
+def constant_reading(verdict: str, reason: str, labels: dict[int, str]) -> tuple[str, str]:
+    """Rem. 6.5 is about the bound's constant; the gap's level at a fixed t measures it only where the bound is tight
+    (``labels``: the comparator's label per k). At t the gap is at most C(k) r(t), so a gap growing like k shows
+    a constant that grows at least as fast (a refutation stands whatever the fit); a level that does not grow says
+    nothing of a loose bound's constant, and Thm 6.3's constant c_adam is not rebuilt to compute it."""
+    if verdict != REPRODUCED or all(label == "tight" for label in labels.values()):
+        return verdict, reason
+    loose = ", ".join(f"k = {k}: {label}" for k, label in labels.items() if label != "tight")
+    return NO_VERDICT, (f"the gap's level does not grow like k, but the bound is not tight on these runs ({loose}), "
+                        "so the level is not the bound's constant, and Thm 6.3's constant (c_adam) cannot be rebuilt "
+                        "from the paper to compute it; tight fits at every k, or c_adam, would decide")
 
 
 def _frozen_text(margins: list[dict[str, dict]]) -> str:
@@ -638,6 +689,22 @@ def margin_claims(table: ClaimsTable, margins: list[dict[str, dict]], steps: int
                         f"SignGD and Adam ({which}) have a larger max-norm margin and a smaller 2-norm margin than NGD "
                         f"by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw",
                         verdict, reason, protocol=proto[("margins", which)]))
+
+    for which, shown in adams.items():
+        parts, lines = [], []
+        for name in ["SignGD"] + shown + ["NGD"]:
+            favoured, other = (rel_two, rel_max) if name == "NGD" else (rel_max, rel_two)
+            verdict, reason, measured = own_ordering(t, favoured, other, name)
+            parts.append((verdict, reason))
+            lines.append(measured)
+        verdict, reason = combine(parts)
+        table.add(Claim(f"SignGD and Adam ({which}) favour the max-norm margin, NGD the 2-norm margin (each "
+                        "algorithm's own two margins)", f"{SEED} sec. 7 (1), Figs. l2_margin / max_margin; the "
+                        "sentence read per algorithm" + ("" if which == "eps = 0" else "; eps > 0 is outside Thm 6.3"),
+                        f"own relative margins at t = {steps:g}, favoured norm first (per draw): " + "; ".join(lines),
+                        f"SignGD and Adam ({which}): relative max-norm margin above the relative 2-norm margin, NGD "
+                        f"the reverse, by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw",
+                        verdict, reason, protocol=proto[("own-margins", which)]))
 
     for which, shown in adams.items():
         parts, lines = [], []

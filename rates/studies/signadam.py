@@ -427,14 +427,20 @@ def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str
         texts.append(f"draw {i}: leads by {lead_a[-1]:+.4f} / {lead_b[-1]:+.4f} at t = {t[-1]:g} "
                      f"(least over [{t[late][0]:g}, {t[-1]:g}]: {lead_a.min():+.4f} / {lead_b.min():+.4f}): "
                      f"{states[-1]}")
-    measured = f"{name} vs {reference}: " + "; ".join(texts)
-    if all(s == "holds" for s in states):
-        return REPRODUCED, "", measured
-    if all(s == "reversed" for s in states):
-        return NOT_REPRODUCED, f"{name} trails {reference} on every draw: " + "; ".join(texts), measured
-    why = (f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within {tol:g}, an order that "
-           "changes inside the window or draws that disagree); " + "; ".join(texts))
-    return NO_VERDICT, why, measured
+    return (*_verdict_of_draws(states, texts, f"{name} trails {reference} on every draw",
+                               f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within "
+                               f"{tol:g}, an order that changes inside the window or draws that disagree)"),
+            f"{name} vs {reference}: " + "; ".join(texts))
+
+
+def _verdict_of_draws(states: list[str], texts: list[str], refuted: str, unsettled: str) -> tuple[str, str]:
+    """Every draw 'holds': reproduced; every draw 'reversed': not reproduced (``refuted``); else no verdict
+    (``unsettled``); the reasons end with the draws' ``texts``."""
+    if all(state == "holds" for state in states):
+        return REPRODUCED, ""
+    if all(state == "reversed" for state in states):
+        return NOT_REPRODUCED, f"{refuted}: " + "; ".join(texts)
+    return NO_VERDICT, f"{unsettled}; " + "; ".join(texts)
 
 
 def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: dict[str, list[np.ndarray]],
@@ -453,13 +459,8 @@ def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: di
         texts.append(f"draw {i}: {float(np.asarray(favoured[name][i])[-1]):.4f} vs "
                      f"{float(np.asarray(other[name][i])[-1]):.4f} at t = {t[-1]:g} (least lead over "
                      f"[{t[late][0]:g}, {t[-1]:g}]: {lead.min():+.4f}): {states[-1]}")
-    measured = f"{name}: " + "; ".join(texts)
-    if all(state == "holds" for state in states):
-        return REPRODUCED, "", measured
-    if all(state == "reversed" for state in states):
-        return NOT_REPRODUCED, f"{name}'s own margin is smaller in the norm it favours on every draw: " + \
-            "; ".join(texts), measured
-    return NO_VERDICT, f"{name}: " + ", ".join(states) + " over the draws; " + "; ".join(texts), measured
+    return (*_verdict_of_draws(states, texts, f"{name}'s own margin is smaller in the norm it favours on every draw",
+                               f"{name}: " + ", ".join(states) + " over the draws"), f"{name}: " + "; ".join(texts))
 
 
 def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[np.ndarray]],

@@ -6,9 +6,10 @@ from ``t = 1e3``, so a run of a fixed length decides only the rows whose ``t_d``
 
 Rule [ours, declared in each study's protocol]: a row is decided on the window from
 ``t_from = max(t_d, first separation, 1e3)`` to the run's end, which must span at least ``DECIDING_DECADES``
-(1.5) decades, so the run needs ``ceil(t_from 10^1.5)`` steps. A study runs each configuration for
-``max(its default, that)`` steps when that is within ``STEP_BUDGET``; a row beyond the budget stays open and its
-reason says how many steps would decide it. Where the comparator's window already starts past ``t_d`` it is kept.
+(1.5) decades from its first checkpoint, so the run needs ``t_from 10^1.65`` steps (0.15 decades for the
+checkpoint grid). A study runs each configuration for ``max(its default, that)`` steps when that is within
+``STEP_BUDGET`` and ``CPU_BUDGET_S``; a row beyond the budget stays open and its reason says how many steps would
+decide it. Where the comparator's window already starts past ``t_d`` it is kept.
 
 Algorithm: ``t_d`` from :func:`rates.studies.report.descent_start_of` on a two-step run of the same configuration
 (the data's ``gamma`` and ``B`` as the judged runs record them), the window from the judged runs' checkpoints.
@@ -25,15 +26,19 @@ STEP_BUDGET = 10**9  # the longest run a study plans for one row [ours]
 CPU_BUDGET_S = 600.0  # and at most this many CPU seconds for it, at the probed cost per step [ours]
 PROBE_STEPS = 20_000  # steps of the probe that prices a configuration's step
 MIN_START = 1e3  # the comparator's earliest window start (rates.judge.compare.MIN_WINDOW_START)
+# a run planned this much longer still spans DECIDING_DECADES from its first checkpoint past t_d: one gap of a
+# 60-checkpoint log grid up to 1e9 steps (10^(9/59) = 1.42)
+CHECKPOINT_SLACK_DECADES = 0.15
 
 
 def steps_to_decide(t_from: float) -> int:
-    """Steps of a run whose window from ``t_from`` spans ``DECIDING_DECADES``, rounded up to two significant digits.
+    """Steps of a run whose window from its first checkpoint past ``t_from`` spans ``DECIDING_DECADES`` (plus
+    ``CHECKPOINT_SLACK_DECADES``), rounded up to two significant digits.
 
     >>> steps_to_decide(3.26e4)
-    1100000
+    1500000
     """
-    exact = max(t_from, MIN_START) * 10.0**DECIDING_DECADES
+    exact = max(t_from, MIN_START) * 10.0 ** (DECIDING_DECADES + CHECKPOINT_SLACK_DECADES)
     unit = 10 ** max(math.floor(math.log10(exact)) - 1, 0)
     return int(math.ceil(exact / unit) * unit)
 
@@ -101,9 +106,9 @@ def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],
     if start is None or not start.complete or start.t is None:
         return None
     t_from = max(float(start.t), entry or 0.0, MIN_START)
-    if t_end < t_from * 10.0**DECIDING_DECADES:
+    first = max(float(next((t for t in run.t if t >= t_from), math.inf)) for run in runs)
+    if t_end < first * 10.0**DECIDING_DECADES:
         return None
-    first = max(float(next(t for t in run.t if t >= t_from)) for run in runs)
     return first, t_end
 
 

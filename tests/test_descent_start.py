@@ -130,7 +130,7 @@ def test_bisection_agrees_with_the_closed_form_where_the_exponential_is_negligib
 def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
     """The rule cuts both ways: where a slower gap would have been set aside (window before t_d), a gap as fast as
     the bound does not reproduce a claim either; past t_d both stand."""
-    from rates.studies.report import undecided_before_descent
+    from rates.studies.horizon import undecided_before_descent
     from rates.studies.signadam import rate_part
 
     fast = -0.3  # faster than SignGD's t^-1/4 bound: tight or loose
@@ -203,7 +203,7 @@ def test_an_unknown_descent_start_decides_nothing_where_a_known_one_decides(slop
     known (2.4e3) and the window lies past it: its verdict stands. Adam's t_d leaves out c_adam (its curvature term
     alone gives 6.5e3, a lower bound only): the same window decides nothing, and the reason names c_adam -- unless a
     certified descent onset before the window is supplied."""
-    from rates.studies.report import undecided_before_descent
+    from rates.studies.horizon import undecided_before_descent
     from rates.studies.signadam import rate_part
 
     t = checkpoints(1e6)

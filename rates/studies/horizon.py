@@ -1,7 +1,7 @@
 """Rate rows planned from the descent start: how long a run must be, and which window decides it.
 
 Setting: a rate row decides only on a fit window that lies past the descent start ``t_d``
-(:func:`rates.studies.report.undecided_before_descent`). The comparator's own window is the run's last two decades
+(:func:`undecided_before_descent`). The comparator's own window is the run's last two decades
 from ``t = 1e3``, so a run of a fixed length decides only the rows whose ``t_d`` happens to lie before it.
 
 Rule [ours, declared in each study's protocol]: a row is decided on the window from
@@ -127,3 +127,44 @@ def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
         return record
     window = window_past_descent(record.runs, start, v.window.entry_t, v.window.t1)
     return record if window is None else fit_group(runs, window=window)
+
+
+def undecided_before_descent(record: Any, observed_onset: Optional[float] = None) -> Optional[str]:
+    """Why a verdict on ``record``'s window -- confirming (``tight``, ``loose``, the bound holding) or refuting
+    (``violated``) -- does not decide a claim, or None where it does.
+
+    A claim is decided only on a window that starts at or after the descent start: past it a gap slower than the
+    bound refutes and one as fast confirms; before it neither counts (before ``t_d`` a slower gap is set aside,
+    :func:`rates.studies.report._violated_before_descent`, so a faster one is no more evidence). The rule is the
+    same whatever is known: an unknown ``t_d`` -- not computable, or computed with a noise term left out because its
+    constant is unknown (Adam's ``c_adam``: then it is only a lower bound) -- is one the window is not known to be
+    past, and the reason names the missing quantity. ``observed_onset``, a step from which the run itself was
+    certified to meet the descent facts through its horizon, stands in for ``t_d`` where given (known or not).
+    """
+    verdict = record.verdict
+    if getattr(record, "prediction", None) is None or verdict.fit is None or not math.isfinite(verdict.window.t0):
+        return None
+    window_start = verdict.window.t0
+    if observed_onset is not None:
+        if window_start >= observed_onset:
+            return None
+        return (f"the window starts at t = {window_start:.3g}, before the certified descent onset "
+                f"s0 = {observed_onset:.3g}; a run whose window starts past it decides")
+    from rates.studies.report import descent_start_of, past_descent_start
+
+    start = descent_start_of(record.runs, record.prediction)
+    if start is None:
+        return ("the descent start t_d is unknown (the runs record no schedule exponent a or eta_0), so the window "
+                "is not known to lie past it; a certified descent onset on the run decides")
+    if not start.complete:
+        return (f"the descent start t_d is unknown ({start.missing()}), so the window from t = {window_start:.3g} "
+                "is not known to lie past it; a certified descent onset on the run, or the missing constant, decides")
+    if past_descent_start(window_start, start):
+        return None
+    needed = steps_to_decide(start.t) if start.t is not None else None
+    decides = (f"a run of {needed:.2g} steps ({DECIDING_DECADES:g} decades past t_d) decides it"
+               + ("" if needed <= STEP_BUDGET else f", beyond the study budget of {STEP_BUDGET:.0e} steps")
+               if needed is not None else "t_d is beyond any run")
+    return (f"the window starts at t = {window_start:.3g}, before the descent start ({start.text()}): a gap "
+            "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
+            f"the rate either; {decides}")

@@ -486,7 +486,7 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
     bound = v.assessment.bound if getattr(v, "assessment", None) is not None else None
     confirms = (v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS) or \
         claim_verdict_from_fit(v.label, v.reason)[0] == REPRODUCED
-    from rates.studies.report import undecided_before_descent
+    from rates.studies.horizon import undecided_before_descent
 
     if confirms:
         undecided = undecided_before_descent(record)

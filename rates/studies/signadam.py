@@ -318,7 +318,7 @@ QUICK_PROTOCOLS = protocols(QUICK)
 def rate_part(name: str, label: str, reason: str, undecided: str = "") -> tuple[str, str]:
     """A rate row's part for one run: the comparator's label through :func:`claim_verdict_from_fit`, except that a
     confirmation or a refutation on a window not known to lie past the descent start (``undecided``: why, from
-    :func:`rates.studies.report.undecided_before_descent`) is ``no verdict``."""
+    :func:`rates.studies.horizon.undecided_before_descent`) is ``no verdict``."""
     verdict, why = claim_verdict_from_fit(label, reason)
     if verdict in (REPRODUCED, NOT_REPRODUCED) and undecided:
         verdict, why = NO_VERDICT, f"{label}, but {undecided}"
@@ -326,7 +326,7 @@ def rate_part(name: str, label: str, reason: str, undecided: str = "") -> tuple[
 
 
 def _rate_part_of(name: str, record) -> tuple[str, str]:
-    from rates.studies.report import undecided_before_descent
+    from rates.studies.horizon import undecided_before_descent
 
     return rate_part(name, record.verdict.label, record.verdict.reason, undecided_before_descent(record) or "")
 

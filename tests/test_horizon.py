@@ -64,3 +64,24 @@ def test_a_run_too_short_past_the_descent_start_keeps_its_window_and_says_what_d
     record = horizon.fit_past_descent([run])
     assert record.verdict.window.t0 < 3.3e4
     assert "1.5e+06 steps (1.5 decades past t_d) decides it" in undecided_before_descent(record)
+
+
+def test_the_signadam_study_runs_each_nsd_configuration_as_long_as_its_descent_start_needs():
+    from rates.studies.signadam import FULL, planned_tasks, task_runs
+    from rates.studies.signadam import _spec as spec
+
+    specs = tuple(spec("ngd", a, 0) for a in ("1/2", "3/4"))
+    tasks = planned_tasks("rates/ngd", FULL, 0, specs, FULL.nsd_steps)
+    steps = {s.a: task.steps for task in tasks for s in task.specs}
+    t_d = _brentq_start(0.3594243284774234, DEFAULT_B, 0.5, 1.0)  # NGD: the 2-norm max margin of draw 0
+    assert steps["3/4"] == FULL.nsd_steps  # t_d = 3.2e3: the default 2e6 is long enough
+    assert 10**1.65 * t_d * 0.9 <= steps["1/2"] <= 10**1.65 * t_d * 1.3  # t_d = 1.8e5: 8.1e6 steps
+    keys = sorted(task.key for task in tasks)
+    assert keys == ["rates/ngd/seed0", f"rates/ngd/t{steps['1/2']:g}/seed0"]
+
+    class Result:
+        def __init__(self, runs):
+            self.runs = runs
+
+    results = {key: Result([key]) for key in keys + ["rates/ngd-other/seed0", "rates/ngd/seed1"]}
+    assert sorted(task_runs(results, "rates/ngd", 0)) == keys

@@ -16,7 +16,7 @@ CLAIM_NAMES = (
     "simplex-complement", "hessian-quadratic", "hessian-loss-bound", "softmax-perturbation", "proxy-ratio",
     "proxy-below-loss", "loss-below-twice-proxy", "proxy-lower-bound", "low-loss-separability",
     "separation-level-chord", "norm-ordering", "gradient-dual-upper", "gradient-dual-lower",
-    "minibatch-gradient-error", "momentum-accumulated-error", "vr-deviation", "gradient-stability",
+    "minibatch-gradient-error", "momentum-accumulated-error", "vr-deviation", "gradient-stability", "vr-step-noise",
     "minibatch-mismatch-floor",
     "loss-lipschitz", "vr-momentum-error", "signgd-unnormalized-margin", "per-sample-step-direction",
     "local-curvature-step", "certificate-log-level", "certificate-contraction", "certificate-on-runs",

@@ -16,18 +16,18 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from proofs.claims import MINIBATCH, Claim, ScalarProblem, SearchProblem
+from proofs.claims import MINIBATCH, Claim, ScalarProblem, SearchProblem, SimulationOutcome, SimulationProblem
 from proofs.crossentropy import data_bound, log_uniform, proxy, sample_gradients, split
 from proofs.derivation import cited, derivation, finite, identity, lazy, lemma, scalar
 from proofs.gradient import gradient_dual_upper
-from proofs.softmax import softmax_perturbation
+from proofs.softmax import proxy_ratio, softmax_perturbation
 from rates.symbolic.theorems.base import B as B_sym
 from rates.symbolic.theorems.base import b as b_sym
 from rates.symbolic.theorems.base import beta as beta_sym
 from rates.symbolic.theorems.base import n as n_sym
 from rates.symbolic.theorems.minibatch import minibatch_gradient_error_bound
 from rates.symbolic.theorems.momentum import momentum_accumulated_error_bound
-from rates.symbolic.theorems.variance_reduction import vr_deviation_bound
+from rates.symbolic.theorems.variance_reduction import vr_deviation_bound, vr_step_noise
 
 
 def _skewed_data(rng, n, k, d):
@@ -300,4 +300,111 @@ def gradient_stability() -> Claim:
     )
 
 
-CLAIMS = [minibatch_gradient_error(), momentum_accumulated_error(), vr_deviation(), gradient_stability()]
+def vr_step_record(H: np.ndarray, y: np.ndarray, k: int, algo: str, a: str, eta0: float, batch: int, seed: int,
+                   steps: int, snapshot_every: int | None = None, vr: bool = True) -> dict[str, np.ndarray]:
+    """Every step of an engine VR run (:func:`rates.numeric.optim.compose.build`, the torch composition the
+    engines are checked against): ``delta`` = ``||W_t - W~||_max``, its bound ``dbar`` = ``m eta_{max(t-m,0)}``,
+    ``error`` = ``2 ||Z_t - grad L(W_t)||_sum / G(W_t)`` (``Z_t`` the engine's VR signal) and its bound ``noise`` =
+    :func:`rates.symbolic.theorems.variance_reduction.vr_step_noise` at ``eta_{max(t-m,0)}``.
+
+    ``W~`` is the iterate at the last multiple of ``snapshot_every`` (default ``m = n/b``, the algorithm's epoch):
+    another period measures the drift the engine's snapshot does not have, and ``vr=False`` runs plain mini-batches
+    (negative controls).
+    """
+    import torch
+
+    from rates.numeric.engine import RunSpec, _hyper, resolve_spec
+    from rates.numeric.optim.compose import build
+
+    n = len(y)
+    m = n // batch
+    every = snapshot_every or m
+    run = resolve_spec(RunSpec(algo, a, eta0=eta0, seed=seed, batch=batch, vr=vr), n)
+    Ht, yt = torch.as_tensor(H, dtype=torch.float64), torch.as_tensor(y, dtype=torch.long)
+    optimizer = build(run.recipe, Ht, yt, k, _hyper([run], Ht.device))
+    W = torch.zeros((1, k, H.shape[1]), dtype=torch.float64)
+    source_state, transform_state = optimizer.init(W)
+    B, exponent = data_bound(H), float(Fraction(a))
+    out = {key: np.empty(steps) for key in ("delta", "dbar", "error", "noise")}
+    with torch.inference_mode():
+        for t in range(steps):
+            Wt = W[0].numpy().copy()
+            if t % every == 0:
+                snapshot = Wt
+            signal, source_state = optimizer.source(W, source_state, t)
+            error = signal.true_value()[0].numpy() - sample_gradients(Wt, H, y).mean(axis=0)
+            eta_lag = eta0 * (max(t - m, 0) + 2) ** -exponent
+            out["delta"][t] = np.abs(Wt - snapshot).max()
+            out["dbar"][t] = m * eta_lag
+            out["error"][t] = 2 * _sum_norm(error) / proxy(Wt, H, y)
+            out["noise"][t] = vr_step_noise(B, n, batch, eta_lag)
+            update, transform_state = optimizer.transform.update(signal, transform_state, t)
+            W.sub_(update.value)
+    return out
+
+
+def _vr_runs(thorough: bool, seed: int) -> SimulationOutcome:
+    """VR-SignSGD / VR-N-SGD / VR-Spectral-SGD engine runs on small random data, every step checked."""
+    rng = np.random.default_rng(seed)
+    trials, worst, instance = 0, -math.inf, {}
+    for run in range(12 if thorough else 3):
+        k, d, m = int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(2, 5))
+        b = int(rng.integers(1, 4))
+        n = m * b
+        y = np.concatenate([np.arange(k), rng.integers(0, k, size=max(0, n - k))])[:n]
+        H = rng.standard_normal((n, d)) * np.exp(rng.uniform(-1, 1, size=(n, 1)))
+        algo = ("vr-signsgd", "vr-nsgd", "vr-spectral-sgd")[run % 3]
+        a, eta0 = str(rng.choice(["3/10", "1/2", "3/4", "1"])), float(log_uniform(rng, 0.05, 2.0))
+        steps = 2000 if thorough else 400
+        record = vr_step_record(H, y, k, algo, a, eta0, b, int(rng.integers(0, 1000)), steps)
+        ratio = np.maximum(record["delta"] / record["dbar"], record["error"] / record["noise"])
+        trials += steps
+        t = int(np.argmax(ratio))
+        if ratio[t] > worst:
+            worst = float(ratio[t])
+            instance = {"algorithm": algo, "a": a, "eta0": eta0, "n": n, "b": b, "t": t,
+                        **{key: float(value[t]) for key, value in record.items()}, "H": H.tolist(), "y": y.tolist()}
+    return SimulationOutcome(trials, worst, instance, refuted=worst > 1 + 1e-9)
+
+
+def vr_step_noise_claim() -> Claim:
+    """The VR deviation as descent noise at step ``t``, with the epoch's step sizes
+    (:func:`rates.symbolic.theorems.variance_reduction.vr_step_noise`, which the VR descent start uses) [rebuilt].
+
+    Claim: along a VR run (snapshot ``W~`` at each epoch start, steps of norm ``eta_s``),
+    ``||W_t - W~||_max <= m eta_{max(t-m,0)}`` and
+    ``2 ||Z_t - grad L(W_t)||_sum <= 8 B^2 c(n,b) dbar e^{4 B dbar} G(W_t)`` with ``dbar = m eta_{max(t-m,0)}``,
+    ``m = n/b``. Checked at every step of engine runs and proven by the reduction.
+    """
+    x, B_, c_, delta = sp.symbols("x B c delta", positive=True)
+    return Claim(
+        name="vr-step-noise",
+        source=f"{MINIBATCH} F.1 with Lemmas C.13, C.9 (constant: rates.symbolic.theorems.variance_reduction."
+               "vr_step_noise)",
+        statement="||W_t - W~||_max <= m eta_{max(t-m,0)} =: dbar and 2||Z_t - grad L(W_t)||_sum "
+                  "<= 8 B^2 c(n,b) dbar exp(4 B dbar) G(W_t) along VR runs",
+        latex=r"2\|Z_t-\nabla L(W_t)\|_{\mathrm{sum}} \le 8B^2c(n,b)\,\bar\delta_t e^{4B\bar\delta_t}G(W_t),\quad "
+              r"\bar\delta_t = m\,\eta_{\max(t-m,0)} \ge \|W_t-\tilde W\|_{\max}",
+        status="rebuilt",
+        domain="VR iterates with snapshots at epoch starts, any data and decreasing schedule (proof); simulation: "
+               "3 engine runs of 400 steps (thorough 12 of 2000), n = m b <= 12, VR-SignSGD/N-SGD/Spectral-SGD",
+        simulation=SimulationProblem(_vr_runs),
+        symbolic_proof=lazy(lambda: derivation(
+            cited("W_t - W~ = -sum_{s=e}^{t-1} eta_s Delta_s over at most m - 1 steps of the epoch started at e, "
+                  "||Delta_s||_max <= ||Delta_s|| = 1 (Lemma C.1), eta decreasing (Ass. 3.3), e > t - m: "
+                  "||W_t - W~||_max <= (m - 1) eta_{max(t-m,0)} <= dbar", "triangle inequality; MINIBATCH F.1"),
+            lemma("||E_t||_sum <= 2 B c (e^(2 B delta_t) - 1) G(W~) (C.13)", vr_deviation()),
+            lemma("G(W~) <= e^(2 B delta_t) G(W_t) (C.9)", proxy_ratio()),
+            scalar("e^x - 1 <= x e^x for x in [0, 60]", ScalarProblem([x], [(0, 60)], sp.exp(x) - 1, x * sp.exp(x))),
+            identity("2 * 2 B c (2 B delta) e^(2 B delta) e^(2 B delta) = 8 B^2 c delta e^(4 B delta)",
+                     2 * 2 * B_ * c_ * (2 * B_ * delta) * sp.exp(2 * B_ * delta) * sp.exp(2 * B_ * delta)
+                     - 8 * B_**2 * c_ * delta * sp.exp(4 * B_ * delta)),
+            cited("delta e^(4 B delta) is increasing in delta, so delta_t <= dbar bounds it by its value at dbar",
+                  "calculus"),
+        )),
+        constants={"c_vr_step": 8 * B_sym**2 * (n_sym / b_sym - 1) * (n_sym / b_sym)},
+    )
+
+
+CLAIMS = [minibatch_gradient_error(), momentum_accumulated_error(), vr_deviation(), gradient_stability(),
+          vr_step_noise_claim()]

@@ -130,13 +130,13 @@ def test_bisection_agrees_with_the_closed_form_where_the_exponential_is_negligib
 def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
     """The rule cuts both ways: where a slower gap would have been set aside (window before t_d), a gap as fast as
     the bound does not reproduce a claim either; past t_d both stand."""
-    from rates.studies.report import confirmation_before_descent
+    from rates.studies.horizon import undecided_before_descent
     from rates.studies.signadam import rate_part
 
     fast = -0.3  # faster than SignGD's t^-1/4 bound: tight or loose
     before = fit_group([_slow_run(DEFAULT_GAMMA * 1e10, DEFAULT_B * 1e10, slope=fast)])
     assert before.verdict.label in ("tight", "loose"), before.verdict.reason
-    why = confirmation_before_descent(before)
+    why = undecided_before_descent(before)
     assert why is not None and "before the descent start" in why
     assert rate_part("SignGD", before.verdict.label, before.verdict.reason, why)[0] == "no verdict"
     past = fit_group([_slow_run(DEFAULT_GAMMA, DEFAULT_B, slope=fast)])
@@ -144,5 +144,88 @@ def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
     from rates.studies.report import descent_start_of
 
     assert descent_start_of(past.runs, past.prediction).t <= past.verdict.window.t0
-    assert confirmation_before_descent(past) is None
+    assert undecided_before_descent(past) is None
     assert rate_part("SignGD", past.verdict.label, past.verdict.reason, "")[0] == "reproduced"
+
+
+# the minibatch preset's draw 0 as recorded by the engine (rates run --data minibatch): n = 64, b = 16, m = 4
+PRESET_B, PRESET_N, PRESET_BATCH = 10.439072691353195, 64, 16
+PRESET_GAMMA = {"vr-signsgd": 2.152, "vr-nsgd": 0.586, "vr-spectral-sgd": 0.913}  # max / l2 / spectral margins
+PRESET_ETA0 = {"vr-signsgd": 0.2, "vr-nsgd": 1.0, "vr-spectral-sgd": 1.0}
+
+
+def _vr_brentq_start(gamma, B, n, b, a, eta0):
+    """First t with 2 B^2 e^{2 B eta_t} eta_t + 8 B^2 (m-1) m eta_{t-m} e^{4 B m eta_{t-m}} <= gamma/2, t continuous."""
+    m = n // b
+
+    def excess(log_t):
+        t = math.exp(log_t)
+        eta, lag = eta0 * (t + 2) ** -a, eta0 * (max(t - m, 0) + 2) ** -a
+        return 2 * B**2 * math.exp(2 * B * eta) * eta + 8 * B**2 * (m - 1) * m * lag * math.exp(4 * B * m * lag) \
+            - gamma / 2
+    return math.ceil(math.exp(brentq(excess, math.log(m), math.log(1e40), xtol=1e-14, rtol=1e-15)))
+
+
+@pytest.mark.parametrize("algorithm", sorted(PRESET_GAMMA))
+@pytest.mark.parametrize("a", ["1", "3/4", "1/2"])
+def test_vr_descent_start_uses_the_epochs_step_sizes(algorithm, a):
+    config = resolve_algorithm(algorithm, n=PRESET_N, batch=PRESET_BATCH)
+    constants = {"gamma": PRESET_GAMMA[algorithm], "B": PRESET_B, "n": PRESET_N, "b": PRESET_BATCH, "k": 4}
+    start = descent_start(predict(config, Fraction(a)).template, constants, Fraction(a), PRESET_ETA0[algorithm])
+    expected = _vr_brentq_start(PRESET_GAMMA[algorithm], PRESET_B, PRESET_N, PRESET_BATCH, float(Fraction(a)),
+                                PRESET_ETA0[algorithm])
+    assert start.t == pytest.approx(expected, rel=1e-6, abs=1)
+    assert start.lag == 4 and "4 steps back" in start.text()
+    # the bound valid for every t (exp(4 B m eta_0)) put it beyond 10^18 steps on this data
+    worst = 8 * PRESET_B**2 * 3 * 4 * 5 * math.exp(4 * PRESET_B * 4 * PRESET_ETA0[algorithm])
+    assert math.log10(PRESET_ETA0[algorithm] * 2 * worst / PRESET_GAMMA[algorithm]) / float(Fraction(a)) > 18
+    assert start.log10 < 10
+
+
+def test_vr_with_momentum_keeps_the_bound_valid_for_every_step():
+    # Lemma C.14 sums older steps' errors: no step-local form, the descent start is the global alpha_vr's
+    config = resolve_algorithm("vr-signum", n=PRESET_N, batch=PRESET_BATCH, momentum=0.9)
+    constants = {"gamma": 2.152, "B": PRESET_B, "n": PRESET_N, "b": PRESET_BATCH, "k": 4, "beta": 0.9}
+    start = descent_start(predict(config, Fraction(1)).template, constants, Fraction(1), 0.2)
+    assert start.lag == 0 and start.log10 > 18
+
+
+def _recorded(run, algo):
+    run.config.update(algo=algo, data_facts={"B": DEFAULT_B, "n": 30, "d": 5, "k": 3, "orthogonal": False,
+                                             "class_counts": [10] * 3}, family="nsd" if algo == "signgd" else "adam",
+                      data="file.csv")
+    return run
+
+
+@pytest.mark.parametrize("slope", [-0.45, -0.02])  # as fast as the bound (confirms), far slower (refutes)
+def test_an_unknown_descent_start_decides_nothing_where_a_known_one_decides(slope):
+    """SignGD and Adam at a = 2/3 on the default preset's constants, the same gap over [1e4, 1e6]. SignGD's t_d is
+    known (2.4e3) and the window lies past it: its verdict stands. Adam's t_d leaves out c_adam (its curvature term
+    alone gives 6.5e3, a lower bound only): the same window decides nothing, and the reason names c_adam -- unless a
+    certified descent onset before the window is supplied."""
+    from rates.studies.horizon import undecided_before_descent
+    from rates.studies.signadam import rate_part
+
+    t = checkpoints(1e6)
+    def gap(t):
+        return 0.4 * DEFAULT_GAMMA * (t + 2.0) ** slope
+
+    records = {algo: fit_group([_recorded(synthetic_run(gap, t=t, a="2/3", noise=0.001, gamma=DEFAULT_GAMMA,
+                                                        algo=algo), algo)])
+               for algo in ("signgd", "adam")}
+    expected = "reproduced" if slope < -0.3 else "not reproduced"
+    signgd, adam = records["signgd"], records["adam"]
+    assert undecided_before_descent(signgd) is None
+    assert rate_part("SignGD", signgd.verdict.label, signgd.verdict.reason, "")[0] == expected, signgd.verdict.reason
+    why = undecided_before_descent(adam)
+    assert why is not None and "c_adam" in why and "unknown" in why
+    assert rate_part("Adam", adam.verdict.label, adam.verdict.reason, why)[0] == "no verdict"
+    assert claim_verdict_of(adam) == expected  # the comparator alone would have decided it
+    assert undecided_before_descent(adam, observed_onset=1e3) is None
+    assert "certified descent onset" in undecided_before_descent(adam, observed_onset=1e5)
+
+
+def claim_verdict_of(record):
+    from rates.output.claims import claim_verdict_from_fit
+
+    return claim_verdict_from_fit(record.verdict.label, record.verdict.reason)[0]

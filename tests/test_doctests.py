@@ -11,7 +11,7 @@ import pytest
 MODULES = ("rates.symbolic.schedules", "rates.symbolic.asymptotics", "rates.norms", "rates.symbolic.theorems.base",
            "rates.symbolic.theorems.nsd",
            "rates.symbolic.papers", "rates.errors", "rates.schedule", "rates.symbolic.growth",
-           "rates.symbolic.theorems.general")
+           "rates.symbolic.theorems.general", "rates.symbolic.theorems.descent_start", "rates.studies.horizon")
 
 
 @pytest.mark.parametrize("name", MODULES)

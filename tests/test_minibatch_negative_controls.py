@@ -304,10 +304,10 @@ def test_a_margin_passing_gamma_eff_early_leaves_the_rate_open_instead_of_confir
     # start t_d, where a slower gap would not refute, so the row stays open; with t_d reached it reproduces
     verdict, reason = rate_part(record, crossed)
     assert verdict == NO_VERDICT and "before the descent start" in reason
-    from rates.studies import report
+    from rates.studies import horizon
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(report, "confirmation_before_descent", lambda record: None)
+        patch.setattr(horizon, "undecided_before_descent", lambda record, observed_onset=None: None)
         assert rate_part(record, crossed)[0] == REPRODUCED
 
 

@@ -395,3 +395,32 @@ def test_eps_agreement_at_its_exact_thresholds():
     assert eps_agreement(t, base, {"e": [np.full(3, 1.5)] * 2}, tol=0.5)[0] == NOT_REPRODUCED
     assert eps_agreement(np.array([10.0, 20.0, 50.0]), base, {"e": base}) == (
         NO_VERDICT, "the runs end at t = 50 before t = 100", {})
+# ------------------------------------------------------------------------- sec. 7 (1), each algorithm's own margins
+
+
+def test_own_margins_reading_refutes_a_max_norm_margin_below_its_own_two_norm_margin():
+    from rates.studies.signadam import own_ordering
+
+    t = np.geomspace(1, 1e5, 40)
+    # Adam eps = 1e-8 on the study's three draws (relative max-norm / 2-norm margins at t = 1e5)
+    rel_max = {"Adam": _curves(t, [0.779, 0.853, 0.855])}
+    rel_two = {"Adam": _curves(t, [0.873, 0.881, 0.956])}
+    verdict, reason, _ = own_ordering(t, rel_max, rel_two, "Adam")
+    assert verdict == NOT_REPRODUCED and "every draw" in reason
+    # the same numbers the other way round hold; one draw swapped leaves it open
+    assert own_ordering(t, rel_two, rel_max, "Adam")[0] == REPRODUCED
+    mixed = {"Adam": _curves(t, [0.9, 0.853, 0.855])}
+    assert own_ordering(t, mixed, rel_two, "Adam")[0] == NO_VERDICT
+    # a lead within the tolerance is a tie, not a holding order
+    tie = {"Adam": _curves(t, [0.8735, 0.8815, 0.9565])}
+    assert own_ordering(t, tie, rel_two, "Adam")[0] == NO_VERDICT
+
+
+def test_rem_6_5_needs_a_tight_bound_to_read_the_constant_from_the_gap_level():
+    from rates.studies.signadam import constant_reading
+
+    verdict, reason = constant_reading(REPRODUCED, "", {3: "loose", 5: "tight", 10: "loose"})
+    assert verdict == NO_VERDICT and "c_adam" in reason and "k = 3: loose" in reason
+    assert constant_reading(REPRODUCED, "", {3: "tight", 5: "tight", 10: "tight"})[0] == REPRODUCED
+    # a gap growing like k shows a growing constant whatever the fit
+    assert constant_reading(NOT_REPRODUCED, "grows", {3: "loose"}) == (NOT_REPRODUCED, "grows")

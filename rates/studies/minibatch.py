@@ -77,6 +77,7 @@ from rates.output.claims import (
     decide,
 )
 from rates.studies.figures import DPI, QUICK_DPI
+from rates.studies.horizon import CPU_BUDGET_S, DECIDING_DECADES, STEP_BUDGET
 from rates.studies.runner import StudyTask, TaskResult, dataset, describe, fit_runs, simulate_study, study_seeds
 from rates.symbolic.papers import MINIBATCH as MINIBATCH_REFERENCE
 from rates.symbolic.theorems import per_sample
@@ -136,6 +137,7 @@ class Size:
     # Fig. 1 "converges" claims at these batch sizes (beta = 0.99 and VR) are read at fig1_long_steps (0: not run)
     fig1_long_batches: tuple = ()
     fig1_long_steps: int = 0
+    plan_horizons: bool = True  # rate runs as long as their descent start needs (rates.studies.horizon)
 
 
 # Steps [ours], measured with the fused engine on the minibatch preset:
@@ -144,7 +146,8 @@ class Size:
 # * rates need two decades after t = 1e3; at 1e5 steps Spectral-SGD a = 3/10 and SignSGD a = 3/4 (b = n) were
 #   still bending ("run longer"), at 1e6 both are tight. Thm 4.6 (VR) at a = 3/10 still bends at 1e6 for
 #   SignSGD and Spectral-SGD; at 1e7 Spectral-SGD is tight and SignSGD still bends (slopes -0.52, -0.62 on
-#   the window's halves), so those two run 1e7 steps.
+#   the window's halves). They no longer run 1e7 steps: their descent starts (10^11 and 10^14.6 with the epoch's
+#   step sizes) are beyond any run, so no window of theirs decides (rates.studies.horizon plans the others).
 # * the per-sample cosine is read at 1e5 steps.
 # * Fig. 1's "converges" claims ((e)-(f) beta = 0.99, (g)-(i) VR) read b = 1 at 2e6 steps: at 2e5 every open
 #   configuration of those claims on the draws of seeds 0 and 1 was at b = 1, above 0.05 and still falling (e.g.
@@ -164,12 +167,10 @@ class Size:
 #   t = 8e4 (a = 3/10) and 4e4 (a = 1/2) and stays above it to 1e6.
 FULL = Size("minibatch", (1, 4, 16, 64), seeds=1, fig1_steps=200_000, rate_steps=1_000_000,
             persample_steps=100_000, rate_batch=16, momentum_batch=32, rate_momentum=0.999, fig1_seeds=3,
-            rate_horizons=((("Thm 4.6", "signsgd", "3/10"), 10_000_000),
-                           (("Thm 4.6", "spectral-sgd", "3/10"), 10_000_000)),
             rate_eta0_factors=((("Thm 4.3", "3/10"), 0.01), (("Thm 4.3", "1/2"), 0.1)),
             fig1_long_batches=(1,), fig1_long_steps=2_000_000)
 QUICK = replace(FULL, seeds=1, fig1_steps=300, rate_steps=1000, persample_steps=1000, checkpoints=16,
-                rate_horizons=(), fig1_seeds=1, fig1_long_batches=())
+                rate_horizons=(), fig1_seeds=1, fig1_long_batches=(), plan_horizons=False)
 
 
 # ------------------------------------------------------------------------------------ protocols [ours]
@@ -185,12 +186,17 @@ _STALLED = (f"stalled: error changed by >= x{STALLED:g} over the last decade, wi
             "standard errors (checkpoint scatter) above x" f"{STALLED:g}; a band straddling it is 'no verdict'")
 _RATE_RULE = ("comparator (rates fit): tight / loose, or finding (i) 'bound holds' (95% upper slope limit <= the "
               "slowest bound term's slope + 0.05) -> reproduced; 'violated' (slower than that by > 0.05, the 95% "
-              "interval excluding it, window past the descent start) -> not reproduced; a 'violated' gap with slope "
-              "within 0.05 of 0 in a run ending before t0, and every other outcome -> no verdict")
+              "interval excluding it) -> not reproduced, both only on a window known to lie past the descent start "
+              "t_d; a 'violated' gap with slope within 0.05 of 0 in a run ending before t0, and every other outcome "
+              "-> no verdict")
 _RATE_OUT = "a gap decaying more slowly than the derived rate (by more than 0.05 in log-log slope)"
 _RATE_SEEDS = f"seed {FULL.seeds - 1} (one data draw); uncertainty: bootstrap over the window's checkpoints"
 _RATE_WINDOW = ("the comparator's window: the last two decades of the run with t >= 1e3 after the empirical entry; "
-                f"runs of {FULL.rate_steps:.0e} steps (Thm 4.6 at a = 3/10 for SignSGD and Spectral-SGD: 1e+07)")
+                f"runs of {FULL.rate_steps:.0e} steps; "
+                f"Thm 4.1 and 4.6 runs last {DECIDING_DECADES:g} decades past their descent start t_d where that is "
+                f"longer, within {STEP_BUDGET:.0e} steps and {CPU_BUDGET_S:.0f} CPU seconds (beyond it the row says "
+                "how many steps decide it), and a window that starts before t_d is replaced by the one from max(t_d, "
+                f"entry, 1e3) to the end when it spans {DECIDING_DECADES:g} decades")
 
 
 def _fig1(quantity: str, rule: str, rules_out: str) -> Protocol:
@@ -441,7 +447,9 @@ def judge_rate_runs(runs) -> tuple[Any, float | None]:
     Where the margin passes the target for good (Thm 4.3's gamma_eff lies below gamma) the gap the theorem bounds is
     <= 0 from there on: the bound holds for every constant, but that says nothing of the rate. The rate is then
     fitted on the runs cut at that checkpoint, the stretch where the bounded gap is positive."""
-    record = fit_runs(runs)
+    from rates.studies.horizon import fit_past_descent
+
+    record = fit_past_descent(runs, fit_runs)
     crossed = margin_above_target_from([run.t for run in record.runs], gaps_to_target(record))
     if crossed is not None:
         cut = [before(run, crossed) for run in runs]
@@ -478,14 +486,18 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
     bound = v.assessment.bound if getattr(v, "assessment", None) is not None else None
     confirms = (v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS) or \
         claim_verdict_from_fit(v.label, v.reason)[0] == REPRODUCED
-    if confirms:
-        from rates.studies.report import confirmation_before_descent
+    from rates.studies.horizon import undecided_before_descent
 
-        unrefutable = confirmation_before_descent(record)
-        if unrefutable:  # a slower gap would not have refuted here, so a faster one does not confirm
-            return NO_VERDICT, f"{v.label} (bound holds), but {unrefutable}"
+    if confirms:
+        undecided = undecided_before_descent(record)
+        if undecided:  # a slower gap would not have refuted here, so a faster one does not confirm
+            return NO_VERDICT, f"{v.label} (bound holds), but {undecided}"
         return REPRODUCED, ""
     verdict, reason = claim_verdict_from_fit(v.label, v.reason)
+    if verdict == NOT_REPRODUCED:
+        undecided = undecided_before_descent(record)
+        if undecided:
+            return NO_VERDICT, f"{v.label}, but {undecided}"
     if verdict == NO_VERDICT:
         if crossed is not None:
             reason += (f"; {horizon}; a run whose margin reaches the target later (a smaller eta_0) leaves a "
@@ -526,6 +538,25 @@ def thm41_impossibility(gamma: float, B: float, n: int) -> str:
             "cannot help because gamma/B is at most 2. Tested at b = n, where gamma_eff = gamma")
 
 
+# Thm 4.3's margins pass gamma_eff at 7e3-8e4, before their descent starts (10^5.2 and later): the stretch its rate
+# is fitted on does not grow with the horizon, so its runs are not planned from t_d.
+PLANNED_FAMILIES = ("Thm 4.1", "Thm 4.6", "Thm 4.6 + momentum")
+
+
+def planned_rate_steps(size: Size, family: str, algo: str, a: str, seed: int, n: int) -> int:
+    """Steps of one rate configuration: :func:`rate_steps`, or 1.5 decades past its descent start where that is
+    longer and within the budget (:func:`rates.studies.horizon.plan`)."""
+    default = rate_steps(size, family, algo, a)
+    if not size.plan_horizons or family not in PLANNED_FAMILIES:
+        return default
+    from rates.studies.horizon import plan
+    from rates.studies.runner import dataset
+
+    b, beta, vr = rate_setting(family, size, n)
+    return plan(_spec(algo, a, seed, b, beta, vr, rate_eta0(size, family, algo, a)), dataset(size.data, seed),
+                default).steps
+
+
 def rate_tasks(size: Size, seed: int, n: int) -> list[StudyTask]:
     tasks = []
     for family in RATE_FAMILIES:
@@ -533,7 +564,7 @@ def rate_tasks(size: Size, seed: int, n: int) -> list[StudyTask]:
         for algo in ALGORITHMS:
             horizons: dict[int, list[str]] = {}
             for a in RATE_AS:
-                horizons.setdefault(rate_steps(size, family, algo, a), []).append(a)
+                horizons.setdefault(planned_rate_steps(size, family, algo, a, seed, n), []).append(a)
             for i, (steps, exponents) in enumerate(sorted(horizons.items(), key=lambda item: -len(item[1]))):
                 specs = tuple(_spec(algo, a, seed, b, beta, vr, rate_eta0(size, family, algo, a)) for a in exponents)
                 key = f"rates/{family}/{algo}/seed{seed}" if i == 0 else f"rates/{family}/{algo}/t{steps:g}/seed{seed}"

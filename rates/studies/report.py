@@ -26,7 +26,6 @@ Reference
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import time
@@ -499,26 +498,6 @@ def past_descent_start(window_start: float, start: Any) -> bool:
     :class:`rates.symbolic.theorems.descent_start.DescentStart` with ``log10`` set; ``t`` None means beyond any
     run)."""
     return start.t is not None and start.t <= window_start
-
-
-def confirmation_before_descent(record: Any) -> Optional[str]:
-    """Why a confirming verdict (``tight``, ``loose``, the bound holding) on ``record`` does not count for a claim,
-    or None where it does.
-
-    Before the descent start ``t_d`` a gap slower than the bound is set aside (:func:`_violated_before_descent`),
-    so a test whose window starts there cannot fail; a faster gap there is no more evidence than a slower one,
-    and a claims table reads it as ``no verdict`` (the rule cuts both ways). With ``t_d`` unknown a ``violated``
-    stands, and so does a confirmation.
-    """
-    verdict = record.verdict
-    if getattr(record, "prediction", None) is None or verdict.fit is None or not math.isfinite(verdict.window.t0):
-        return None
-    start = descent_start_of(record.runs, record.prediction)
-    if start is None or start.log10 is None or past_descent_start(verdict.window.t0, start):
-        return None
-    return (f"the window starts at t = {verdict.window.t0:.3g}, before the descent start ({start.text()}): a gap "
-            "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
-            "the rate either; a run whose window starts past t_d decides")
 
 
 def _violated_before_descent(verdict: Any, start: Any) -> Any:

@@ -68,6 +68,7 @@ from rates.output.claims import (
     decide,
 )
 from rates.studies.figures import DPI, QUICK_DPI
+from rates.studies.horizon import DECIDING_DECADES, STEP_BUDGET
 from rates.studies.runner import StudyTask, fit_runs, result_data, simulate_study, study_seeds
 from rates.symbolic.papers import SIGNADAM as SIGNADAM_REFERENCE
 
@@ -93,6 +94,7 @@ class Size:
     checkpoints: int = 60
     classes_draws: int = 3  # data draws per k for Rem. 6.5
     margin_draws: int = 3  # data draws of sec. 7's figure
+    plan_horizons: bool = True  # rate runs as long as their descent start needs (rates.studies.horizon)
 
 
 # Steps [ours], measured with the fused engine: SignGD at a = 3/10 still bends at 5e5 steps and is tight
@@ -104,7 +106,7 @@ class Size:
 FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=1_000_000,
             margin_steps=100_000)
 QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16,
-                classes_draws=1, margin_draws=1)
+                classes_draws=1, margin_draws=1, plan_horizons=False)
 
 
 CLASSES_N = 30  # samples at every k (Rem. 6.5's constants may depend on n, so n is held fixed)
@@ -138,15 +140,36 @@ def margin_seeds(size: Size, seed: int) -> list[int]:
     return [seed + 1000 * draw for draw in range(size.margin_draws)]
 
 
+def planned_tasks(name: str, size: Size, seed: int, specs: tuple, default_steps: int) -> list[StudyTask]:
+    """The tasks of one group of rate configurations: one per horizon (:func:`rates.studies.horizon.plan`, each
+    configuration as long as 1.5 decades past its descent start needs, within the budget), ``name/seedS`` for the
+    default horizon and ``name/tSTEPS/seedS`` for the others."""
+    from rates.studies.horizon import plan
+    from rates.studies.runner import dataset
+
+    horizons: dict[int, list] = {}
+    for spec in specs:
+        steps = plan(spec, dataset(size.data, seed), default_steps).steps if size.plan_horizons else default_steps
+        horizons.setdefault(steps, []).append(spec)
+    return [StudyTask(f"{name}/seed{seed}" if steps == default_steps else f"{name}/t{steps:g}/seed{seed}", size.data,
+                      seed, tuple(group), steps, size.checkpoints, cost=len(group) * steps)
+            for steps, group in sorted(horizons.items())]
+
+
+def task_runs(results: dict, name: str, seed: int) -> list:
+    """The runs of every horizon's task of ``name`` (:func:`planned_tasks`) for one seed."""
+    return [r for key, res in results.items()
+            if key.startswith(f"{name}/") and key.endswith(f"/seed{seed}") and key.count("/") <= name.count("/") + 2
+            for r in res.runs]
+
+
 def tasks(size: Size, seed: int) -> list[StudyTask]:
     out = []
     for algo in NSD_ALGORITHMS:
-        specs = tuple(_spec(algo, a, seed) for a in NSD_AS)
-        out.append(StudyTask(f"rates/{algo}/seed{seed}", size.data, seed, specs, size.nsd_steps, size.checkpoints,
-                             cost=len(specs) * size.nsd_steps))
-    specs = tuple(_spec(algo, "1/2", seed, norm=norm) for algo, norm in OTHER_NORMS + MORE_NORMS)
-    out.append(StudyTask(f"rates/other-norms/seed{seed}", size.data, seed, specs, size.nsd_steps, size.checkpoints,
-                         cost=len(specs) * size.nsd_steps))
+        out += planned_tasks(f"rates/{algo}", size, seed, tuple(_spec(algo, a, seed) for a in NSD_AS), size.nsd_steps)
+    out += planned_tasks("rates/other-norms", size, seed,
+                         tuple(_spec(algo, "1/2", seed, norm=norm) for algo, norm in OTHER_NORMS + MORE_NORMS),
+                         size.nsd_steps)
     specs = tuple(_spec("adam", a, seed, eps) for eps in RATE_EPS for a in ADAM_AS) + (_spec("adam", ADAM_A1, seed),)
     out.append(StudyTask(f"rates/adam/seed{seed}", size.data, seed, specs, size.adam_steps, size.checkpoints,
                          cost=len(specs) * size.adam_steps))
@@ -173,8 +196,9 @@ def _key(run) -> tuple:
 
 SEC7_FIGURE = "sec. 7 figure (margins, correlations, eps)"
 RATE_RULE = ("the comparator's verdict on the gap's log-log slope against the bound's local slope (tolerance 0.05): "
-             "tight or loose reproduce the one-sided bound, violated refutes it (only in a window past the descent "
-             "start), any other label is no verdict with its reason")
+             "tight or loose reproduce the one-sided bound, violated refutes it, both only in a window known to lie "
+             "past the descent start t_d (an unknown t_d, as Adam's, decides nothing); any other label is no "
+             "verdict with its reason")
 RATE_RULES_OUT = "a gap decaying slower than the bound by more than the tolerance in the asymptotic window"
 
 
@@ -193,20 +217,25 @@ def protocols(size: Size) -> dict[Any, Protocol]:
                   f"{', '.join(map(str, margin_seeds(size, 0)))})")
     one_draw = f"data draw 0 of the '{size.data}' preset (full batch: one run per configuration)"
     out: dict[Any, Protocol] = {}
+    planned = (f"; each run lasts {size.nsd_steps:g} steps or, where its descent start t_d needs more, "
+               f"{DECIDING_DECADES:g} decades past t_d (at most {STEP_BUDGET:.0e}; beyond it the row says how many "
+               f"steps decide it); a window that starts before t_d is replaced by the one from max(t_d, entry, 1e3) "
+               f"to the end when it spans {DECIDING_DECADES:g} decades" if size.plan_horizons else "")
     for a in NSD_AS:
         out[("rate-nsd", a)] = Protocol(
             "margin gap gamma - gamma(W_t) of SignGD and NGD (max and 2-norm max margins)",
-            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]", RATE_RULE + "; both algorithms",
-            one_draw, RATE_RULES_OUT, figure="rates (NSD)")
+            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]{planned}",
+            RATE_RULE + "; both algorithms", one_draw, RATE_RULES_OUT, figure="rates (NSD)")
     for a in ADAM_AS + (ADAM_A1,):
         out[("rate-adam", a)] = Protocol(
             "margin gap gamma - gamma(W_t) of Adam, eps = 0 (max-norm max margin)",
-            f"the comparator's asymptotic window inside [1, {size.adam_steps:g}]", RATE_RULE, one_draw,
+            f"the comparator's asymptotic window inside [1, {size.adam_steps:g}] (t_d unknown: c_adam is not "
+            "rebuilt, so no horizon is planned from it)", RATE_RULE, one_draw,
             RATE_RULES_OUT, figure="rates (Adam)")
     for key, norms in (("other-norms", OTHER_NORMS), ("more-norms", MORE_NORMS)):
         out[key] = Protocol(
             "margin gap to the max margin of each norm: " + ", ".join(_norm_name(algo, norm) for algo, norm in norms),
-            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]", RATE_RULE + "; every norm",
+            f"the comparator's asymptotic window inside [1, {size.nsd_steps:g}]{planned}", RATE_RULE + "; every norm",
             one_draw, RATE_RULES_OUT, figure="rates (NSD)")
     out["classes"] = Protocol(
         "relative gap (gamma - gamma(W_t))/gamma of Adam (eps = 0, a = 2/3) at k = 3, 5, 10 with n = 30 and d = 10",
@@ -240,6 +269,17 @@ def protocols(size: Size) -> dict[Any, Protocol]:
             f"SignGD and Adam ({which}) against NGD", sec7_window,
             order_rule + " (ahead: larger max-norm margin ratio, smaller cosine to W*_2)", sec7_seeds,
             "NGD closer to the max-norm maximisers, or the sign methods closer to W*_2", figure=SEC7_FIGURE)
+    own_rule = (f"per draw and per algorithm: 'holds' when its own relative margin in the favoured norm exceeds the "
+                f"other by more than {ORDER_TOL:g} at every checkpoint of [T/2, T] (SignGD and Adam: the max-norm; "
+                f"NGD: the 2-norm), 'reversed' when it is below by more than {ORDER_TOL:g} at every such checkpoint; "
+                "reproduced when every algorithm and draw holds, not reproduced when some algorithm is reversed on "
+                "every draw, else no verdict")
+    for which in ("eps = 0", "eps > 0"):
+        out[("own-margins", which)] = Protocol(
+            f"each algorithm's own two relative margins (max-norm and 2-norm, over the max margins of each norm), "
+            f"SignGD, NGD and Adam ({which})", sec7_window, own_rule, sec7_seeds,
+            "an algorithm whose own relative margin is larger in the norm it is said not to favour",
+            figure=SEC7_FIGURE)
     out["eps"] = Protocol(
         "|relative max-norm margin(eps) - relative max-norm margin(eps = 0)| of Adam (a = 2/3), eps in {1e-8, 1e-6}",
         sec7_window,
@@ -275,20 +315,20 @@ QUICK_PROTOCOLS = protocols(QUICK)
 # Pure functions of measured numbers: each is run on constructed cases where its claim is false
 # (tests/test_signadam_negative_controls.py).
 
-def rate_part(name: str, label: str, reason: str, unrefutable: str = "") -> tuple[str, str]:
+def rate_part(name: str, label: str, reason: str, undecided: str = "") -> tuple[str, str]:
     """A rate row's part for one run: the comparator's label through :func:`claim_verdict_from_fit`, except that a
-    confirmation on a window where a slower gap could not have refuted (``unrefutable``: why, from
-    :func:`rates.studies.report.confirmation_before_descent`) is ``no verdict``."""
+    confirmation or a refutation on a window not known to lie past the descent start (``undecided``: why, from
+    :func:`rates.studies.horizon.undecided_before_descent`) is ``no verdict``."""
     verdict, why = claim_verdict_from_fit(label, reason)
-    if verdict == REPRODUCED and unrefutable:
-        verdict, why = NO_VERDICT, f"{label}, but {unrefutable}"
+    if verdict in (REPRODUCED, NOT_REPRODUCED) and undecided:
+        verdict, why = NO_VERDICT, f"{label}, but {undecided}"
     return verdict, f"{name} {why}" if why else ""
 
 
 def _rate_part_of(name: str, record) -> tuple[str, str]:
-    from rates.studies.report import confirmation_before_descent
+    from rates.studies.horizon import undecided_before_descent
 
-    return rate_part(name, record.verdict.label, record.verdict.reason, confirmation_before_descent(record) or "")
+    return rate_part(name, record.verdict.label, record.verdict.reason, undecided_before_descent(record) or "")
 
 
 def k_growth(relgaps: dict[int, list[float]], earlier: Optional[dict[int, list[float]]] = None,
@@ -387,14 +427,40 @@ def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str
         texts.append(f"draw {i}: leads by {lead_a[-1]:+.4f} / {lead_b[-1]:+.4f} at t = {t[-1]:g} "
                      f"(least over [{t[late][0]:g}, {t[-1]:g}]: {lead_a.min():+.4f} / {lead_b.min():+.4f}): "
                      f"{states[-1]}")
-    measured = f"{name} vs {reference}: " + "; ".join(texts)
-    if all(s == "holds" for s in states):
-        return REPRODUCED, "", measured
-    if all(s == "reversed" for s in states):
-        return NOT_REPRODUCED, f"{name} trails {reference} on every draw: " + "; ".join(texts), measured
-    why = (f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within {tol:g}, an order that "
-           "changes inside the window or draws that disagree); " + "; ".join(texts))
-    return NO_VERDICT, why, measured
+    return (*_verdict_of_draws(states, texts, f"{name} trails {reference} on every draw",
+                               f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within "
+                               f"{tol:g}, an order that changes inside the window or draws that disagree)"),
+            f"{name} vs {reference}: " + "; ".join(texts))
+
+
+def _verdict_of_draws(states: list[str], texts: list[str], refuted: str, unsettled: str) -> tuple[str, str]:
+    """Every draw 'holds': reproduced; every draw 'reversed': not reproduced (``refuted``); else no verdict
+    (``unsettled``); the reasons end with the draws' ``texts``."""
+    if all(state == "holds" for state in states):
+        return REPRODUCED, ""
+    if all(state == "reversed" for state in states):
+        return NOT_REPRODUCED, f"{refuted}: " + "; ".join(texts)
+    return NO_VERDICT, f"{unsettled}; " + "; ".join(texts)
+
+
+def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: dict[str, list[np.ndarray]],
+                 name: str, tol: float = ORDER_TOL) -> tuple[str, str, str]:
+    """Sec. 7 (1) read as each algorithm's own two margins: ``name``'s relative margin in its favoured norm
+    (``favoured[name][i]``, draw ``i``) above its relative margin in the other norm, at every checkpoint of
+    ``[T/2, T]``. 'holds' when it leads by more than ``tol`` at each of them, 'reversed' when it trails by more than
+    ``tol`` at each of them, else 'unsettled'; reproduced when every draw holds, not reproduced when every draw is
+    reversed, else no verdict. Returns ``(verdict, reason, measured)``."""
+    t = np.asarray(t, float)
+    late = t >= t[-1] / 2
+    states, texts = [], []
+    for i in range(len(favoured[name])):
+        lead = np.asarray(favoured[name][i], float)[late] - np.asarray(other[name][i], float)[late]
+        states.append("holds" if np.all(lead > tol) else "reversed" if np.all(lead < -tol) else "unsettled")
+        texts.append(f"draw {i}: {float(np.asarray(favoured[name][i])[-1]):.4f} vs "
+                     f"{float(np.asarray(other[name][i])[-1]):.4f} at t = {t[-1]:g} (least lead over "
+                     f"[{t[late][0]:g}, {t[-1]:g}]: {lead.min():+.4f}): {states[-1]}")
+    return (*_verdict_of_draws(states, texts, f"{name}'s own margin is smaller in the norm it favours on every draw",
+                               f"{name}: " + ", ".join(states) + " over the draws"), f"{name}: " + "; ".join(texts))
 
 
 def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[np.ndarray]],
@@ -559,7 +625,9 @@ def classes_claim(table: ClaimsTable, class_runs: dict[int, list], steps: int, p
     earlier = {k: [float(np.asarray(r.gap, float)[index] / float(r.gamma["value"])) for r in runs]
                for k, runs in class_runs.items()}
     verdict, reason, measured = k_growth(relgaps, earlier, earlier_t)
-    slopes = "; ".join(f"k={k}: {_fit_text(fit_runs(runs))}" for k, runs in class_runs.items())
+    fits = {k: fit_runs(runs) for k, runs in class_runs.items()}
+    slopes = "; ".join(f"k={k}: {_fit_text(record)}" for k, record in fits.items())
+    verdict, reason = constant_reading(verdict, reason, {k: record.verdict.label for k, record in fits.items()})
     draws = len(next(iter(class_runs.values())))
     table.add(Claim("Adam's rate constants do not depend on the number of classes k", f"{SEED} Rem. 6.5",
                     f"relative gap (gamma - gamma(W_t))/gamma at t = {steps:g}, n = {CLASSES_N} at every k, "
@@ -568,6 +636,19 @@ def classes_claim(table: ClaimsTable, class_runs: dict[int, list], steps: int, p
                     f"95% interval of the growth from k = {CLASSES[0]} to {CLASSES[-1]} below the linear growth "
                     f"x{CLASSES[-1] / CLASSES[0]:.2f} (not reproduced: at or above it)", verdict, reason,
                     values={str(k): v for k, v in relgaps.items()}, protocol=proto["classes"]))
+
+
+def constant_reading(verdict: str, reason: str, labels: dict[int, str]) -> tuple[str, str]:
+    """Rem. 6.5 is about the bound's constant; the gap's level at a fixed t measures it only where the bound is tight
+    (``labels``: the comparator's label per k). At t the gap is at most C(k) r(t), so a gap growing like k shows
+    a constant that grows at least as fast (a refutation stands whatever the fit); a level that does not grow says
+    nothing of a loose bound's constant, and Thm 6.3's constant c_adam is not rebuilt to compute it."""
+    if verdict != REPRODUCED or all(label == "tight" for label in labels.values()):
+        return verdict, reason
+    loose = ", ".join(f"k = {k}: {label}" for k, label in labels.items() if label != "tight")
+    return NO_VERDICT, (f"the gap's level does not grow like k, but the bound is not tight on these runs ({loose}), "
+                        "so the level is not the bound's constant, and Thm 6.3's constant (c_adam) cannot be rebuilt "
+                        "from the paper to compute it; tight fits at every k, or c_adam, would decide")
 
 
 def _frozen_text(margins: list[dict[str, dict]]) -> str:
@@ -613,6 +694,22 @@ def margin_claims(table: ClaimsTable, margins: list[dict[str, dict]], steps: int
                         f"SignGD and Adam ({which}) have a larger max-norm margin and a smaller 2-norm margin than NGD "
                         f"by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw",
                         verdict, reason, protocol=proto[("margins", which)]))
+
+    for which, shown in adams.items():
+        parts, lines = [], []
+        for name in ["SignGD"] + shown + ["NGD"]:
+            favoured, other = (rel_two, rel_max) if name == "NGD" else (rel_max, rel_two)
+            verdict, reason, measured = own_ordering(t, favoured, other, name)
+            parts.append((verdict, reason))
+            lines.append(measured)
+        verdict, reason = combine(parts)
+        table.add(Claim(f"SignGD and Adam ({which}) favour the max-norm margin, NGD the 2-norm margin (each "
+                        "algorithm's own two margins)", f"{SEED} sec. 7 (1), Figs. l2_margin / max_margin; the "
+                        "sentence read per algorithm" + ("" if which == "eps = 0" else "; eps > 0 is outside Thm 6.3"),
+                        f"own relative margins at t = {steps:g}, favoured norm first (per draw): " + "; ".join(lines),
+                        f"SignGD and Adam ({which}): relative max-norm margin above the relative 2-norm margin, NGD "
+                        f"the reverse, by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw",
+                        verdict, reason, protocol=proto[("own-margins", which)]))
 
     for which, shown in adams.items():
         parts, lines = [], []
@@ -828,6 +925,7 @@ def margin_measures(result) -> dict[str, dict]:
 
 def run_signadam_study(out_dir: Path, options) -> list[Path]:
     """``rates report signadam``: simulate, judge, write claims, figures and trajectories into ``out_dir``."""
+    from rates.studies.horizon import fit_past_descent
     from rates.studies.report import group_runs
 
     out_dir = Path(out_dir)
@@ -837,10 +935,11 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     results, simulated = simulate_study("signadam", all_tasks, options)
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
-                 for r in results[f"{key}/seed{s}"].runs]
-    records = {_key(group[0]): fit_runs(group) for group in group_runs(rate_runs)}
-    other_runs = [r for s in seeds for r in results[f"rates/other-norms/seed{s}"].runs]
-    records.update({_other_norm_key(group[0].config): fit_runs(group) for group in group_runs(other_runs)})
+                 for r in task_runs(results, key, s)]
+    records = {_key(group[0]): fit_past_descent(group, fit_runs) for group in group_runs(rate_runs)}
+    other_runs = [r for s in seeds for r in task_runs(results, "rates/other-norms", s)]
+    records.update({_other_norm_key(group[0].config): fit_past_descent(group, fit_runs)
+                    for group in group_runs(other_runs)})
     class_runs = {k: [r for s in seeds for draw in range(size.classes_draws)
                       for r in results[f"classes/k{k}/draw{draw}/seed{s}"].runs] for k in CLASSES}
     class_records = {k: fit_runs(runs[:1]) for k, runs in class_runs.items()}

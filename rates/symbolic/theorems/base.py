@@ -41,6 +41,10 @@ from rates.symbolic.theorems.sources import Source
 # Constants shared by the templates (docs/theory.md section 1).
 gamma, B, n, k, b, beta = sp.symbols("gamma B n k b beta", positive=True)
 alpha = sp.Symbol("alpha", positive=True)
+# Step sizes at step t, for constants that hold step by step (the descent start, not the margin bound): the step's
+# own size eta_t and eta_lag = eta_{max(t - lag, 0)}, the size ``lag`` steps back (BoundTemplate.lag).
+eta_step = sp.Symbol("eta_step", positive=True)
+eta_lag = sp.Symbol("eta_lag", positive=True)
 
 
 def curvature_alpha(B_value=B, eta0_value=eta0_symbol):
@@ -93,6 +97,10 @@ class BoundTemplate:
     constants: dict[str, str] = field(default_factory=dict)  # symbol name -> meaning / status
     # derived symbols (alpha, gamma_eff, ...) -> expressions in the base constants; applied before numbers
     definitions: dict = field(default_factory=lambda: {alpha: curvature_alpha()})
+    # step-local versions of some definitions, in eta_step (eta_t) and eta_lag (eta_{t - lag}): they bound the
+    # noise at step t only (rates.symbolic.theorems.descent_start), where ``definitions`` bound it for every t
+    step_local: dict = field(default_factory=dict)
+    lag: Any = 0  # how many steps back eta_lag lies (a sympy expression in the base constants, e.g. n/b)
 
     def resolve(self, expr: sp.Expr) -> sp.Expr:
         for _ in range(3):  # definitions may refer to one another (alpha_vr -> alpha)

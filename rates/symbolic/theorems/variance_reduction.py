@@ -17,6 +17,12 @@ the margin: ``alpha_vr = alpha + 8 B^2 c(n,b) m (1 + m) exp(4 B m eta_0)`` with 
 twice the deviation, ``exp(x) - 1 <= x exp(x)``, ``||W_t - W~||_max <= m eta_{t-m} <= m (1 + m) eta_t`` for
 ``t >= m``, and ``G(W~) <= exp(2B m eta_0) G(W_t)`` (Lemma C.9). With momentum add ``4 B^2 (n/b) beta/(1-beta)``
 (:func:`rates.symbolic.theorems.momentum.momentum_drift_alpha`). Larger constants, later ``t_0``, same exponents.
+
+Step by step (the descent start, :mod:`rates.symbolic.theorems.descent_start`) the same chain keeps the epoch's
+own step sizes instead of ``eta_0`` (:func:`vr_step_noise`): ``alpha_vr`` bounds the noise for every ``t`` at once and
+so pays ``exp(4 B m eta_0)``, which on the minibatch preset puts ``t_0`` at 10^18-10^260 steps. With momentum the
+error sums C.13 over older steps, whose ``eta_{tau-m}`` are larger (Lemma C.14), so no step-local form is derived and
+the descent start keeps ``alpha_vr``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from rates.symbolic.theorems.base import (
     b,
     curvature_alpha,
     eta0_symbol,
+    eta_lag,
+    eta_step,
     gamma,
     n,
 )
@@ -67,6 +75,27 @@ def vr_deviation_bound(B_value, n_value, b_value, distance_max, G_snapshot):
     return 2.0 * B_value * batch_error_factor(n_value, b_value) * math.expm1(2.0 * B_value * distance_max) * G_snapshot
 
 
+def vr_step_noise(B_value=B, n_value=n, b_value=b, eta_lag_value=eta_lag):
+    """The VR deviation's share of the descent noise at step ``t``: ``8 B^2 c(n,b) m eta_lag exp(4 B m eta_lag)``,
+    ``m = n/b``, ``eta_lag = eta_{max(t-m, 0)}`` [rebuilt].
+
+    Derivation (MINIBATCH F.1 with the epoch's step sizes): the snapshot ``W~ = W_e`` is taken at the epoch start
+    ``e <= t < e + m``; every step has norm ``eta_s`` in the algorithm's norm, and the max-norm is the smallest
+    (Lemma C.1), so ``delta_t = ||W_t - W~||_max <= sum_{s=e}^{t-1} eta_s <= m eta_{max(t-m, 0)} =: dbar`` (at most
+    ``m - 1`` steps, each no larger than ``eta_{t-m}``; before the first ``m`` steps ``eta_0`` bounds each).
+    ``<grad L, Delta_t> >= ||grad L||_* - 2 ||E_t||_*`` with ``E_t`` the VR signal's error, ``||E_t||_* <= ||E_t||_sum
+    <= 2 B c (e^{2 B delta_t} - 1) G(W~)`` (Lemma C.13), ``e^x - 1 <= x e^x`` and ``G(W~) <= e^{2 B delta_t} G(W_t)``
+    (Lemma C.9) give ``2 ||E_t||_* <= 8 B^2 c delta_t e^{4 B delta_t} G(W_t) <= (this) G(W_t)``. The global
+    :func:`vr_noise_alpha` is this with ``dbar <= m (1 + m) eta_t`` and ``e^{4 B dbar} <= e^{4 B m eta_0}``.
+    ``rates check vr-step-noise`` measures ``delta_t`` and ``||E_t||_sum`` at every step of engine runs.
+    """
+    m = n_value / b_value
+    symbolic = any(isinstance(v, sp.Basic) for v in (B_value, n_value, b_value, eta_lag_value))
+    exp = sp.exp if symbolic else math.exp
+    return 8 * B_value**2 * batch_error_factor(n_value, b_value) * m * eta_lag_value * exp(
+        4 * B_value * m * eta_lag_value)
+
+
 def vr_noise_alpha(B_value=B, n_value=n, b_value=b, eta0_value=eta0_symbol):
     """``8 B^2 c(n,b) m (1 + m) exp(4 B m eta_0)``, ``m = n/b``: the VR deviation as step noise (module docstring)."""
     m = n_value / b_value
@@ -88,6 +117,9 @@ def template(norm: str = "max", with_momentum: bool = False) -> BoundTemplate:
         constants={"alpha_vr": "alpha + 8 B^2 (n/b - 1)(n/b)(1 + n/b) exp(4 B (n/b) eta_0)"
                                + (" + 4 B^2 (n/b) beta/(1-beta)" if with_momentum else "") + " [rebuilt]"},
         definitions={alpha: curvature_alpha(), alpha_vr: alpha + vr_noise_alpha() + extra},
+        # with momentum the error sums C.13 over older steps with larger eta_{tau-m} (Lemma C.14): no step-local form
+        step_local={} if with_momentum else {alpha_vr: alpha + vr_step_noise() / eta_step},
+        lag=0 if with_momentum else n / b,
     )
 
 

@@ -1,0 +1,170 @@
+"""Rate rows planned from the descent start: how long a run must be, and which window decides it.
+
+Setting: a rate row decides only on a fit window that lies past the descent start ``t_d``
+(:func:`undecided_before_descent`). The comparator's own window is the run's last two decades
+from ``t = 1e3``, so a run of a fixed length decides only the rows whose ``t_d`` happens to lie before it.
+
+Rule [ours, declared in each study's protocol]: a row is decided on the window from
+``t_from = max(t_d, first separation, 1e3)`` to the run's end, which must span at least ``DECIDING_DECADES``
+(1.5) decades from its first checkpoint, so the run needs ``t_from 10^1.65`` steps (0.15 decades for the
+checkpoint grid). A study runs each configuration for ``max(its default, that)`` steps when that is within
+``STEP_BUDGET`` and ``CPU_BUDGET_S``; a row beyond the budget stays open and its reason says how many steps would
+decide it. Where the comparator's window already starts past ``t_d`` it is kept.
+
+Algorithm: ``t_d`` from :func:`rates.studies.report.descent_start_of` on a two-step run of the same configuration
+(the data's ``gamma`` and ``B`` as the judged runs record them), the window from the judged runs' checkpoints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence
+
+DECIDING_DECADES = 1.5  # the shortest window past t_d that decides a rate row [ours]
+STEP_BUDGET = 10**9  # the longest run a study plans for one row [ours]
+CPU_BUDGET_S = 600.0  # and at most this many CPU seconds for it, at the probed cost per step [ours]
+PROBE_STEPS = 20_000  # steps of the probe that prices a configuration's step
+MIN_START = 1e3  # the comparator's earliest window start (rates.judge.compare.MIN_WINDOW_START)
+# a run planned this much longer still spans DECIDING_DECADES from its first checkpoint past t_d: one gap of a
+# 60-checkpoint log grid up to 1e9 steps (10^(9/59) = 1.42)
+CHECKPOINT_SLACK_DECADES = 0.15
+
+
+def steps_to_decide(t_from: float) -> int:
+    """Steps of a run whose window from its first checkpoint past ``t_from`` spans ``DECIDING_DECADES`` (plus
+    ``CHECKPOINT_SLACK_DECADES``), rounded up to two significant digits.
+
+    >>> steps_to_decide(3.26e4)
+    1500000
+    """
+    exact = max(t_from, MIN_START) * 10.0 ** (DECIDING_DECADES + CHECKPOINT_SLACK_DECADES)
+    unit = 10 ** max(math.floor(math.log10(exact)) - 1, 0)
+    return int(math.ceil(exact / unit) * unit)
+
+
+@dataclass(frozen=True)
+class HorizonPlan:
+    """The steps one rate configuration runs: its study's default, or what its ``t_d`` needs within the budget."""
+
+    steps: int
+    needed: Optional[int]  # steps that would decide it (None: t_d unknown; float('inf'): beyond any run)
+    descent_start: Any  # rates.symbolic.theorems.descent_start.DescentStart or None
+    seconds_per_step: Optional[float] = None  # probed CPU cost of one step (None: not probed)
+
+    @property
+    def budget(self) -> float:
+        """The most steps this configuration may run: ``STEP_BUDGET`` and ``CPU_BUDGET_S`` at its probed cost."""
+        by_time = CPU_BUDGET_S / self.seconds_per_step if self.seconds_per_step else math.inf
+        return min(STEP_BUDGET, by_time)
+
+    @property
+    def within_budget(self) -> bool:
+        return self.needed is not None and self.needed <= self.budget
+
+    def text(self) -> str:
+        start = self.descent_start
+        if self.needed is None:
+            why = start.missing() if start is not None else "no theorem template"
+            return f"{self.steps:.3g} steps (t_d unknown: {why})"
+        needed = f"{self.needed:.2g} steps decide it" if math.isfinite(self.needed) else "no run reaches it"
+        return (f"{self.steps:.3g} steps (t_d ~ 10^{start.log10:.3g}; {needed}"
+                + ("" if self.within_budget else f", beyond the budget of {self.budget:.2g} steps") + ")")
+
+
+def plan(spec: Any, data: Any, default_steps: int, probe: bool = True) -> HorizonPlan:
+    """The horizon of one configuration ``spec`` (a ``RunSpec``) on ``data``: ``t_d`` from a two-step run; a
+    configuration that needs more than ``default_steps`` is priced by a ``PROBE_STEPS`` run (``probe``)."""
+    from rates.numeric.engine import simulate
+    from rates.studies.report import descent_start_of, prediction_for
+
+    run = simulate([spec], data, 2, checkpoints=2).runs[0]
+    try:
+        prediction = prediction_for(run.config)
+    except Exception:  # no theorem for this configuration: nothing to plan
+        return HorizonPlan(default_steps, None, None)
+    start = descent_start_of([run], prediction)
+    if start is None or not start.complete:
+        return HorizonPlan(default_steps, None, start)
+    if start.t is None:  # beyond every float
+        return HorizonPlan(default_steps, math.inf, start)
+    needed = steps_to_decide(start.t)
+    if needed <= default_steps:
+        return HorizonPlan(default_steps, needed, start)
+    cost = None
+    if probe and needed <= STEP_BUDGET:
+        simulate([spec], data, PROBE_STEPS // 10, checkpoints=2)  # warm-up: the kernels' load
+        cost = simulate([spec], data, PROBE_STEPS, checkpoints=2).meta.get("cpu_s", 0.0) / PROBE_STEPS or None
+    planned = HorizonPlan(default_steps, needed, start, cost)
+    return replace(planned, steps=needed) if planned.within_budget else planned
+
+
+def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],
+                        t_end: float) -> Optional[tuple[float, float]]:
+    """The window from ``max(t_d, entry, 1e3)`` to ``t_end`` (the comparator's window end), as checkpoint times,
+    when it spans ``DECIDING_DECADES`` (None otherwise, or when ``t_d`` is not known)."""
+    if start is None or not start.complete or start.t is None:
+        return None
+    t_from = max(float(start.t), entry or 0.0, MIN_START)
+    first = max(float(next((t for t in run.t if t >= t_from), math.inf)) for run in runs)
+    if t_end < first * 10.0**DECIDING_DECADES:
+        return None
+    return first, t_end
+
+
+def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
+    """``fit(runs)`` (:func:`rates.studies.report.fit_group`), refitted on :func:`window_past_descent` where the
+    comparator's window starts before a known ``t_d`` and the run reaches ``DECIDING_DECADES`` past it."""
+    from rates.studies.report import descent_start_of, fit_group, past_descent_start
+
+    fit = fit or fit_group
+    record = fit(runs)
+    v = record.verdict
+    if record.prediction is None or v.fit is None or not math.isfinite(v.window.t0):
+        return record
+    start = descent_start_of(record.runs, record.prediction)
+    if start is None or not start.complete or past_descent_start(v.window.t0, start):
+        return record
+    window = window_past_descent(record.runs, start, v.window.entry_t, v.window.t1)
+    return record if window is None else fit_group(runs, window=window)
+
+
+def undecided_before_descent(record: Any, observed_onset: Optional[float] = None) -> Optional[str]:
+    """Why a verdict on ``record``'s window -- confirming (``tight``, ``loose``, the bound holding) or refuting
+    (``violated``) -- does not decide a claim, or None where it does.
+
+    A claim is decided only on a window that starts at or after the descent start: past it a gap slower than the
+    bound refutes and one as fast confirms; before it neither counts (before ``t_d`` a slower gap is set aside,
+    :func:`rates.studies.report._violated_before_descent`, so a faster one is no more evidence). The rule is the
+    same whatever is known: an unknown ``t_d`` -- not computable, or computed with a noise term left out because its
+    constant is unknown (Adam's ``c_adam``: then it is only a lower bound) -- is one the window is not known to be
+    past, and the reason names the missing quantity. ``observed_onset``, a step from which the run itself was
+    certified to meet the descent facts through its horizon, stands in for ``t_d`` where given (known or not).
+    """
+    verdict = record.verdict
+    if getattr(record, "prediction", None) is None or verdict.fit is None or not math.isfinite(verdict.window.t0):
+        return None
+    window_start = verdict.window.t0
+    if observed_onset is not None:
+        if window_start >= observed_onset:
+            return None
+        return (f"the window starts at t = {window_start:.3g}, before the certified descent onset "
+                f"s0 = {observed_onset:.3g}; a run whose window starts past it decides")
+    from rates.studies.report import descent_start_of, past_descent_start
+
+    start = descent_start_of(record.runs, record.prediction)
+    if start is None:
+        return ("the descent start t_d is unknown (the runs record no schedule exponent a or eta_0), so the window "
+                "is not known to lie past it; a certified descent onset on the run decides")
+    if not start.complete:
+        return (f"the descent start t_d is unknown ({start.missing()}), so the window from t = {window_start:.3g} "
+                "is not known to lie past it; a certified descent onset on the run, or the missing constant, decides")
+    if past_descent_start(window_start, start):
+        return None
+    needed = steps_to_decide(start.t) if start.t is not None else None
+    decides = (f"a run of {needed:.2g} steps ({DECIDING_DECADES:g} decades past t_d) decides it"
+               + ("" if needed <= STEP_BUDGET else f", beyond the study budget of {STEP_BUDGET:.0e} steps")
+               if needed is not None else "t_d is beyond any run")
+    return (f"the window starts at t = {window_start:.3g}, before the descent start ({start.text()}): a gap "
+            "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
+            f"the rate either; {decides}")

@@ -198,7 +198,7 @@ def _descent_shortfall(run: Run, log_loss: np.ndarray) -> np.ndarray:
         gamma = float(run.gamma["value"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return shortfall
-    if not (0 < a <= 1 and eta0 > 0 and gamma > 0):
+    if not (eta0 > 0 and gamma > 0):  # a is in (0, 1]: a RunConfig's schedule is checked when it is made
         return shortfall
     t = np.asarray(run.t, dtype=float)
     # sum_{s=t}^{t'-1} (s+2)^-a >= int_t^{t'} (x+2)^-a dx (decreasing terms): the integral under-states the

@@ -19,7 +19,8 @@ The optional entries (:mod:`rates.numeric.measures`) were added after the first 
 them still load (empty dicts).
 
 ``gap = gamma - margin`` with ``margin`` the margin of W_t in the algorithm's norm. Loading validates
-the schema and raises :class:`InputError` (option ``--from``) with a one-line reason.
+the schema and raises :class:`InputError` (option ``--from``) with a one-line reason. A run's ``config`` is read
+into a :class:`rates.numeric.run_config.RunConfig` (its layout and version there) and written back from it.
 """
 
 from __future__ import annotations

@@ -154,30 +154,33 @@ class RunConfig:
 # ---------------------------------------------------------------------------------------------- JSON
 
 
+# The layout of a written config, key by key in file order, with when the key is written: always, only when it
+# is set (not None), only for a general schedule (its text), or only when the data draw is recorded. A new option
+# is a RunConfig field and a row here; config_from_json reads it by its field name.
+ALWAYS, WHEN_SET, WHEN_GENERAL, WHEN_RECORDED = "always", "when set", "when general", "when recorded"
+LAYOUT: tuple[tuple[str, str], ...] = (
+    ("algo", ALWAYS), ("a", ALWAYS), ("eta0", ALWAYS), ("seed", ALWAYS), ("norm", ALWAYS), ("batch", ALWAYS),
+    ("momentum", ALWAYS), ("vr", ALWAYS), *((name, WHEN_SET) for name in ADAM_KEYS), ("polar", ALWAYS),
+    ("init_scale", WHEN_SET), ("schedule", WHEN_GENERAL), ("family", ALWAYS), ("source", ALWAYS), ("data", ALWAYS),
+    ("steps", ALWAYS), ("device", ALWAYS), ("dtype", ALWAYS), ("data_facts", ALWAYS),
+    ("data_seed", WHEN_RECORDED), ("task", WHEN_SET))
+_KNOWN = frozenset(name for name, _ in LAYOUT) | {"version"}
+
+
 def config_to_json(config: RunConfig) -> dict[str, Any]:
-    """The ``config`` object of a run in a Trajectory file (module docstring for the layout)."""
-    out: dict[str, Any] = {"algo": config.algo, "a": config.a, "eta0": config.eta0, "seed": config.seed,
-                           "norm": config.norm, "batch": config.batch, "momentum": config.momentum, "vr": config.vr}
-    if config.adam:
-        out.update({name: getattr(config, name) for name in ADAM_KEYS})
-    out["polar"] = config.polar
-    if config.init_scale is not None:
-        out["init_scale"] = config.init_scale
-    if config.general_schedule:
-        out["schedule"] = config.schedule.text
-    out.update(family=config.family, source=config.source, data=config.data, steps=config.steps,
-               device=config.device, dtype=config.dtype, data_facts=config.data_facts)
-    if config.data_seed is not UNRECORDED:
-        out["data_seed"] = config.data_seed
-    if config.task is not None:
-        out["task"] = config.task
+    """The ``config`` object of a run in a Trajectory file (module docstring and :data:`LAYOUT`)."""
+    out: dict[str, Any] = {}
+    for name, when in LAYOUT:
+        if when == WHEN_GENERAL:
+            if config.general_schedule:
+                out[name] = config.schedule.text
+            continue
+        value = getattr(config, name)
+        if when == ALWAYS or (when == WHEN_SET and value is not None) or (
+                when == WHEN_RECORDED and value is not UNRECORDED):
+            out[name] = value
     out.update(config.extra)
     return out
-
-
-_KNOWN = ("algo", "a", "eta0", "seed", "norm", "batch", "momentum", "vr", *ADAM_KEYS, "polar", "init_scale",
-          "schedule", "family", "source", "data", "steps", "device", "dtype", "data_facts", "data_seed", "task",
-          "version")
 
 
 def config_from_json(raw: Any, where: str = "config") -> RunConfig:
@@ -200,15 +203,10 @@ def config_from_json(raw: Any, where: str = "config") -> RunConfig:
     eta0 = raw["eta0"]
     if not (_finite(eta0) and float(eta0) > 0):
         raise InputError("from", f"{where}.eta0 must be a finite number > 0, got {eta0!r}")
-    a = raw["a"]
-    return RunConfig(
-        algo=raw["algo"], schedule=schedule, eta0=eta0, steps=raw["steps"], a=None if general else str(a),
-        seed=raw.get("seed"), norm=raw["norm"], batch=raw.get("batch"), momentum=raw.get("momentum"),
-        vr=raw.get("vr"), adam_beta1=raw.get("adam_beta1"), adam_beta2=raw.get("adam_beta2"),
-        adam_eps=raw.get("adam_eps"), polar=raw.get("polar"), init_scale=raw.get("init_scale"),
-        family=raw.get("family"), source=raw.get("source"), data=raw.get("data"), device=raw.get("device"),
-        dtype=raw.get("dtype"), data_facts=raw.get("data_facts"), data_seed=raw.get("data_seed", UNRECORDED),
-        task=raw.get("task"), extra=tuple((k, v) for k, v in raw.items() if k not in _KNOWN))
+    recorded = {name: raw.get(name) for name, _ in LAYOUT if name not in ("a", "schedule", "data_seed")}
+    return RunConfig(**recorded, schedule=schedule, a=None if general else str(raw["a"]),
+                     data_seed=raw.get("data_seed", UNRECORDED),
+                     extra=tuple((k, v) for k, v in raw.items() if k not in _KNOWN))
 
 
 def _finite(value: Any) -> bool:

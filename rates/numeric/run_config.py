@@ -9,13 +9,13 @@ sweeps) reads its fields. So what a missing ``a``, a general ``schedule``, a ``d
 JSON layout (the ``config`` of a run in ``rates.trajectory/1``), keys in this order::
 
     algo, a, eta0, seed, norm, batch, momentum, vr, [adam_beta1, adam_beta2, adam_eps], polar, [init_scale],
-    [schedule], family, source, data, steps, device, dtype, data_facts, [data_seed], [task], [version], ...
+    [schedule], family, source, data, steps, device, dtype, data_facts, [data_seed], [task], ...
 
 ``a`` is the exact exponent of ``eta0 (t+2)^(-a)`` as text (``"1/2"``) or null for a general schedule, whose
 canonical text is then ``schedule`` (:class:`rates.schedule.Schedule`); the Adam constants are present for Adam
 runs only, ``init_scale`` only when W_0 is not 0, ``data_seed`` once the data draw is known and ``task`` for a
 run of a study or sweep task. Keys this module does not know (written by an older or newer version, or by
-hand) are kept, in their order, after the known ones.
+hand) are kept, in their order, after the known ones. :data:`LAYOUT` is this list in code.
 
 Version: :data:`CONFIG_VERSION` names this layout. A config without ``version`` is the layout of every file
 written up to now (version 1) and is written without the key, so those files and new ones are byte for byte

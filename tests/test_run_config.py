@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import re
 from pathlib import Path
 
@@ -98,6 +99,8 @@ def test_data_seed_falls_back_to_seed_only_where_it_is_not_recorded():
     not_drawn = config_from_json({**OLDEST, "data_seed": None})  # data read from a file: no draw
     assert not_drawn.draw_seed is None and config_to_json(not_drawn)["data_seed"] is None
     assert config_from_json({**OLDEST, "data_seed": 2}).draw_seed == 2
+    # a run pickled to a Dask worker and back keeps "not recorded" apart from a recorded null
+    assert pickle.loads(pickle.dumps(oldest)).data_seed is UNRECORDED
 
 
 def test_adam_constants_belong_to_adam_runs_only():

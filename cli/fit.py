@@ -168,7 +168,7 @@ def _user_bound_record(runs, bound, tolerance: float, window):
     from rates.studies.report import independent_replicates
 
     independent, replicates = independent_replicates(runs)
-    seeds = [run.config.get("seed", i) for i, run in enumerate(independent)]
+    seeds = [run.config.seed_or(i) for i, run in enumerate(independent)]
     return judge_user_bound(independent, bound, tolerance, window, seeds=seeds, replicates=replicates)
 
 
@@ -252,11 +252,11 @@ def fit(**options) -> None:
             raise InputError("--from", f"fits a saved Trajectory; drop the run options {', '.join(given)}")
         runs = load(from_file).runs
         if wanted is not None:
-            runs = [run for run in runs if run.config.get("seed") in wanted]
+            runs = [run for run in runs if run.config.seed in wanted]
             if not runs:
                 raise InputError("--seeds", f"no run of {from_file} has a seed in {seeds}")
         if wanted_draws is not None:
-            runs = [run for run in runs if run.config.get("data_seed", run.config.get("seed")) in wanted_draws]
+            runs = [run for run in runs if run.config.draw_seed in wanted_draws]
             if not runs:
                 raise InputError("--data-seeds", f"no run of {from_file} has a data seed in {data_seeds}")
         if user_window is not None:
@@ -266,7 +266,7 @@ def fit(**options) -> None:
             from rates.judge.user_bound import check_positive
 
             for run in runs:
-                check_positive(user_bound, run.config, run.t, user_window)
+                check_positive(user_bound, run.config.schedule, run.config.eta0, run.t, user_window)
     else:
         for name, value in (("--algo", algo), ("--steps", steps)):
             if value is None:
@@ -288,9 +288,8 @@ def fit(**options) -> None:
         if user_bound is not None:  # a term that is not positive where this run can be judged: refused before it runs
             from rates.judge.user_bound import check_positive, planned_checkpoints
 
-            planned = {"a": options["a"], "eta0": options["eta0"],
-                       "schedule": None if learning_rate.is_polynomial else learning_rate.text}
-            check_positive(user_bound, planned, planned_checkpoints(steps or budget[0]), user_window)
+            check_positive(user_bound, learning_rate, options["eta0"], planned_checkpoints(steps or budget[0]),
+                           user_window)
         draws, shuffles = seed_plan(seed, seeds, data_seeds)
         from rates.numeric.trajectory import KEEP_WEIGHTS
 

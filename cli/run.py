@@ -23,6 +23,7 @@ from rates.numeric.run_parameters import check_options, parse_seeds
 
 if typing.TYPE_CHECKING:
     from rates.numeric.engine import RunSpec
+    from rates.numeric.run_config import RunConfig
 
 
 SEED_MEANING = ("--seeds: reshuffling streams (which samples form each mini-batch; nothing in a full-batch run); "
@@ -92,7 +93,7 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
     trajectory = simulate_draws(specs, datasets, steps, checkpoints=checkpoints, device=device, progress=progress,
                                 engine=engine)
     for run, (data_seed, _) in zip(trajectory.runs, itertools.product(data_seeds, shuffles)):
-        run.config["data_seed"] = data_seed
+        run.config = run.config.with_draw(data_seed)
     require_finite(trajectory.runs)
     meta = {**trajectory.meta, "data_seeds": data_seeds, "seeds": shuffles, "seed_meaning": SEED_MEANING}
     meta["data"] = {**meta.get("data", {}), "spec": data}
@@ -113,11 +114,11 @@ def simulate_steps(simulate, steps: Optional[int], budget_steps: int, budget_sec
                             echo=lambda line: print(line, file=sys.stderr, flush=True))
 
 
-def _schedule_text(config: dict) -> str:
+def _schedule_text(config: RunConfig) -> str:
     """``a=1/2`` for the polynomial family (as it always read), the schedule's expression otherwise."""
-    if config.get("a") is None and config.get("schedule") is not None:
-        return f"schedule={config['schedule']}"
-    return f"a={config['a']}"
+    if config.general_schedule:
+        return f"schedule={config.schedule.text}"
+    return f"a={config.a}"
 
 
 def check_algorithm_options(algo: str, norm: Optional[str], batch: Optional[int], momentum: Optional[float],
@@ -135,9 +136,9 @@ def summary(trajectory) -> str:
     for run in trajectory.runs:
         c, g = run.config, run.gamma
         lines.append(
-            f"{c['algo']} (norm {c['norm']}, family {c['family']}) {_schedule_text(c)} eta0={c['eta0']} "
-            f"seed={c['seed']} "
-            f"data_seed={c.get('data_seed')}"
+            f"{c.algo} (norm {c.norm}, family {c.family}) {_schedule_text(c)} eta0={c.eta0} "
+            f"seed={c.seed} "
+            f"data_seed={c.recorded_data_seed}"
             f"  gamma={g['value']:.12g} [{g['norm']}-norm max margin, computed by {g['solver']}, "
             f"accuracy {g['accuracy']:.1e}]"
             f"  t={int(run.t[-1])}  gap={run.gap[-1]:.6g}  margin={run.margin[-1]:.12g}  log L={run.log_loss[-1]:.6g}")

@@ -7,6 +7,7 @@ section 4 (one-sided verdicts).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -23,6 +24,7 @@ from rates.judge.compare import (
     parse_window,
     solver_floor,
 )
+from rates.numeric.run_config import config_from_json
 from rates.numeric.trajectory import Run
 
 
@@ -39,7 +41,8 @@ def synthetic_run(gap, t=None, seed: int = 0, noise: float = 0.0, gamma: float =
     loss = -np.sqrt(t.astype(float)) if log_loss is None else np.asarray(log_loss, dtype=float)
     marg = gamma - values if margin is None else np.asarray(margin, dtype=float)
     config = {"algo": algo, "norm": "max", "a": a, "eta0": 1.0, "steps": int(t[-1]), "seed": seed}
-    return Run(config=config, gamma={"value": gamma, "norm": "max", "solver": "closed form", "accuracy": accuracy},
+    gamma_record = {"value": gamma, "norm": "max", "solver": "closed form", "accuracy": accuracy}
+    return Run(config=config_from_json(config), gamma=gamma_record,
                t=t, gap=values, margin=marg, log_loss=loss, norm=t.astype(float), margins={})
 
 
@@ -227,14 +230,14 @@ def test_plateau_after_separation_is_not_the_entry():
     log_loss = np.where(tf < end, plateau_loss, -5.0 - 1e-6 * end - (integral - (end + 2) ** 0.25 / 0.25))
     gap = np.where(tf < end, 0.995, 0.995 * (tf / end) ** -0.25)
     run = synthetic_run(lambda _: gap, t=t, log_loss=log_loss, margin=np.full(len(t), 0.005))
-    run.config["family"] = "nsd"
+    run.config = dataclasses.replace(run.config, family="nsd")
     expected_entry = float(t[np.argmax(tf >= end)])
     assert entry_index(run) is not None and float(t[entry_index(run)]) == expected_entry
     verdict = judge([run], PowerLog(0.25))
     assert verdict.window.t0 == expected_entry and verdict.window.entry_t == expected_entry
     assert verdict.label == "tight" and verdict.fit.slope == pytest.approx(-0.25, abs=1e-9)
     # Other families keep the plain rule (their constants differ): the entry is the first checkpoint.
-    run.config["family"] = "adam"
+    run.config = dataclasses.replace(run.config, family="adam")
     assert entry_index(run) == 0
 
 

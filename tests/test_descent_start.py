@@ -7,6 +7,7 @@ module's bisection, and inverted through ``eta_t = eta_0 (t+2)^(-a)`` by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -81,8 +82,8 @@ def _slow_run(gamma, B, slope=-0.007, a="3/4"):
     loss = -0.5 * gamma * (t + 2.0) ** one_minus_a / one_minus_a
     scale = gamma / DEFAULT_GAMMA  # margins and gaps scale with the data
     run = synthetic_run(lambda t: 0.5 * scale * t ** slope, t=t, a=a, noise=0.001, gamma=gamma, log_loss=loss)
-    run.config.update(data_facts={"B": B, "n": 30, "d": 5, "k": 3, "orthogonal": False, "class_counts": [10] * 3},
-                      family="nsd", data="file.csv")
+    facts = {"B": B, "n": 30, "d": 5, "k": 3, "orthogonal": False, "class_counts": [10] * 3}
+    run.config = dataclasses.replace(run.config, data_facts=facts, family="nsd", data="file.csv")
     return run
 
 

@@ -86,11 +86,10 @@ def test_recorded_quantities_match_independent_computations(data):
 def test_config_carries_every_spec_field_and_the_resolution(data):
     run = simulate([RunSpec("muon", "0.5", batch=16, seed=7)], data, 20, checkpoints=4).runs[0]
     config = run.config
-    assert config["a"] == "1/2" and config["algo"] == "muon" and config["norm"] == "spectral"
-    assert config["family"] == "momentum" and config["momentum"] == 0.9 and config["batch"] == 16
-    for key in ("eta0", "seed", "vr", "polar", "data", "steps", "device", "dtype", "source"):
-        assert key in config
-    assert config["dtype"] == "float64" and config["data"] == data.name and config["steps"] == 20
+    assert config.a == "1/2" and config.algo == "muon" and config.norm == "spectral"
+    assert config.family == "momentum" and config.momentum == 0.9 and config.batch == 16
+    assert config.seed == 7 and config.vr is False and config.polar == "exact" and config.source == "minibatch"
+    assert config.dtype == "float64" and config.data == data.name and config.steps == 20
 
 
 def test_device_resolution():

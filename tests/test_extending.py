@@ -116,7 +116,7 @@ def test_toy_optimiser_runs_through_engine_and_fit_like_ngd(toy):
     trajectory = simulate([RunSpec("scaled-ngd", "3/4", eta0=1.0),
                            RunSpec("ngd", "3/4", eta0=1.0 / SCALE)], data, steps=20000, checkpoints=40)
     toy_run, ngd_run = trajectory.runs
-    assert toy_run.config["norm"] == f"scaledfro:{SCALE}" and toy_run.config["family"] == "nsd"
+    assert toy_run.config.norm == f"scaledfro:{SCALE}" and toy_run.config.family == "nsd"
     # the same iterates, measured in a norm s times larger: every gap is the NGD gap over s
     np.testing.assert_allclose(toy_run.gap * SCALE, ngd_run.gap, rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(toy_run.norm, SCALE * ngd_run.norm, rtol=1e-12)
@@ -196,7 +196,7 @@ def test_toy_study_runs_through_rates_report_and_its_claims_table_holds(tmp_path
 
     study = importlib.import_module("toy_steps_study")
     runs = load(out_dir / "trajectories" / "steps.json").runs
-    assert [run.config["algo"] for run in runs] == list(study.ALGORITHMS) == ["signgd", "ngd"]
+    assert [run.config.algo for run in runs] == list(study.ALGORITHMS) == ["signgd", "ngd"]
     rows = json.loads((out_dir / "claims.json").read_text())["rows"]
     assert len(rows) == 2 * len(runs)
     a = mp.mpf(study.A)
@@ -210,9 +210,9 @@ def test_toy_study_runs_through_rates_report_and_its_claims_table_holds(tmp_path
         assert expected.max() <= 1 + 1e-9 and bound["verdict"] == "reproduced"
         np.testing.assert_allclose(turn["measured"]["ratio"], expected, rtol=1e-9)
         # "never turns" holds exactly when no checkpoint's norm falls short of the sum of the steps
-        turned[run.config["algo"]] = bool(expected.min() < 1 - 1e-9)
-        assert turn["verdict"] == ("not reproduced" if turned[run.config["algo"]] else "reproduced")
-        if turned[run.config["algo"]]:
+        turned[run.config.algo] = bool(expected.min() < 1 - 1e-9)
+        assert turn["verdict"] == ("not reproduced" if turned[run.config.algo] else "reproduced")
+        if turned[run.config.algo]:
             assert f"falls to {expected.min():.6f}" in turn["reason / what would decide it"]
     # SignGD keeps its signs over these 200 steps on this draw; NGD's direction turns as the loss moves
     assert turned == {"signgd": False, "ngd": True}

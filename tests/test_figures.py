@@ -3,6 +3,8 @@ the saved image, no legend covers plotted data or other text, and labels are mat
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from matplotlib.collections import PathCollection
@@ -108,7 +110,7 @@ def five_seed_record(tmp_path):
     runs = []
     for data_seed in range(5):
         run = synthetic_run(lambda t, s=data_seed: (1 + s / 3) * t ** -0.25, seed=0, noise=0.02)
-        run.config["data_seed"] = data_seed
+        run.config = dataclasses.replace(run.config, data_seed=data_seed)
         runs.append(run)
     [record] = load_fit_inputs([save(Trajectory(runs), tmp_path / "signgd.json")])
     assert record.prediction is not None and record.verdict.fit is not None

@@ -18,6 +18,7 @@ import pytest
 from rates.judge.compare import ATTAINED, HOLDS, NOT_ATTAINED, UNDECIDED, VIOLATED, judge
 from rates.judge.tightness import TightnessResult
 from rates.numeric.algorithms import resolve_algorithm
+from rates.numeric.run_config import config_from_json
 from rates.numeric.trajectory import Run
 from rates.studies.report import fit_group, verdict_table
 from rates.symbolic.theorems import predict
@@ -41,7 +42,7 @@ def run_of(gap: np.ndarray, t: np.ndarray, gamma: float = 1.0, a: str = "3/10", 
     margin = gamma - gap if margin is None else margin
     base = {"algo": "signgd", "norm": "max", "a": a, "eta0": 1.0, "steps": int(t[-1]), "seed": seed,
             "data_seed": seed, "family": "nsd"}
-    return Run(config={**base, **(config or {})},
+    return Run(config=config_from_json({**base, **(config or {})}),
                gamma={"value": gamma, "norm": "max", "solver": "closed form", "accuracy": 1e-12},
                t=t, gap=np.asarray(gap, dtype=float), margin=np.asarray(margin, dtype=float),
                log_loss=-t.astype(float), norm=t.astype(float), margins={})  # falls faster than the descent lemma asks

@@ -4,6 +4,7 @@ overfull box and no float too large for the page, long tables break across pages
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -274,7 +275,7 @@ def twenty_fits():
             for seed in (0, 1):
                 run = synthetic_run(lambda t, s=seed, r=slope: (1 + 0.1 * s) * t ** r, seed=seed, noise=0.01, algo=algo,
                                     a=a, t=np.unique(np.geomspace(1, 500, 30).astype(int)) if short else None)
-                run.config.update(norm=NORMS[algo], data_seed=run.config.pop("seed"))
+                run.config = dataclasses.replace(run.config, norm=NORMS[algo], seed=None, data_seed=run.config.seed)
                 runs.append(run)
             records.append(fit_record_of(runs))
     return records[:20]
@@ -328,7 +329,7 @@ def test_a_two_row_fits_table_takes_one_page(tmp_path, compile_latex):
     paths = []
     for algo, slope in (("signgd", -0.25), ("ngd", -0.6)):
         run = synthetic_run(lambda t, r=slope: t ** r, noise=0.01, algo=algo, a="3/4")
-        run.config["norm"] = NORMS[algo]
+        run.config = dataclasses.replace(run.config, norm=NORMS[algo])
         paths.append(save(Trajectory([run]), tmp_path / f"{algo}.json"))
     fragment = tmp_path / "fits.tex"
     with pytest.raises(SystemExit) as exc:

@@ -322,7 +322,7 @@ def test_init_scale_is_seeded_gaussian_and_zero_stays_the_default(tmp_path):
     ds = parse_data("default")
     zero = simulate([RunSpec("signgd", "1/2")], ds, 50, checkpoints=4, device="cpu").runs[0]
     explicit = simulate([RunSpec("signgd", "1/2", init_scale=0.0)], ds, 50, checkpoints=4, device="cpu").runs[0]
-    assert np.array_equal(zero.weights, explicit.weights) and "init_scale" not in zero.config
+    assert np.array_equal(zero.weights, explicit.weights) and zero.config.init_scale is None
     one = simulate([RunSpec("signgd", "1/2", init_scale=0.3, seed=4)], ds, 1, checkpoints=2, device="cpu").runs[0]
     again = simulate([RunSpec("signgd", "1/2", init_scale=0.3, seed=4)], ds, 1, checkpoints=2, device="cpu").runs[0]
     other = simulate([RunSpec("signgd", "1/2", init_scale=0.3, seed=5)], ds, 1, checkpoints=2, device="cpu").runs[0]
@@ -331,7 +331,7 @@ def test_init_scale_is_seeded_gaussian_and_zero_stays_the_default(tmp_path):
     W0 = 0.3 * np.random.default_rng([INIT_STREAM, 4]).standard_normal((3, 5))
     step = one.weights[0] - W0
     assert np.allclose(np.abs(step), 2 ** -0.5, rtol=0, atol=1e-15)  # every entry moves by eta_0 (t+2)^-a
-    assert one.config["init_scale"] == 0.3
+    assert one.config.init_scale == 0.3
     fused = simulate([RunSpec("ngd", "1/2", init_scale=0.3, seed=4)], ds, 30, checkpoints=3, device="cpu").runs[0]
     torch_ = simulate([RunSpec("ngd", "1/2", init_scale=0.3, seed=4)], ds, 30, checkpoints=3, device="cpu",
                       engine="torch").runs[0]

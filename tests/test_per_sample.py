@@ -8,6 +8,7 @@ whose direction is provably not M, which the judge must call `does not converge`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -238,7 +239,7 @@ def test_fit_exits_1_when_a_per_sample_file_does_not_converge(tmp_path, capsys):
     """A forged trajectory: the full-batch run above relabelled as per-sample SignSGD must be refuted (exit 1)."""
     ds = parse_data("orthogonal-imbalanced")
     run = simulate([RunSpec("signgd", "1/2")], ds, 3000, checkpoints=40, device="cpu").runs[0]
-    run.config.update(algo="signsgd", batch=1, source="minibatch", family="minibatch")
+    run.config = dataclasses.replace(run.config, algo="signsgd", batch=1, source="minibatch", family="minibatch")
     path = tmp_path / "forged.json"
     save(Trajectory([run], {}), path)
     code, out, _ = run_cli(["fit", "--from", str(path)], capsys)
@@ -304,9 +305,10 @@ def test_old_trajectory_files_without_measures_still_load():
     assert old.cosines == {} and old.references == {}
     verdict = judge_runs([old])
     assert verdict.label == INCONCLUSIVE and "no cosine to M" in verdict.reason
-    old.config["data"] = "orthogonal-imbalanced"  # an old per-sample file: judged on its direction, not a rate
+    # an old per-sample file: judged on its direction, not a rate
+    old.config = dataclasses.replace(old.config, data="orthogonal-imbalanced")
     assert handles_runs([old])
-    old.config["data"] = "default"  # Gaussian: not Thm 4.9's
+    old.config = dataclasses.replace(old.config, data="default")  # Gaussian: not Thm 4.9's
     assert not handles_runs([old])
 
 

@@ -134,7 +134,7 @@ def test_a_worker_replays_the_drivers_plugins_in_a_fresh_process(clean):
         source = pickle.loads({__import__("pickle").dumps(travelled)!r})
         task = EngineTask((RunSpec("l3-gd", "3/4"),), "default", None, 50, 5, "cpu")
         result = _execute_remote(task, (source,))
-        print(result.runs[0].config["family"], result.runs[0].config["norm"])
+        print(result.runs[0].config.family, result.runs[0].config.norm)
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)

@@ -30,7 +30,7 @@ def nsd_exponent(a: sp.Rational) -> sp.Rational:
 def signgd_fast():
     specs = [RunSpec("signgd", "3/4"), RunSpec("signgd", "3/10")]
     runs = simulate(specs, parse_data("default", seed=0), FAST_STEPS, checkpoints=60, device="cpu").runs
-    return {(rec.config["algo"], rec.config["a"]): rec for rec in map(fit_group, group_runs(runs))}
+    return {(rec.config.algo, rec.config.a): rec for rec in map(fit_group, group_runs(runs))}
 
 
 def test_signgd_three_quarters_is_tight(signgd_fast):
@@ -61,7 +61,7 @@ def test_signgd_three_tenths_holds_the_bound_but_does_not_attain_the_stated_rate
 def default_study():
     """The default study's runs (15 configurations x 3 data seeds x DEFAULT_STUDY_STEPS), judged."""
     runs = simulate_study_seeds([0, 1, 2], DEFAULT_STUDY_STEPS, "cpu", progress=False)
-    return {(rec.config["algo"], rec.config["a"]): rec for rec in map(fit_group, group_runs(runs))}
+    return {(rec.config.algo, rec.config.a): rec for rec in map(fit_group, group_runs(runs))}
 
 
 @pytest.mark.slow

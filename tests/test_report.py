@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -25,14 +26,14 @@ def two_configs(tmp_path):
         run = synthetic_run(lambda t, s=seed: (1 + s) * t ** -0.25, seed=seed, noise=0.01)
         paths.append(save(Trajectory([run]), tmp_path / f"signgd_{seed}.json"))
     fast = synthetic_run(lambda t: t ** -0.9, algo="ngd", a="3/10", noise=0.01)
-    fast.config["norm"] = "frobenius"
+    fast.config = dataclasses.replace(fast.config, norm="frobenius")
     paths.append(save(Trajectory([fast]), tmp_path / "ngd.json"))
     return paths
 
 
 def test_table_pools_seeds_across_files_and_compiles(two_configs, compile_latex):
     records = load_fit_inputs(two_configs)
-    assert [(r.config["algo"], r.seeds) for r in records] == [("signgd", [0, 1]), ("ngd", [0])]
+    assert [(r.config.algo, r.seeds) for r in records] == [("signgd", [0, 1]), ("ngd", [0])]
     assert records[0].verdict.fit.slope == pytest.approx(-0.25, abs=0.01)
     # NGD at a = 3/10: bound C1/S1 + C2 S2/S1 ~ C1 t^{-7/10} + C2 t^{-3/10} (docs/theory.md sec. 4, a < 1/2): its slope
     # lies between about -0.7 and -0.3 whatever the constants, so t^{-0.9} beats every ratio -> loose
@@ -102,7 +103,7 @@ def test_quick_default_study_writes_one_row_per_configuration(tmp_path, compile_
     assert len(trajectories) == 15
     runs = [run for path in trajectories for run in json.loads(path.read_text())["runs"]]
     assert all(run["config"]["steps"] == run["checkpoints"]["t"][-1] for run in runs)
-    assert [r.config["algo"] for r in load_fit_inputs(trajectories)].count("signgd") == 4
+    assert [r.config.algo for r in load_fit_inputs(trajectories)].count("signgd") == 4
 
 
 @pytest.mark.parametrize("args, option", [

@@ -28,10 +28,10 @@ def test_run_writes_a_trajectory_with_one_run_per_seed(tmp_path, capsys):
                               "--seeds", "0..2", "--checkpoints", "12", "--out", str(out)], capsys)
     assert code == 0
     trajectory = load(out)
-    assert [run.config["seed"] for run in trajectory.runs] == [0, 1, 2]
+    assert [run.config.seed for run in trajectory.runs] == [0, 1, 2]
     gamma = max_margin(parse_data("default"), "max").gamma
     for run in trajectory.runs:
-        assert run.config["a"] == "1/2" and run.config["family"] == "minibatch" and run.t[-1] == 400
+        assert run.config.a == "1/2" and run.config.family == "minibatch" and run.t[-1] == 400
         assert run.gamma["value"] == gamma
         np.testing.assert_allclose(run.gap, gamma - run.margin, rtol=0, atol=1e-15)
     assert f"gamma={gamma:.12g}" in stdout and "highs" in stdout and "t=400" in stdout

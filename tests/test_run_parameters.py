@@ -191,7 +191,7 @@ def test_run_and_a_sweep_grid_accept_and_refuse_the_same_spellings(tmp_path, nam
     swept = [load(path).runs[0] for path in (tmp_path / "sweep" / "trajectories").glob("task-*.json")]
     assert len(swept) == 1
     for given in (load(tmp_path / "run.json").runs[0], swept[0]):
-        assert given.config[name] == own.config[name] == spelled
+        assert given.config.recorded(name) == own.config.recorded(name) == spelled
         assert list(given.margin) == list(own.margin)
 
 

@@ -217,7 +217,8 @@ def test_a_and_the_equivalent_schedule_write_identical_trajectories(algo, tmp_pa
 
 
 def test_a_non_polynomial_run_records_its_schedule_and_reads_back(tmp_path):
-    from rates.numeric.trajectory import load, schedule_of
+    from rates.numeric.run_config import config_from_json
+    from rates.numeric.trajectory import load
 
     out = tmp_path / "log.json"
     code, stdout, err = invoke(["run", "--algo", "signgd", "--schedule", "eta0/((2+t)*log(t+2))", "--data", DATA,
@@ -226,8 +227,9 @@ def test_a_non_polynomial_run_records_its_schedule_and_reads_back(tmp_path):
     config = json.loads(out.read_text())["runs"][0]["config"]
     assert config["a"] is None and config["schedule"] == "eta0/((t + 2)*log(t + 2))"
     assert "schedule=eta0/((t + 2)*log(t + 2))" in stdout
-    assert schedule_of(load(out).runs[0].config) == Schedule.parse("eta0/((t+2)*log(t+2))")
-    assert schedule_of({"a": "1/2"}) == Schedule.polynomial("1/2")  # a file written before schedules
+    assert load(out).runs[0].config.schedule == Schedule.parse("eta0/((t+2)*log(t+2))")
+    old = {"algo": "signgd", "norm": "max", "a": "1/2", "eta0": 1.0, "steps": 10}  # a file written before schedules
+    assert config_from_json(old).schedule == Schedule.polynomial("1/2")
 
 
 @pytest.mark.parametrize("argv,pattern", [
@@ -296,6 +298,7 @@ def test_a_sweep_over_schedules_runs_them_and_tables_each_with_its_derived_rate(
 def test_a_schedule_travels_to_dask_workers_and_runs_there_bit_for_bit():
     """Specs are pickled to the workers of a local Dask cluster; a worker parses the schedule's text again (its
     own process) and runs exactly the serial run."""
+    from rates.numeric.run_config import config_to_json
     from rates.numeric.tasks import EngineTask, run_tasks
 
     specs = (spec("signgd", SCHEDULES["warm-up"]), RunSpec("signgd", "1/2", eta0=0.3, seed=5))
@@ -304,5 +307,5 @@ def test_a_schedule_travels_to_dask_workers_and_runs_there_bit_for_bit():
     local, = run_tasks(tasks, "local", workers=1, estimate=False)
     for here, there in zip(serial.runs, local.runs):
         assert here.config == there.config and np.array_equal(here.gap, there.gap)
-    assert serial.runs[0].config["schedule"] == "Min(eta0*(t + 1)/10, eta0/sqrt(t + 2))"
-    assert serial.runs[1].config["a"] == "1/2" and "schedule" not in serial.runs[1].config
+    assert serial.runs[0].config.schedule.text == "Min(eta0*(t + 1)/10, eta0/sqrt(t + 2))"
+    assert serial.runs[1].config.a == "1/2" and "schedule" not in config_to_json(serial.runs[1].config)

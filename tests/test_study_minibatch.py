@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from fractions import Fraction
@@ -109,10 +110,10 @@ def test_a_rate_row_names_the_target_its_fit_record_fitted():
     assert name_of_target(record) == "gamma_eff(beta = 0.999, b = 32)" and fitted_target(record)[0] < gamma
     assert record.verdict.context["gap_target"]["setting"] == {"b": 32, "beta": 0.999}
     # the setting in the name is the record's too: a configuration beside it that says otherwise is not read
-    record.config.update(batch=8, momentum=0.5)
+    record.config = dataclasses.replace(record.config, batch=8, momentum=0.5)
     assert name_of_target(record) == "gamma_eff(beta = 0.999, b = 32)"
     unevaluated = copy.deepcopy(run)
-    del unevaluated.config["data_facts"]["B"]
+    del unevaluated.config.data_facts["B"]
     record, _ = judge_rate_runs([unevaluated])
     assert record.verdict.context["gap_target"]["name"] == "gamma_eff"  # the theorem's target, not evaluated
     assert record.verdict.context["gap_target"]["values"] is None

@@ -23,7 +23,7 @@ def test_parallel_tasks_give_the_serial_runs_in_task_order():
     parallel = run_tasks(_tasks(), parallel=True)
     assert list(serial) == list(parallel) == ["a", "b"]
     for key in serial:
-        assert [r.config["algo"] for r in serial[key].runs] == [r.config["algo"] for r in parallel[key].runs]
+        assert [r.config.algo for r in serial[key].runs] == [r.config.algo for r in parallel[key].runs]
         for mine, theirs in zip(serial[key].runs, parallel[key].runs):
             np.testing.assert_array_equal(mine.gap, theirs.gap)
             np.testing.assert_array_equal(mine.cosines["max"], theirs.cosines["max"])

@@ -223,7 +223,7 @@ def test_run_tasks_serial_matches_direct_simulation_and_reports_in_order():
     direct = simulate([RunSpec("signgd", "3/4", seed=1)], parse_data("default", seed=1), 150, checkpoints=8,
                       device="cpu")
     assert results[1].runs[0].gap.tolist() == direct.runs[0].gap.tolist()  # bit for bit
-    assert results[1].runs[0].config["data_seed"] == 1 and results[1].meta["data"]["spec"] == "default"
+    assert results[1].runs[0].config.data_seed == 1 and results[1].meta["data"]["spec"] == "default"
 
 
 def test_bad_input_in_a_worker_comes_back_as_the_same_input_error():

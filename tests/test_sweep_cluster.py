@@ -124,7 +124,7 @@ def test_the_default_study_runs_its_tasks_on_a_cluster_with_the_serial_results(t
 
     on_cluster = simulate_study_seeds([0], 150, "cpu", progress=False, scheduler=two_workers)
     serial = simulate_study_seeds([0], 150, "cpu", progress=False, parallel=False)
-    assert [(run.config["algo"], run.config["a"]) for run in on_cluster] == list(DEFAULT_STUDY_CONFIGS)
+    assert [(run.config.algo, run.config.a) for run in on_cluster] == list(DEFAULT_STUDY_CONFIGS)
     assert [json.dumps(run.to_json()) for run in on_cluster] == [json.dumps(run.to_json()) for run in serial]
 
 

@@ -70,7 +70,7 @@ def test_a_diverging_cell_is_recorded_as_failed_skipped_in_the_table_and_retried
     assert "failed: " in err and "eta0=1e+308" in err
     # the good cell is saved and fitted; the table says which cell is missing and why
     runs = [run for path in task_files(out) for run in load(path).runs]
-    assert [run.config["eta0"] for run in runs] == [1.0]
+    assert [run.config.eta0 for run in runs] == [1.0]
     table = (out / "table.md").read_text()
     assert "1 configuration(s) failed and are not in the table" in table and "--retry-failed" in table
     assert len(json.loads((out / "fits.json").read_text())) == 1

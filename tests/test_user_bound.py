@@ -9,6 +9,7 @@ Thm 5.3, so its envelope must be the theorem's).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -18,6 +19,7 @@ from cli_invoke import invoke
 from test_compare import checkpoints, synthetic_run
 
 from rates.judge.user_bound import judge_user_bound, member_orders, parse_bound, power_sums, stated_order
+from rates.schedule import Schedule
 
 
 def test_members_are_the_derivatives_in_the_constants():
@@ -65,7 +67,7 @@ def test_power_sums_are_the_schedules_own_partial_sums():
     s = np.arange(5000)
     eta = 0.5 * (s + 2.0) ** -0.5
     expected = {p: np.cumsum(eta ** float(p))[t - 1] for p in (1, 2, sp.Rational(3, 2))}
-    sums = power_sums({"a": "1/2", "eta0": 0.5}, list(expected), t)
+    sums = power_sums(Schedule.polynomial("1/2"), 0.5, list(expected), t)
     for p, values in expected.items():
         np.testing.assert_allclose(sums[p], values, rtol=1e-12)
 
@@ -79,20 +81,20 @@ def test_power_sums_are_the_schedules_own_partial_sums():
 ])
 def test_member_orders_are_the_leading_orders(a, text, exponent, log_power):
     bound = parse_bound(text)
-    (order,) = member_orders(bound, {"a": a})
+    (order,) = member_orders(bound, Schedule.polynomial(a))
     assert (order.exponent, order.log_power) == (sp.Rational(exponent), log_power)
 
 
 def test_a_member_outside_the_class_gets_no_order():
     # 1/log log t: t^0 (log t)^0 times a factor that still tends to 0 -- not O(1), so no order is claimed
-    (order,) = member_orders(parse_bound("C/log(log(t))"), {"a": "1/2"})
+    (order,) = member_orders(parse_bound("C/log(log(t))"), Schedule.polynomial("1/2"))
     assert not order.known and "not of the form" in order.note
     assert stated_order([order]) is None
 
 
 def test_stated_rate_is_the_largest_member():
     bound = parse_bound("C1/S(1) + C2*S(2)/S(1)")
-    stated = stated_order(member_orders(bound, {"a": "1/2"}))
+    stated = stated_order(member_orders(bound, Schedule.polynomial("1/2")))
     assert stated.label == "S(2)/S(1)" and (stated.exponent, stated.log_power) == (sp.Rational(1, 2), 1)
 
 
@@ -171,18 +173,17 @@ def test_power_sums_of_any_schedule_are_chunked_exact_sums(monkeypatch):
     t = np.array([3000, 1, 999, 1000, 1001, 2500])
     s = np.arange(3000, dtype=float)
     eta = 2.0 / ((s + 2) * np.log(s + 2))
-    config = {"a": None, "schedule": "eta0/((t+2)*log(t+2))", "eta0": 2.0}
-    sums = power_sums(config, [sp.Integer(1), sp.Integer(2)], t)
+    sums = power_sums(Schedule.parse("eta0/((t+2)*log(t+2))"), 2.0, [sp.Integer(1), sp.Integer(2)], t)
     for p in (1, 2):
         np.testing.assert_allclose(sums[p], np.cumsum(eta**p)[t - 1], rtol=1e-12)
     # the polynomial family through the same call: Hurwitz-zeta sums, equal to the loop
-    poly = power_sums({"a": "1/2", "eta0": 2.0}, [sp.Integer(1)], t)[sp.Integer(1)]
+    poly = power_sums(Schedule.polynomial("1/2"), 2.0, [sp.Integer(1)], t)[sp.Integer(1)]
     np.testing.assert_allclose(poly, np.cumsum(2.0 * (s + 2) ** -0.5)[t - 1], rtol=1e-12)
 
 
 def test_a_general_schedule_is_judged_without_a_stated_rate():
     run = quarter_run()
-    run.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    run.config = dataclasses.replace(run.config, a=None, schedule=Schedule.parse("eta0/((t+2)*log(t+2))"))
     record = judge_user_bound([run], parse_bound("C1/S(1) + C2*S(2)/S(1)"))
     # 1/S_1 ~ 1/log log t decays far slower than the data's t^-1/4: the bound holds, and the data are faster
     assert record.stated is None and record.verdict.label == "loose", record.verdict.reason

@@ -4,6 +4,7 @@ np.polyfit, the t0 closed form of docs/theory.md section 3)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from fractions import Fraction
@@ -219,7 +220,8 @@ def test_frozen_gap_is_pre_asymptotic_not_violated():
 
 def test_phase_reports_t0_from_the_closed_form_with_the_data_constants():
     run = synthetic_run(lambda t: 2 * t ** -0.25, a="3/4", noise=0.01, gamma=0.5)
-    run.config.update(data_facts={"B": 2.0, "n": 30, "d": 5, "k": 3, "orthogonal": False}, family="nsd")
+    facts = {"B": 2.0, "n": 30, "d": 5, "k": 3, "orthogonal": False}
+    run.config = dataclasses.replace(run.config, data_facts=facts, family="nsd")
     record = fit_group([run])
     phase = record.verdict.context["phase"]
     # docs/theory.md sec. 3: t0 = ceil((2 J alpha eta0 / gamma)^(1/a) - 2), alpha = 2 B^2 exp(2 B eta0), J = 1
@@ -236,7 +238,7 @@ def test_full_batch_copies_collapse_to_one_replicate():
     runs = []
     for seed in range(5):
         run = synthetic_run(lambda t: 2 * t ** -0.25, a="3/4", noise=0.01, seed=0)
-        run.config.update(seed=seed, data_seed=0, source="full")
+        run.config = dataclasses.replace(run.config, seed=seed, data_seed=0, source="full")
         runs.append(run)
     kept, info = independent_replicates(runs)
     assert len(kept) == 1 and info["runs"] == 5 and info["independent"] == 1
@@ -245,7 +247,7 @@ def test_full_batch_copies_collapse_to_one_replicate():
     # stochastic runs with their own reshuffling streams stay independent
     shuffled = [synthetic_run(lambda t: 2 * t ** -0.25, a="3/4", noise=0.01, seed=s) for s in range(3)]
     for s, run in enumerate(shuffled):
-        run.config.update(seed=s, data_seed=0, source="minibatch")
+        run.config = dataclasses.replace(run.config, seed=s, data_seed=0, source="minibatch")
     assert independent_replicates(shuffled)[1]["independent"] == 3
 
 
@@ -290,7 +292,7 @@ def test_issue_runs_are_decided_by_their_hypotheses(tmp_path, capsys):
 def test_gate_path_of_a_per_sample_run_is_never_violated():
     """Where the per-sample judge does not take a run (e.g. table --fits), fit_group still says no-theorem."""
     run = synthetic_run(lambda t: 0.5 * t ** -0.01, a="1/2", noise=0.01)
-    run.config.update(algo="signsgd", batch=1, source="minibatch",
+    run.config = dataclasses.replace(run.config, algo="signsgd", batch=1, source="minibatch",
                       data_facts={"B": 2.0, "n": 10, "d": 3, "k": 3, "orthogonal": True, "class_counts": [6, 3, 1],
                                   "hardest_scales": [1.0, 0.5, 2.0]})
     record = fit_group([run])

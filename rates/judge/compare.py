@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from fractions import Fraction
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
@@ -191,15 +190,15 @@ def _descent_shortfall(run: Run, log_loss: np.ndarray) -> np.ndarray:
     """
     shortfall = np.zeros(max(len(log_loss) - 1, 0), dtype=bool)
     config = run.config
-    if config.get("family") != "nsd" or config.get("batch") is not None or len(log_loss) < 2:
+    if config.family != "nsd" or config.batch is not None or len(log_loss) < 2 or config.general_schedule:
         return shortfall
     try:
-        a = Fraction(str(config["a"]).strip())
-        eta0 = float(config["eta0"])
+        a = config.exponent
+        eta0 = float(config.eta0)
         gamma = float(run.gamma["value"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return shortfall
-    if not (0 < a <= 1 and eta0 > 0 and gamma > 0):
+    if not (eta0 > 0 and gamma > 0):  # a is in (0, 1]: a RunConfig's schedule is checked when it is made
         return shortfall
     t = np.asarray(run.t, dtype=float)
     # sum_{s=t}^{t'-1} (s+2)^-a >= int_t^{t'} (x+2)^-a dx (decreasing terms): the integral under-states the

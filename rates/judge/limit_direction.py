@@ -55,7 +55,8 @@ import numpy as np
 
 from rates.errors import InputError
 from rates.numeric.measures import BIAS_KEY, MEASURED_NORMS
-from rates.numeric.trajectory import PER_SEED_KEYS, Run
+from rates.numeric.run_config import RunConfig
+from rates.numeric.trajectory import Run
 from rates.symbolic.theorems.per_sample import (
     NOT_PREDICTED,
     OTHER_DATA,
@@ -292,7 +293,7 @@ def judge_runs(runs: Sequence[Run], tolerance: float = DEFAULT_COSINE_TOLERANCE,
             errors[name] = (_final(runs, lambda run, n=name: run.margin_errors[n]), float(limit))
     cosines[BIAS_KEY] = (_final(runs, lambda run: run.cosines[BIAS_KEY], 1.0), 1.0)
     gap = None
-    norm = runs[0].config.get("norm")
+    norm = runs[0].config.norm
     if all(norm in run.references[BIAS_KEY].get("margins", {}) for run in runs):
         # margins are scale invariant, so margin(M) is margin(M/||M||)
         limit = np.mean([float(run.gamma["value"]) - run.references[BIAS_KEY]["margins"][norm] for run in runs])
@@ -317,8 +318,7 @@ def handles_runs(runs: Sequence[Run]) -> bool:
     references, so its dataset is rebuilt from the config (then the judge says why it cannot decide).
     """
     config = runs[0].config
-    ok, _ = covers(str(config.get("algo")), config.get("batch"), float(config.get("momentum") or 0.0),
-                   bool(config.get("vr", False)))
+    ok, _ = covers(str(config.algo), config.batch, float(config.momentum or 0.0), bool(config.vr))
     if not ok:
         return False
     if all(BIAS_KEY in run.references for run in runs):
@@ -326,12 +326,12 @@ def handles_runs(runs: Sequence[Run]) -> bool:
     return not any(run.references for run in runs) and _orthogonal_by_name(config)
 
 
-def _orthogonal_by_name(config: dict) -> bool:
+def _orthogonal_by_name(config: RunConfig) -> bool:
     from rates.errors import RatesError
     from rates.numeric.data import parse_data
 
     try:
-        return orthogonal_structure(parse_data(str(config.get("data")), seed=config.get("data_seed")))[0]
+        return orthogonal_structure(parse_data(str(config.data), seed=config.recorded_data_seed))[0]
     except (RatesError, OSError, ValueError):
         return False
 
@@ -340,18 +340,18 @@ def _orthogonal_by_name(config: dict) -> bool:
 class PerSampleRecord:
     """One per-sample configuration judged on its limit direction (the counterpart of report.FitRecord)."""
 
-    config: dict[str, Any]
+    config: RunConfig  # the first run's; its configuration fields are the record's
     seeds: list[Any]
     verdict: DirectionVerdict
     runs: list[Run]
 
     @property
     def title(self) -> str:
-        return f"{self.config.get('algo')} ({self.config.get('norm')}), batch 1, a = {self.config.get('a')}"
+        return f"{self.config.algo} ({self.config.norm}), batch 1, a = {self.config.a}"
 
     def to_json(self) -> dict[str, Any]:
         bias = self.runs[0].references[BIAS_KEY]
-        return {"schema": "rates.fit/1", "config": self.config, "seeds": self.seeds,
+        return {"schema": "rates.fit/1", "config": self.config.configuration(), "seeds": self.seeds,
                 "prediction": {"family": "per-sample", "limit_direction": bias["matrix"],
                                "class_counts": bias.get("class_counts"), "source": SOURCE.to_json(),
                                "status": STATUS, "rate": None},
@@ -379,7 +379,7 @@ class PerSampleRecord:
             lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)}")
         if v.gap is not None:
             measured, limit = v.gap
-            label = f"margin gap ({self.config.get('norm')})"
+            label = f"margin gap ({self.config.norm})"
             lines.append(f"    {label:<32}: {measured.text(6)}  vs  {_limit_text(limit)} = gamma - margin(M/||M||)")
         methods = sorted({m.method for m, _ in list(v.cosines.values()) + list(v.margin_errors.values())})
         lines.append(f"    intervals    : {'; '.join(methods)}")
@@ -395,9 +395,8 @@ def _limit_text(limit) -> str:
 
 def fit_record(runs: Sequence[Run], window: Optional[tuple[float, float]] = None,
                tolerance: float = DEFAULT_COSINE_TOLERANCE) -> PerSampleRecord:
-    config = {k: v for k, v in runs[0].config.items() if k not in PER_SEED_KEYS}
-    seeds = [run.config.get("seed", i) for i, run in enumerate(runs)]
-    return PerSampleRecord(config, seeds, judge_runs(runs, tolerance, window), list(runs))
+    seeds = [run.config.seed_or(i) for i, run in enumerate(runs)]
+    return PerSampleRecord(runs[0].config, seeds, judge_runs(runs, tolerance, window), list(runs))
 
 
 @dataclass(frozen=True)

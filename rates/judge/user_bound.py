@@ -47,7 +47,9 @@ import sympy as sp
 
 from rates.errors import InputError
 from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, judge, measurement_lines
-from rates.numeric.trajectory import PER_SEED_KEYS, Run, schedule_of
+from rates.numeric.run_config import RunConfig
+from rates.numeric.trajectory import Run
+from rates.schedule import Schedule
 
 OPTION = "bound"
 LABEL = "user bound"
@@ -237,13 +239,13 @@ def parse_bound(text: str) -> UserBound:
 # -------------------------------------------------------------------------------------------- evaluate
 
 
-def power_sums(config: dict[str, Any], powers: Sequence[sp.Rational], t: np.ndarray) -> dict[sp.Rational, np.ndarray]:
-    """``S_p(t) = sum_{s<t} eta_s^p`` (the run's ``eta_0`` included) for each ``p``, at integer checkpoints ``t``."""
+def power_sums(schedule: Schedule, eta0: float, powers: Sequence[sp.Rational],
+               t: np.ndarray) -> dict[sp.Rational, np.ndarray]:
+    """``S_p(t) = sum_{s<t} eta_s^p`` of ``eta_t = eta0 * schedule(t)`` for each ``p``, at integer checkpoints ``t``."""
     t = np.floor(np.asarray(t, dtype=float)).astype(np.int64)
     if np.any(t < 1):
         raise ValueError("power sums need t >= 1")
-    schedule = schedule_of(config)
-    eta0 = float(config.get("eta0", 1.0))
+    eta0 = float(eta0)
     if schedule.is_polynomial:
         from rates.symbolic.schedules import Schedule as PolynomialSums
 
@@ -274,12 +276,13 @@ class BoundOnRun:
     (``bound_shape``, ``bound_members``) with ``S(p)`` the run's exact partial sums."""
 
     bound: UserBound
-    config: dict[str, Any]
+    schedule: Schedule
+    eta0: float
 
     def _values(self, t: np.ndarray) -> list[np.ndarray]:
         t = np.asarray(t, dtype=float)
         symbols = list(self.bound.powers)
-        sums = power_sums(self.config, [self.bound.powers[s] for s in symbols], t) if symbols else {}
+        sums = power_sums(self.schedule, self.eta0, [self.bound.powers[s] for s in symbols], t) if symbols else {}
         arguments = [np.floor(t)] + [sums[self.bound.powers[s]] for s in symbols]
         values = []
         for label, member in zip(self.bound.labels, self.bound.members):
@@ -300,7 +303,7 @@ class BoundOnRun:
         return np.sum(self._values(t), axis=0)
 
 
-def check_positive(bound: UserBound, config: dict[str, Any], t: np.ndarray,
+def check_positive(bound: UserBound, schedule: Schedule, eta0: float, t: np.ndarray,
                    window: Optional[tuple[float, float]] = None) -> None:
     """Refuse (one line naming ``--bound``, the term and the first offending ``t``) a bound with a term that is
     not positive and finite at a checkpoint it can be judged on: inside the user's ``window`` ``(T0, T1)``, or
@@ -311,7 +314,7 @@ def check_positive(bound: UserBound, config: dict[str, Any], t: np.ndarray,
 
     t = np.unique(np.floor(np.asarray(t, dtype=float)))
     low, high = (MIN_WINDOW_START, np.inf) if window is None else (max(window[0], 1), window[1])
-    BoundOnRun(bound, config)._values(t[(t >= max(low, 1)) & (t <= high)])
+    BoundOnRun(bound, schedule, eta0)._values(t[(t >= max(low, 1)) & (t <= high)])
 
 
 def planned_checkpoints(steps: int, count: int = 200) -> np.ndarray:
@@ -375,11 +378,11 @@ def _order(expr: sp.Expr) -> tuple[Optional[sp.Rational], Optional[sp.Rational]]
         return None, None
 
 
-def member_orders(bound: UserBound, config: dict[str, Any]) -> list[MemberOrder]:
+def member_orders(bound: UserBound, schedule: Schedule) -> list[MemberOrder]:
     """Each member's order, with ``S(p)`` replaced by its leading order for ``eta_0 (t+2)^(-a)``
     (:meth:`rates.symbolic.schedules.Schedule.partial_sum_leading`: ``t^(1-ap)/(1-ap)``, ``log t`` or a
     Hurwitz-zeta constant)."""
-    schedule = schedule_of(config) if bound.powers else None
+    schedule = schedule if bound.powers else None
     if schedule is not None and not schedule.is_polynomial:
         why = "S(p)'s order is derived here for eta_0 (t+2)^(-a) schedules only"
         return [MemberOrder(label, None, None, why) for label in bound.labels]
@@ -414,7 +417,7 @@ def stated_order(orders: Sequence[MemberOrder]) -> Optional[MemberOrder]:
 class UserBoundRecord:
     """One configuration judged against a user bound: its runs, the bound, the members' orders and the verdict."""
 
-    config: dict[str, Any]
+    config: RunConfig  # the first run's; its configuration fields are the record's
     seeds: list[Any]
     bound: UserBound
     on_run: BoundOnRun
@@ -426,12 +429,12 @@ class UserBoundRecord:
 
     @property
     def title(self) -> str:
-        schedule = self.config.get("a")
-        schedule = f"a = {schedule}" if schedule is not None else f"schedule {self.config.get('schedule')}"
-        return f"{self.config.get('algo')} ({self.config.get('norm')}), {schedule}"
+        config = self.config
+        schedule = f"schedule {config.schedule.text}" if config.general_schedule else f"a = {config.a}"
+        return f"{config.algo} ({config.norm}), {schedule}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": "rates.fit/1", "config": self.config, "seeds": self.seeds, "prediction": None,
+        return {"schema": "rates.fit/1", "config": self.config.configuration(), "seeds": self.seeds, "prediction": None,
                 "user_bound": {**self.bound.to_json(), "orders": [order.to_json() for order in self.orders],
                                "stated_rate": None if self.stated is None else self.stated.to_json()},
                 "verdict": self.verdict.to_json(), "gate": None, "replicates": self.replicates}
@@ -465,9 +468,9 @@ def judge_user_bound(runs: Sequence[Run], bound: UserBound, tolerance: float = D
                      window: Optional[tuple[float, float]] = None, seeds: Optional[list[Any]] = None,
                      replicates: Optional[dict[str, Any]] = None) -> UserBoundRecord:
     """Judge the runs (independent replicates of one configuration) against ``bound`` (module docstring)."""
-    config = dict(runs[0].config)
-    on_run = BoundOnRun(bound, config)
-    orders = member_orders(bound, config)
+    config = runs[0].config
+    on_run = BoundOnRun(bound, config.schedule, config.eta0)
+    orders = member_orders(bound, config.schedule)
     stated = stated_order(orders)
     exponent = None if stated is None else float(stated.exponent)
     log_power = None
@@ -498,6 +501,6 @@ def judge_user_bound(runs: Sequence[Run], bound: UserBound, tolerance: float = D
             else:
                 notes.append(why)
     verdict.notes[:0] = notes
-    seeds = seeds if seeds is not None else [run.config.get("seed", i) for i, run in enumerate(runs)]
-    return UserBoundRecord({k: v for k, v in config.items() if k not in PER_SEED_KEYS}, seeds, bound, on_run,
+    seeds = seeds if seeds is not None else [run.config.seed_or(i) for i, run in enumerate(runs)]
+    return UserBoundRecord(config, seeds, bound, on_run,
                            orders, stated, verdict, list(runs), replicates)

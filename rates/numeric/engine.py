@@ -61,6 +61,7 @@ from rates.numeric.margins import max_margin
 from rates.numeric.measures import BIAS_KEY, checkpoint_measures, max_margin_references
 from rates.numeric.optim.alias import for_run
 from rates.numeric.recipe import Recipe
+from rates.numeric.run_config import RunConfig, config_of_run
 from rates.numeric.run_parameters import check
 from rates.numeric.trajectory import Run, Trajectory
 from rates.progress import progress_bar
@@ -585,27 +586,13 @@ def one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) -> dict[str, Any]:
-    config = resolved.spec.record()
-    alg = resolved.algorithm
-    schedule = resolved.schedule
-    config.update(a=str(schedule.a) if schedule.is_polynomial else None,
-                  algo=alg.name, norm=alg.norm, family=alg.family, batch=resolved.recipe.batch,
-                  momentum=alg.momentum, vr=alg.vr, source=resolved.recipe.source, data=data.name,
-                  steps=int(steps), device=str(device), dtype="float64")
+def _config(resolved: ResolvedRun, data: Any, steps: int, device: torch.device) -> RunConfig:
     from rates.symbolic.theorems.hypotheses import (
         data_facts,  # the gate's constants (B, n, d, k, orthogonal) travel along
     )
 
-    if not schedule.is_polynomial:
-        config["schedule"] = schedule.text  # canonical text: "eta0/(t+2)" and "eta0/(2+t)" record alike
-    config["data_facts"] = data_facts(data)
-    if not config.get("init_scale"):  # W_0 = 0: the config reads as it always has
-        config.pop("init_scale", None)
-    if not alg.adam:
-        for key in ("adam_beta1", "adam_beta2", "adam_eps"):
-            config.pop(key)
-    return config
+    return config_of_run(resolved.spec, resolved.algorithm, resolved.schedule, resolved.recipe.batch,
+                         resolved.recipe.source, data.name, steps, device, data_facts(data))
 
 
 def prepare_draw(data: str, seed: int, norms: Sequence[str]) -> Any:

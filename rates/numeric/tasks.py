@@ -100,7 +100,7 @@ def execute_task(task: EngineTask, progress: bool = False) -> Trajectory:
     trajectory = simulate(list(task.specs), parse_data(task.data, seed=task.data_seed), task.steps,
                           checkpoints=task.checkpoints, device=task.device, progress=progress)
     for run in trajectory.runs:
-        run.config["data_seed"] = task.data_seed
+        run.config = run.config.with_draw(task.data_seed)
     trajectory.meta["data"]["spec"] = task.data
     trajectory.meta["data"]["seed"] = task.data_seed
     trajectory.meta["worker"] = {"host": socket.gethostname(), "pid": os.getpid()}

@@ -19,7 +19,8 @@ The optional entries (:mod:`rates.numeric.measures`) were added after the first 
 them still load (empty dicts).
 
 ``gap = gamma - margin`` with ``margin`` the margin of W_t in the algorithm's norm. Loading validates
-the schema and raises :class:`InputError` (option ``--from``) with a one-line reason.
+the schema and raises :class:`InputError` (option ``--from``) with a one-line reason. A run's ``config`` is read
+into a :class:`rates.numeric.run_config.RunConfig` (its layout and version there) and written back from it.
 """
 
 from __future__ import annotations
@@ -35,14 +36,11 @@ import numpy as np
 
 from rates.errors import InputError
 from rates.io import write_text_atomic
+from rates.numeric.run_config import CONFIG_REQUIRED, RunConfig, config_from_json, config_to_json
 
 SCHEMA = "rates.trajectory/1"
 CHECKPOINT_ARRAYS = ("t", "gap", "margin", "log_loss", "norm")
-# Config keys that differ between seeds of one configuration (or say nothing about it): the one list that
-# groups runs into configurations (rates.studies.report, rates.judge.limit_direction).
-PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma", "data_facts")
 GAMMA_FIELDS = ("value", "norm", "solver", "accuracy")
-CONFIG_REQUIRED = ("algo", "norm", "a", "eta0", "steps")
 OPTIONAL_SERIES = ("margins", "margin_errors", "cosines")  # dicts of per-checkpoint arrays, absent in old files
 
 
@@ -50,7 +48,7 @@ OPTIONAL_SERIES = ("margins", "margin_errors", "cosines")  # dicts of per-checkp
 class Run:
     """One optimiser run: its configuration, the max margin it is measured to, and its checkpoints."""
 
-    config: dict[str, Any]
+    config: RunConfig
     gamma: dict[str, Any]
     t: np.ndarray
     gap: np.ndarray
@@ -71,7 +69,7 @@ class Run:
         checkpoints["t"] = [int(v) for v in self.t]
         for name in OPTIONAL_SERIES:
             checkpoints[name] = {k: _floats(v) for k, v in getattr(self, name).items()}
-        out = {"config": self.config, "gamma": self.gamma, "checkpoints": checkpoints}
+        out = {"config": config_to_json(self.config), "gamma": self.gamma, "checkpoints": checkpoints}
         if self.references:
             out["references"] = self.references
         if self.keep_weights != "none" and self.weights is not None:
@@ -111,7 +109,7 @@ def require_finite(runs: list[Run], option: str = "eta0") -> None:
         if bad.any():
             first = int(np.argmax(bad))
             raise InputError(option, f"the run diverged: margin gap {run.gap[first]} at t = {int(run.t[first])} "
-                                     f"(seed {run.config.get('seed')}, eta0 = {run.config.get('eta0')}); float64 "
+                                     f"(seed {run.config.seed}, eta0 = {run.config.eta0}); float64 "
                                      f"overflowed, choose a smaller {option}")
 
 
@@ -136,31 +134,15 @@ def _number(value: Any) -> float:
         return math.nan
 
 
-def schedule_of(config: dict[str, Any]):
-    """The :class:`rates.schedule.Schedule` a run's config records: ``schedule`` (its text) where ``a`` is null,
-    else the polynomial family's ``a`` (every file written before schedules were expressions)."""
-    from rates.schedule import Schedule
-
-    if config.get("a") is None and config.get("schedule") is not None:
-        return Schedule.parse(str(config["schedule"]))
-    return Schedule.polynomial(str(config["a"]))
-
-
-def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], where: str) -> None:
-    """Refuse what no run of ``rates run`` can produce, so ``fit`` never judges nonsense.
+def _check_values(raw_config: dict, gamma: dict, arrays: dict[str, np.ndarray], where: str) -> RunConfig:
+    """Refuse what no run of ``rates run`` can produce, so ``fit`` never judges nonsense; returns the run's config.
 
     ``gamma`` is a max margin (> 0 on separable data, docs/theory.md section 1); ``gap = gamma - margin`` is
     >= 0 up to the solver's certified accuracy (a margin above the max margin is impossible); a diverged
-    run (NaN, infinite gap) has no rate to fit; ``a`` and ``eta0`` must be a valid schedule.
+    run (NaN, infinite gap) has no rate to fit; ``a`` and ``eta0`` must be a valid schedule
+    (:func:`rates.numeric.run_config.config_from_json`).
     """
-    key = "schedule" if config.get("a") is None and config.get("schedule") is not None else "a"
-    try:
-        schedule_of(config)
-    except InputError as err:
-        raise InputError("from", f"{where}.config.{key}: {err.message}") from None
-    eta0 = _number(config["eta0"])
-    if not (math.isfinite(eta0) and eta0 > 0):
-        raise InputError("from", f"{where}.config.eta0 must be a finite number > 0, got {config['eta0']!r}")
+    config = config_from_json(raw_config, f"{where}.config")
     value, accuracy = _number(gamma["value"]), _number(gamma["accuracy"])
     if not (math.isfinite(value) and value > 0):
         raise InputError("from", f"{where}.gamma.value must be a finite max margin > 0, got {gamma['value']!r}")
@@ -177,6 +159,7 @@ def _check_values(config: dict, gamma: dict, arrays: dict[str, np.ndarray], wher
         first = int(np.argmax(arrays["gap"] < -slack))
         raise InputError("from", f"{where}.checkpoints.gap[{first}] = {arrays['gap'][first]:.3g} < 0: a margin above "
                                    f"the max margin gamma = {value:.6g} (beyond its accuracy {accuracy:.1e})")
+    return config
 
 
 KEEP_WEIGHTS = ("none", "final", "checkpoints")
@@ -228,7 +211,7 @@ def parse(data: Any, path: str = "<trajectory>") -> Trajectory:
             raise InputError("from", f"{path}: {where}.checkpoints.t must hold step numbers (integers below 2^62)")
         if len(t) and (np.any(t < 0) or np.any(np.diff(t) <= 0)):
             raise InputError("from", f"{path}: {where}.checkpoints.t must be increasing and non-negative")
-        _check_values(config, gamma, arrays, f"{path}: {where}")
+        config = _check_values(config, gamma, arrays, f"{path}: {where}")
         series = {}
         for name in OPTIONAL_SERIES:
             raw_series = cps.get(name, {})

@@ -103,15 +103,15 @@ def fit_figure(runs: Sequence[Run], verdict: Verdict, bound: Optional[BoundLike]
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     shown = []
-    data_seeds = {run.config.get("data_seed") for run in runs}
+    data_seeds = {run.config.recorded_data_seed for run in runs}
     for i, run in enumerate(runs):
         t = np.asarray(run.t, dtype=float)
         gap = np.asarray(run.gap, dtype=float)
         keep = (t >= 1) & (gap > 0) & np.isfinite(gap)
         shown.append(gap[keep])
-        seed = f"seed {run.config.get('seed', i)}"
+        seed = f"seed {run.config.seed_or(i)}"
         if len(data_seeds) > 1:  # runs on several generated datasets: name the draw as well
-            seed += f", data seed {run.config.get('data_seed')}"
+            seed += f", data seed {run.config.recorded_data_seed}"
         ax.loglog(t[keep], gap[keep], ".-", lw=0.8, ms=3, alpha=0.8, label=f"gap, {seed}")
     values = np.concatenate(shown) if shown else np.array([])
     low, high = (values.min(), values.max()) if len(values) else (1e-12, 1.0)

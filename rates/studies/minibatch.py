@@ -800,7 +800,7 @@ def fig1_measures(results: dict[str, TaskResult], seeds: list[int]) -> dict[tupl
             if f"{FIG1_LONG}/{algo}/seed{seed}" in results:
                 runs += [(run, (FIG1_LONG,)) for run in results[f"{FIG1_LONG}/{algo}/seed{seed}"].runs]
             for run, marker in runs:
-                key = (algo, int(run.config["batch"]), float(run.config["momentum"]), bool(run.config["vr"])) + marker
+                key = (algo, int(run.config.batch), float(run.config.momentum), bool(run.config.vr)) + marker
                 rel = {norm: np.asarray(run.margin_errors[norm], float) for norm in MEASURED_NORMS}
                 cos = {norm: np.asarray(run.cosines[norm], float) for norm in MEASURED_NORMS}
                 if key not in out:
@@ -825,7 +825,7 @@ def persample_measures(results: dict[str, TaskResult], seeds: list[int]) -> dict
         for name in persample_datasets(seed):
             res = results[f"persample/{name}/seed{seed}"]
             for run in res.runs:
-                out[(name, run.config["algo"], seed)] = {
+                out[(name, run.config.algo, seed)] = {
                     "t": np.asarray(run.t, float),
                     "rel": {norm: np.asarray(run.margin_errors[norm], float) for norm in MEASURED_NORMS},
                     "cos_M": np.asarray(run.cosines[BIAS_KEY], float),
@@ -1081,7 +1081,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                 bound = f" (bound {v.assessment.bound.outcome})" if v.assessment is not None else ""
                 follow = ""
                 if family == "Thm 4.3":
-                    eta0 = float(rec.runs[0].config["eta0"])
+                    eta0 = float(rec.runs[0].config.eta0)
                     follows = momentum_follow_time(float(rec.runs[0].gamma["value"]), eta0, beta, a)
                     follow = f"eta_0 = {eta0:g}, momentum buffer follows the gradient from t ~ {follows:.2g}; "
                 measured[algo] = (f"{follow}{target_name} = {target:.4g}; slope {fit} vs bound {local}: {v.label}"
@@ -1167,7 +1167,7 @@ def monotone_loss_claims(table: ClaimsTable, results: dict[str, TaskResult], rec
             parts[algo] = []
             for a in RATE_AS:
                 prediction = records[(family, algo, a)][0].prediction
-                for run in (r for r in runs if r.config["a"] == a):
+                for run in (r for r in runs if r.config.a == a):
                     start = descent_start_of([run], prediction) if prediction is not None else None
                     log10 = start.log10 if start is not None else None
                     starts.append(log10)
@@ -1463,7 +1463,7 @@ def run_minibatch_study(out_dir: Path, options) -> list[Path]:
         for algo in ALGORITHMS:
             runs = rate_runs(results, family, algo, seeds)
             for a in RATE_AS:
-                records[(family, algo, a)] = judge_rate_runs([r for r in runs if r.config["a"] == a])
+                records[(family, algo, a)] = judge_rate_runs([r for r in runs if r.config.a == a])
     ps = persample_measures(results, seeds)
 
     table = ClaimsTable(f"MINIBATCH claims (Fig. 1: {len(fig1_seeds)} seed(s), rates and per-sample: {len(seeds)}; "

@@ -30,7 +30,6 @@ import os
 import re
 import time
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -40,13 +39,13 @@ import sympy as sp
 from rates.errors import InputError
 from rates.io import write_text_atomic
 from rates.judge.compare import DEFAULT_TOLERANCE, Verdict, fit_slope, judge, judged_window
-from rates.numeric.trajectory import PER_SEED_KEYS, Run, Trajectory
+from rates.numeric.run_config import UNRECORDED, RunConfig
+from rates.numeric.trajectory import Run, Trajectory
 from rates.numeric.trajectory import save as save_trajectory
 from rates.output.tables import Cell, Table, latex_escape
 from rates.symbolic.papers import references_note
 
 FIT_SCHEMA = "rates.fit/1"
-_PER_SEED_KEYS = PER_SEED_KEYS
 
 
 # --------------------------------------------------------------------------------------------- fitting
@@ -58,7 +57,7 @@ class FitRecord:
     theorem covers it) and the Verdict; ``gate`` is the hypothesis gate's outcome, ``replicates`` says how many
     runs were given and how many are independent."""
 
-    config: dict[str, Any]
+    config: RunConfig  # the first run's; its configuration fields are the record's (RunConfig.configuration)
     seeds: list[Any]
     prediction: Any
     verdict: Verdict
@@ -68,19 +67,19 @@ class FitRecord:
 
     @property
     def title(self) -> str:
-        if self.config.get("a") is None and self.config.get("schedule") is not None:
-            return f"{self.config.get('algo')} ({self.config.get('norm')}), schedule {self.config.get('schedule')}"
-        return f"{self.config.get('algo')} ({self.config.get('norm')}), a = {self.config.get('a')}"
+        if self.config.general_schedule:
+            return f"{self.config.algo} ({self.config.norm}), schedule {self.config.schedule.text}"
+        return f"{self.config.algo} ({self.config.norm}), a = {self.config.a}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": FIT_SCHEMA, "config": self.config, "seeds": self.seeds,
+        return {"schema": FIT_SCHEMA, "config": self.config.configuration(), "seeds": self.seeds,
                 "prediction": None if self.prediction is None else _prediction_json(self.prediction),
                 "verdict": self.verdict.to_json(), "gate": None if self.gate is None else self.gate.to_json(),
                 "replicates": self.replicates}
 
 
-def config_key(config: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in config.items() if k not in _PER_SEED_KEYS}, sort_keys=True, default=str)
+def config_key(config: RunConfig) -> str:
+    return config.configuration_key()
 
 
 def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
@@ -91,28 +90,24 @@ def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
     return list(groups.values())
 
 
-def exact_a(config: dict[str, Any]) -> sp.Rational:
-    value = config.get("a")
-    try:
-        frac = Fraction(str(value).strip())
-    except (ValueError, ZeroDivisionError):
-        raise InputError("from", f"config a = {value!r} is not a number") from None
+def exact_a(config: RunConfig) -> sp.Rational:
+    frac = config.exponent
     return sp.Rational(frac.numerator, frac.denominator)
 
 
 # ----------------------------------------------------------------------------------------- hypotheses
 
 
-def recorded_data_facts(config: dict[str, Any]) -> Optional[dict[str, Any]]:
+def recorded_data_facts(config: RunConfig) -> Optional[dict[str, Any]]:
     """The data's constants of a run: recorded by the engine, or rebuilt from a preset / gaussian spec.
 
     Trajectories written before the engine recorded them name their data; presets and ``gaussian:`` specs
     are rebuilt from that name and the data seed. Anything else (files, synthetic runs) stays unknown.
     """
-    facts = config.get("data_facts")
+    facts = config.data_facts
     if isinstance(facts, dict):
         return facts
-    name = config.get("data")
+    name = config.data
     if not isinstance(name, str):
         return None
     from rates.numeric.data import PRESETS, parse_data
@@ -120,22 +115,22 @@ def recorded_data_facts(config: dict[str, Any]) -> Optional[dict[str, Any]]:
 
     if name not in PRESETS and not name.startswith("gaussian:"):
         return None
-    seed = config.get("data_seed", config.get("seed"))
+    seed = config.draw_seed
     try:
         return data_facts(parse_data(name, seed=seed if isinstance(seed, int) and seed >= 0 else None))
     except Exception:  # an old or foreign name: the hypotheses stay "unknown", which the output says
         return None
 
 
-def algorithm_of(config: dict[str, Any], n: Optional[int] = None):
+def algorithm_of(config: RunConfig, n: Optional[int] = None):
     """The resolved algorithm of a run's configuration (``n`` from the data when known)."""
     from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
 
-    name = str(config["algo"])
+    name = str(config.algo)
     # The engine records momentum 0.0 for Adam, whose betas are its own (resolve_algorithm refuses both).
-    momentum = None if name in ALGORITHMS and ALGORITHMS[name].adam else config.get("momentum")
-    return resolve_algorithm(name, norm=config.get("norm"), n=n if n is not None else config.get("n"),
-                             batch=config.get("batch"), momentum=momentum, vr=bool(config.get("vr", False)))
+    momentum = None if name in ALGORITHMS and ALGORITHMS[name].adam else config.momentum
+    return resolve_algorithm(name, norm=config.norm, n=n if n is not None else config.recorded("n"),
+                             batch=config.batch, momentum=momentum, vr=bool(config.vr))
 
 
 def facts_of(run: Run):
@@ -145,37 +140,31 @@ def facts_of(run: Run):
     config = run.config
     data = recorded_data_facts(config) or {}
     n = data.get("n")
-    a = Fraction(str(config.get("a")).strip()) if config.get("a") is not None else None
-    schedule = None
-    if a is None and config.get("schedule") is not None:  # a general schedule: the gate decides its hypotheses
-        from rates.numeric.trajectory import schedule_of
-
-        schedule = schedule_of(config)
+    a = None if config.general_schedule else config.exponent
+    schedule = config.schedule if config.general_schedule else None  # the gate decides a general one's hypotheses
     counts = data.get("class_counts")
     scales = data.get("hardest_scales")
-    return Facts(algorithm_of(config, n), a=a, eta0=_float(config.get("eta0")), gamma=_float(run.gamma.get("value")),
+    return Facts(algorithm_of(config, n), a=a, eta0=_float(config.eta0), gamma=_float(run.gamma.get("value")),
                  B=_float(data.get("B")), n=n, d=data.get("d"), k=data.get("k"), orthogonal=data.get("orthogonal"),
                  class_counts=tuple(counts) if counts else None, hardest_scales=tuple(scales) if scales else None,
-                 adam_eps=_float(config.get("adam_eps")), adam_beta1=_float(config.get("adam_beta1")),
-                 adam_beta2=_float(config.get("adam_beta2")), schedule=schedule)
+                 adam_eps=_float(config.adam_eps), adam_beta1=_float(config.adam_beta1),
+                 adam_beta2=_float(config.adam_beta2), schedule=schedule)
 
 
-def _schedule_cell(config: dict[str, Any]) -> Cell:
+def _schedule_cell(config: RunConfig) -> Cell:
     """The a column of a verdict table: ``a`` for the polynomial family, the expression for a general schedule."""
-    if config.get("a") is None and config.get("schedule") is not None:
-        from rates.numeric.trajectory import schedule_of
-
-        schedule = schedule_of(config)
+    if config.general_schedule:
+        schedule = config.schedule
         return Cell(schedule.text, f"${sp.latex(schedule.expr)}$", value=schedule.text)
-    return Cell(str(config.get("a")), f"${sp.latex(exact_a(config))}$", value=str(config.get("a")))
+    return Cell(str(config.a), f"${sp.latex(exact_a(config))}$", value=str(config.a))
 
 
-def _row_name(config: dict[str, Any]) -> str:
+def _row_name(config: RunConfig) -> str:
     """``signgd a = 1/2``, or ``signgd schedule eta0/((t + 2)*log(t + 2))`` for a general schedule: how a note
     names its row."""
-    if config.get("a") is None and config.get("schedule") is not None:
-        return f"{config.get('algo')} schedule {_schedule_cell(config).text}"
-    return f"{config.get('algo')} a = {config.get('a')}"
+    if config.general_schedule:
+        return f"{config.algo} schedule {_schedule_cell(config).text}"
+    return f"{config.algo} a = {config.a}"
 
 
 def _float(value: Any) -> Optional[float]:
@@ -193,24 +182,23 @@ def gate_runs(runs: Sequence[Run]):
     return next((result for result in results if result.outcome != COVERED), results[0])
 
 
-def prediction_for(config: dict[str, Any]):
+def prediction_for(config: RunConfig):
     """The Prediction of ``rates.symbolic.theorems`` for a run's configuration."""
     from rates.symbolic.theorems import predict
 
     data = recorded_data_facts(config) or {}
-    if config.get("a") is None and config.get("schedule") is not None:
+    if config.general_schedule:
         return schedule_prediction_for(config, algorithm_of(config, data.get("n")))
     return predict(algorithm_of(config, data.get("n")), exact_a(config))
 
 
-def schedule_prediction_for(config: dict[str, Any], algorithm, constants: Optional[dict] = None):
+def schedule_prediction_for(config: RunConfig, algorithm, constants: Optional[dict] = None):
     """The derived Prediction for a run of a general schedule (:mod:`rates.symbolic.theorems.general`);
     raises ``NoRate`` where a schedule hypothesis fails or a class is undecided."""
-    from rates.numeric.trajectory import schedule_of
     from rates.symbolic.theorems import template_for
     from rates.symbolic.theorems.general import predict_schedule
 
-    return predict_schedule(algorithm, template_for(algorithm), schedule_of(config), constants)
+    return predict_schedule(algorithm, template_for(algorithm), config.schedule, constants)
 
 
 # ------------------------------------------------------------------------------------------ replicates
@@ -218,10 +206,7 @@ def schedule_prediction_for(config: dict[str, Any], algorithm, constants: Option
 
 def _deterministic(run: Run) -> bool:
     """Full-batch runs from W_0 = 0 use no random numbers: their reshuffling seed changes nothing."""
-    config = run.config
-    if config.get("source") is not None:
-        return config.get("source") == "full"
-    return config.get("batch") is None and config.get("family") in ("nsd", "adam", "momentum")
+    return run.config.deterministic
 
 
 def independent_replicates(runs: Sequence[Run]) -> tuple[list[Run], dict[str, Any]]:
@@ -238,7 +223,7 @@ def independent_replicates(runs: Sequence[Run]) -> tuple[list[Run], dict[str, An
         if twin is None:
             kept.append(run)
         else:
-            dropped.append((run.config.get("seed"), twin.config.get("seed")))
+            dropped.append((run.config.seed, twin.config.seed))
     info: dict[str, Any] = {"runs": len(runs), "independent": len(kept),
                             "varies": _what_varies(kept)}
     if dropped:
@@ -251,15 +236,15 @@ def independent_replicates(runs: Sequence[Run]) -> tuple[list[Run], dict[str, An
 
 def _same_replicate(run: Run, other: Run) -> bool:
     if _deterministic(run) and _deterministic(other):
-        if run.config.get("data_seed", "?") == other.config.get("data_seed", "!"):
+        if run.config.data_seed is not UNRECORDED and run.config.data_seed == other.config.data_seed:
             return True
     arrays = ("t", "gap", "margin", "log_loss")
     return all(np.array_equal(np.asarray(getattr(run, name)), np.asarray(getattr(other, name))) for name in arrays)
 
 
 def _what_varies(runs: Sequence[Run]) -> str:
-    data = {run.config.get("data_seed") for run in runs}
-    shuffles = {run.config.get("seed") for run in runs}
+    data = {run.config.recorded_data_seed for run in runs}
+    shuffles = {run.config.seed for run in runs}
     parts = []
     if len(data) > 1:
         parts.append(f"{len(data)} data draws")
@@ -341,9 +326,9 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     """
     from rates.symbolic.theorems.registry import COVERED
 
-    config = {k: v for k, v in runs[0].config.items() if k not in _PER_SEED_KEYS}
+    config = runs[0].config
     independent, replicates = independent_replicates(runs)
-    seeds = [run.config.get("seed", i) for i, run in enumerate(independent)]
+    seeds = [run.config.seed_or(i) for i, run in enumerate(independent)]
     gate_result = gate_runs(independent)
     family = gate_result.family
     undecided_rate = None
@@ -481,12 +466,9 @@ def descent_start_of(runs: Sequence[Run], prediction: Any):
         return None
     starts = []
     for run in runs:
-        try:
-            a = Fraction(str(run.config.get("a")).strip())
-            eta0 = float(run.config.get("eta0"))
-        except (TypeError, ValueError, ZeroDivisionError):
+        if run.config.general_schedule:
             return None
-        starts.append(descent_start(template, facts_of(run).constants(), a, eta0))
+        starts.append(descent_start(template, facts_of(run).constants(), run.config.exponent, float(run.config.eta0)))
     known = [s for s in starts if s.log10 is not None]
     if not known:
         return starts[0] if starts else None
@@ -655,9 +637,9 @@ def verdict_table(records: Sequence[FitRecord], caption: str = "Predicted vs fit
         replicates = rec.replicates or {"runs": len(rec.seeds), "independent": len(rec.seeds)}
         found = v.assessment
         table.add(
-            Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
+            Cell(str(rec.config.algo), value=rec.config.algo),
             _schedule_cell(rec.config),
-            *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
+            *_column_cells(rec.config, columns),
             _rate_cell(rec.prediction),
             Cell(_source_cell_text(rec)),  # Table.to_latex wraps it (the file name may break)
             Cell("-" if env is None else env.text(),
@@ -859,15 +841,20 @@ def _direction_row(rec: Any, columns: Sequence[str]) -> list[Cell]:
     fit_text, fit_latex = _pm(d.slope if d else None, d.slope_stderr if d else None)
     window = Cell("-", "--") if d is None else Cell(
         f"[{d.t_start:.3g}, {d.t_end:.3g}] ({d.points} pts)", f"$[{_sci(d.t_start)},$ ${_sci(d.t_end)}]$ ({d.points})")
-    return [Cell(str(rec.config.get("algo")), value=rec.config.get("algo")),
+    return [Cell(str(rec.config.algo), value=rec.config.algo),
             _schedule_cell(rec.config),
-            *(Cell(str(rec.config.get(column)), value=rec.config.get(column)) for column in columns),
+            *_column_cells(rec.config, columns),
             Cell("W_t/||W_t|| -> M/||M|| (a limit, no rate)", value=None), Cell(THEOREM),
             Cell("-", "--"), Cell(f"1 - cos(W_t, M): {fit_text}", f"$1-\\cos$: {fit_latex}", value=None if d is None
                                   else {"slope": d.slope, "stderr": d.slope_stderr}),
             window, Cell(f"{len(rec.seeds)} of {len(rec.seeds)}", value={"seeds": list(rec.seeds)}),
             Cell("-", "--"), Cell("-"), Cell("-"), Cell(f"limit direction: {v.outcome}"),
             Cell(v.label, value={"verdict": v.label, "reason": v.reason})]
+
+
+def _column_cells(config: RunConfig, columns: Sequence[str]) -> list[Cell]:
+    """The cells of the further ``columns`` of a row (options a sweep varies), as the configuration records them."""
+    return [Cell(str(value), value=value) for value in map(config.configuration_value, columns)]
 
 
 def bound_label(rec: FitRecord) -> str:
@@ -945,19 +932,19 @@ QUICK_STUDY_SEEDS = 1
 STUDY_CHECKPOINTS = 60
 
 
-def run_slug(config: dict[str, Any]) -> str:
+def run_slug(config: RunConfig) -> str:
     """File-name stem of a configuration: ``signgd_a3-4`` (a written exactly, '/' -> '-'); a general schedule is
     named by a digest of its text (``signgd_schedule-1a2b3c4d``)."""
-    if config.get("a") is None and config.get("schedule") is not None:
+    if config.general_schedule:
         import hashlib
 
-        return f"{config.get('algo')}_schedule-{hashlib.sha1(str(config['schedule']).encode()).hexdigest()[:8]}"
-    return f"{config.get('algo')}_a{str(config.get('a')).replace('/', '-')}"
+        return f"{config.algo}_schedule-{hashlib.sha1(config.schedule.text.encode()).hexdigest()[:8]}"
+    return f"{config.algo}_a{str(config.a).replace('/', '-')}"
 
 
 def write_outputs(records: Sequence[FitRecord], out_dir: Path, seeds_note: str, caption: str,
                   figures: bool = True, meta: Optional[dict[str, Any]] = None, trajectories: bool = True,
-                  slug: Callable[[dict[str, Any]], str] = run_slug, columns: Sequence[str] = ()) -> list[Path]:
+                  slug: Callable[[RunConfig], str] = run_slug, columns: Sequence[str] = ()) -> list[Path]:
     """Per-configuration trajectories, the verdict table (Markdown, LaTeX document, JSON), figures.
 
     ``rates sweep`` keeps its own per-task trajectories (``trajectories=False``), names figures by a
@@ -1070,6 +1057,10 @@ def run_default_study(out_dir: Path, options) -> list[Path]:
     return run_study_plan(Path(out_dir), draws, steps, DEFAULT_STUDY_ETA0, options)
 
 
+def _device_of(config: RunConfig, default: str) -> Any:
+    return default if config.device is None else config.device
+
+
 def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: Any, eta0: float, options) -> list[Path]:
     """The default study's configurations on the given data draws (``run_default_study`` fixes the size)."""
     if not data_seeds:
@@ -1089,7 +1080,7 @@ def run_study_plan(out_dir: Path, data_seeds: Sequence[int], steps: Any, eta0: f
                   f"is full batch from W_0 = 0, deterministic given the data, so each draw is one independent "
                   f"replicate; "
                   f"{steps_text(steps)}, eta_0 = {eta0:g}, Adam with beta1 = 0.9, beta2 = 0.999, eps = 0; "
-                  f"{simulated:.0f} s of simulation on {runs[0].config.get('device', options.device)}.")
+                  f"{simulated:.0f} s of simulation on {_device_of(runs[0].config, options.device)}.")
     meta = {"study": "default", "data": DEFAULT_STUDY_DATA, "data_seeds": list(data_seeds),
             "steps": steps,
             "eta0": eta0, "seed_meaning": "data draws of the preset; the runs are full batch (no reshuffling)",

@@ -94,8 +94,7 @@ def run_tasks(tasks: Sequence[StudyTask], device: str = "cpu", progress: bool = 
     for task, trajectory in zip(ordered, trajectories):
         data = load_data(task)
         for run in trajectory.runs:
-            run.config["data_seed"] = task.data_seed
-            run.config["task"] = task.key
+            run.config = run.config.with_draw(task.data_seed, task=task.key)
         results[task.key] = TaskResult(task.key, trajectory.runs, float(trajectory.meta.get("wall_s", 0.0)),
                                        {"spec": task.data, "data_seed": task.data_seed, "data": data.name,
                                         "n": data.n, "d": data.d, "k": data.k})

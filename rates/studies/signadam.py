@@ -54,6 +54,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from rates.io import write_text_atomic
+from rates.numeric.run_config import RunConfig
 from rates.numeric.trajectory import Trajectory
 from rates.numeric.trajectory import save as save_trajectory
 from rates.output.claims import (
@@ -189,7 +190,7 @@ def tasks(size: Size, seed: int) -> list[StudyTask]:
 
 
 def _key(run) -> tuple:
-    return run.config["algo"], run.config["a"], float(run.config.get("adam_eps", 0.0))
+    return run.config.algo, run.config.a, float(run.config.adam_eps or 0.0)
 
 
 # --------------------------------------------------------------------------------------------- protocols
@@ -885,9 +886,9 @@ def figures(out_dir: Path, records: dict, class_records: dict, margin: dict, dpi
 
 # ---------------------------------------------------------------------------------------------- study
 
-def _other_norm_key(config: dict) -> tuple:
-    algo = config["algo"]
-    return ("other-norm", algo, None if algo == "cd" else config.get("norm"))
+def _other_norm_key(config: RunConfig) -> tuple:
+    algo = config.algo
+    return ("other-norm", algo, None if algo == "cd" else config.norm)
 
 
 def initial_rho(data: str, seed: int) -> float:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from rates.numeric.run_config import RunConfig
 from rates.numeric.tasks import run_tasks
 from rates.sweep.grid import (
     GRID_KEYS,
@@ -205,8 +206,8 @@ def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: flo
     varying = [_CONFIG_FIELD.get(key, key) for key in GRID_KEYS if key not in _TABLE_FIXED_KEYS
                and len({json.dumps(v, default=str) for g in grids.values() for v in g["grid"].get(key, [])}) > 1]
     slugs = _unique_slugs(records, varying)
-    steps = sorted({int(run.config["steps"]) for run in runs})
-    seeds = sorted({run.config.get("data_seed") for run in runs}, key=str)
+    steps = sorted({int(run.config.steps) for run in runs})
+    seeds = sorted({run.config.recorded_data_seed for run in runs}, key=str)
     seeds_note = (f"Sweep of {len(runs)} runs ({len(records)} configurations; seeds {', '.join(map(str, seeds))} "
                   f"pooled per configuration, each seed a data draw and a reshuffling seed); steps "
                   f"{', '.join(map(str, steps))}; grids: {', '.join(g.get('source', '?') for g in grids.values())}.")
@@ -226,10 +227,8 @@ def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: flo
     return records, written
 
 
-def _config_id(config: Mapping[str, Any]) -> str:
-    from rates.studies.report import config_key
-
-    return config_key(dict(config))
+def _config_id(config: RunConfig) -> str:
+    return config.configuration_key()
 
 
 def _unique_slugs(records, varying) -> dict[str, str]:
@@ -239,7 +238,7 @@ def _unique_slugs(records, varying) -> dict[str, str]:
     slugs: dict[str, str] = {}
     used: set[str] = set()
     for rec in records:
-        parts = [run_slug(rec.config)] + [f"{key}{rec.config.get(key)}" for key in varying]
+        parts = [run_slug(rec.config)] + [f"{key}{rec.config.configuration_value(key)}" for key in varying]
         stem = re.sub(r"[^A-Za-z0-9_.+-]", "-", "_".join(parts))
         name, count = stem, 1
         while name in used:

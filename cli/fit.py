@@ -95,7 +95,7 @@ def _certificates(record) -> list:
     runs = getattr(record, "runs", None) or []
     if not runs or getattr(record, "prediction", None) is None:
         return []
-    why, source = coverage(runs[0].config, (runs[0].config.get("data_facts") or {}).get("n"))
+    why, source = coverage(runs[0].config, (runs[0].config.data_facts or {}).get("n"))
     if why is not None and not source:
         return []
     return [(certify(run), descent_start_of([run], record.prediction)) for run in runs]  # t_d of each run's own data

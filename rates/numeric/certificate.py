@@ -42,10 +42,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 from numba import njit
+
+if TYPE_CHECKING:
+    from rates.numeric.run_config import RunConfig
 
 FACTS = ("pairing", "descent", "half-margin", "low-loss", "contraction", "max-margin")
 # lemmas that hold at every W (contraction: wherever L <= log 2 / n): one failure anywhere breaks the certificate;
@@ -514,29 +517,29 @@ def _kind_of(norm: str, polar: str) -> tuple[int, float, float]:
     return (NUCLEAR if p == 1.0 else SCHATTEN), p, q
 
 
-def coverage(config: dict[str, Any], n: Optional[int]) -> tuple[Optional[str], str]:
+def coverage(config: RunConfig, n: Optional[int]) -> tuple[Optional[str], str]:
     """``(why not, source)``: None when the chain of SIGNADAM Thm 5.3 (MINIBATCH Thm 4.1 at b = n) covers the run."""
     from rates.symbolic.theorems.nsd import source_for
 
-    algo = str(config.get("algo", ""))
-    if config.get("vr"):
+    algo = str(config.algo or "")
+    if config.vr:
         return "variance reduction (MINIBATCH Thm 4.6) has its own chain, not instantiated here", "MINIBATCH Thm 4.6"
-    if config.get("momentum"):
+    if config.momentum:
         return "momentum (MINIBATCH Thm 4.3) has its own chain, not instantiated here", "MINIBATCH Thm 4.3"
-    batch = config.get("batch")
+    batch = config.batch
     if batch is not None and n is not None and int(batch) < n:
         return (f"mini-batch b = {batch} < n = {n}: only b = n is the full-batch chain (MINIBATCH Thm 4.1 at b = n)",
                 "MINIBATCH Thm 4.1")
-    if config.get("init_scale"):
+    if config.init_scale:
         return "W_0 != 0: the chain bounds ||W_t|| by the steps taken from W_0 = 0", ""
-    if config.get("polar", "exact") != "exact":
+    if (config.polar or "exact") != "exact":
         return "the Newton-Schulz polar factor: the stepper runs the exact steepest direction", ""
     if "adam" in algo:
-        if float(config.get("adam_eps") or 0.0) != 0.0:
+        if float(config.adam_eps or 0.0) != 0.0:
             return ("Adam with eps > 0: SIGNADAM's theorem is for eps = 0 (its sec. 7 only reports eps > 0 runs as "
                     "consistent)", "SIGNADAM Thm 6.3")
         return None, ADAM_SOURCE
-    source = source_for(str(config.get("norm", "max"))).text
+    source = source_for(str(config.norm or "max")).text
     if batch is not None:
         source = "MINIBATCH Thm 4.1/D.4 at b = n, beta = 0"
     return None, source
@@ -553,35 +556,35 @@ def certify(run: Any, dataset: Any = None, perturbation: float = 0.0, perturbati
     each must break the certificate. A run whose stepper pass would take more than ``budget_s`` CPU seconds (an
     estimate; None: no limit) is not checked, and the certificate says so with the estimate.
     """
-    from rates.numeric.trajectory import schedule_of
     from rates.symbolic.theorems.proof_chain import bound_terms
 
     config = run.config
     if dataset is None:
         from rates.numeric.data import parse_data
 
-        why, source = coverage(config, (config.get("data_facts") or {}).get("n"))
-        if why is not None or config.get("data") is None:
+        why, source = coverage(config, (config.data_facts or {}).get("n"))
+        if why is not None or config.data is None:
             return Certificate(False, why or "the run records no dataset to run the stepper on", source)
         try:
-            dataset = parse_data(str(config.get("data")), config.get("data_seed"))
+            dataset = parse_data(str(config.data), config.draw_seed)
         except Exception as error:  # a data file that moved: no certificate, and the reason
-            return Certificate(False, f"the run's data {config.get('data')!r} cannot be rebuilt ({error})", source)
+            return Certificate(False, f"the run's data {config.data!r} cannot be rebuilt ({error})", source)
     why, source = coverage(config, dataset.n)
     if why is not None:
         return Certificate(False, why, source)
-    steps = int(config["steps"])
+    steps = int(config.steps)
     estimate = steps * dataset.n * dataset.k * (dataset.d + 8) * SECONDS_PER_UNIT
     if budget_s is not None and estimate > budget_s:
         return Certificate(False, f"not checked: the stepper would take about {estimate:.3g} CPU-s for {steps} steps "
                                   f"on n = {dataset.n}, k = {dataset.k}, d = {dataset.d}, over its budget of "
                                   f"{budget_s:g} s", source)
-    adam = "adam" in str(config.get("algo", "")) and norm is None
-    kind, p, q = (ADAM, math.inf, 1.0) if adam else _kind_of(norm or str(config.get("norm", "max")),
-                                                                 str(config.get("polar", "exact")))
-    betas = np.array([float(config.get("adam_beta1", 0.9)), float(config.get("adam_beta2", 0.999))])
+    adam = "adam" in str(config.algo or "") and norm is None
+    kind, p, q = (ADAM, math.inf, 1.0) if adam else _kind_of(norm or str(config.norm or "max"),
+                                                                 str(config.polar or "exact"))
+    betas = np.array([float(0.9 if config.adam_beta1 is None else config.adam_beta1),
+                      float(0.999 if config.adam_beta2 is None else config.adam_beta2)])
     gamma_value = float(run.gamma["value"]) if gamma is None else float(gamma)
-    etas = float(config["eta0"]) * schedule_of(config).unit_values(0, steps)
+    etas = float(config.eta0) * config.schedule.unit_values(0, steps)
     engine_t = np.asarray(run.t, dtype=np.int64)
     grid = np.unique(np.round(np.logspace(0, math.log10(max(steps, 1)), extra_times)).astype(np.int64))
     times = np.unique(np.concatenate([engine_t[engine_t <= steps], grid[grid <= steps]]))

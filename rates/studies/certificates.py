@@ -28,7 +28,7 @@ def claim_values(record: Any) -> Optional[dict[str, Any]]:
             return {"applies": False, "why": cert.why, "source": cert.source}
         last = cert.bound[-1] if len(cert.bound) else math.nan
         start = descent_start_of([run], prediction)  # each data draw's own constants
-        out.append({"seed": run.config.get("seed"), "data_seed": run.config.get("data_seed"), "s0": cert.s0,
+        out.append({"seed": run.config.seed, "data_seed": run.config.recorded_data_seed, "s0": cert.s0,
                     "s1": cert.s1, "t_d": None if start is None else start.to_json(), "onsets": cert.onsets,
                     "certified": cert.certified, "broken": cert.broken,
                     "bound_at_horizon": None if not np.isfinite(last) else float(last),

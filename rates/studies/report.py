@@ -734,7 +734,7 @@ def _schedules_as_notes(table: Table, records: Sequence[Any]) -> Table:
     for rec, row in zip(records, table.rows):
         row = list(row)
         config = rec.config
-        if config.get("a") is None and config.get("schedule") is not None:
+        if config.general_schedule:
             schedule = row[column]
             number = numbers.setdefault(schedule.text, len(numbers) + 1)
             formulas[schedule.text] = schedule.latex
@@ -810,7 +810,7 @@ def _plugin_notes(records: Sequence[Any]) -> list[str]:
     for rec in records:
         family = getattr(getattr(rec, "gate", None), "family", None)
         source = getattr(getattr(rec, "prediction", None), "source", None)
-        for entry in provenance(rec.config.get("algo"), getattr(family, "name", None), getattr(source, "seed", None)):
+        for entry in provenance(rec.config.algo, getattr(family, "name", None), getattr(source, "seed", None)):
             if entry not in entries:
                 entries.append(entry)
     return [line + "." for line in provenance_lines(entries, label="Answers from plug-ins: ")]

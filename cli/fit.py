@@ -273,7 +273,7 @@ def fit(**options) -> None:
                 raise InputError(name, "is needed to run (or give --from FILE.json)")
         if a is None and schedule is None:
             raise InputError("--a", "is needed to run, or --schedule (or give --from FILE.json)")
-        from rates.numeric.horizon import check_budget, parse_steps
+        from rates.studies.auto_steps import check_budget, parse_steps
 
         steps = parse_steps(steps)
         if steps is None:

@@ -103,12 +103,12 @@ def simulate_plan(make_spec, data: str, data_seeds: list[int], shuffles: list[in
 
 def simulate_steps(simulate, steps: Optional[int], budget_steps: int, budget_seconds: float, checkpoints: int):
     """``(trajectory, None)`` for a fixed step count; for ``--steps auto`` (``steps`` None) the stages of
-    :func:`rates.numeric.horizon.run_until_window` (plan and stages on stderr) and their outcome."""
+    :func:`rates.studies.auto_steps.run_until_window` (plan and stages on stderr) and their outcome."""
     if steps is not None:
         return simulate(steps), None
     import sys
 
-    from rates.numeric.horizon import run_until_window
+    from rates.studies.auto_steps import run_until_window
 
     return run_until_window(simulate, budget_steps, budget_seconds, checkpoints,
                             echo=lambda line: print(line, file=sys.stderr, flush=True))
@@ -214,10 +214,10 @@ def run(
     """Run an optimiser from W = 0 (or a seeded Gaussian W_0, --init-scale) and record gap, margins, log-loss
     and ||W|| at log-spaced checkpoints."""
     from rates.numeric.engine import RunSpec
-    from rates.numeric.horizon import check_budget, parse_steps
     from rates.numeric.trajectory import save
     from rates.progress import wanted
     from rates.schedule import schedule_from_options
+    from rates.studies.auto_steps import check_budget, parse_steps
 
     fixed_steps = parse_steps(steps)
     if fixed_steps is None:

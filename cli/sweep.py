@@ -40,7 +40,7 @@ def run_converters() -> tuple[dict[str, Callable[[Any], Any]], dict[str, Any]]:
             try:
                 converted = param.process_value(context, text)
                 if key == "steps":  # rates run reads --steps as text (it also takes auto); a grid cell is a number
-                    from rates.numeric.horizon import parse_steps
+                    from rates.studies.auto_steps import parse_steps
 
                     converted = parse_steps(converted, auto=False)
                 return converted

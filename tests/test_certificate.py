@@ -7,6 +7,7 @@ mismatched algorithm, a curvature constant too small -- must break the certifica
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -127,7 +128,7 @@ def test_negative_controls_break_the_certificate(default_run, change, broken_fac
 
 def test_a_mismatched_algorithm_is_caught_by_the_engine_comparison(default_run):
     ngd = simulate([RunSpec("ngd", "1/2")], parse_data("default", 0), 2000, checkpoints=20, device="cpu").runs[0]
-    ngd.config = {**ngd.config, "algo": "signgd", "norm": "max"}  # an engine that claims SignGD but runs NGD
+    ngd.config = dataclasses.replace(ngd.config, algo="signgd", norm="max")  # an engine that claims SignGD but runs NGD
     ngd.gamma = default_run.gamma
     cert = certify(ngd)
     assert cert.engine_agrees is False and cert.broken

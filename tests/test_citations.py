@@ -5,6 +5,7 @@ is MINIBATCH Thm 4.1 at b = n, beta = 0 -- in the source line, the theorem line 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -73,7 +74,7 @@ def test_spectral_gd_names_minibatch_thm_4_1_at_full_batch(capsys):
 @pytest.mark.parametrize("algo,norm,paper", [("spectral-gd", "spectral", "MINIBATCH"), ("signgd", "max", "SIGNADAM")])
 def test_fit_cites_the_paper_of_the_runs_norm(tmp_path, capsys, algo, norm, paper):
     run = synthetic_run(lambda t: t ** -0.25, noise=0.01, algo=algo, a="3/4")
-    run.config["norm"] = norm
+    run.config = dataclasses.replace(run.config, norm=norm)
     path = save(Trajectory([run]), tmp_path / "run.json")
     code, out, err = cli(capsys, "fit", "--from", str(path))
     assert code in (0, 1), err

@@ -192,9 +192,9 @@ def test_vr_with_momentum_keeps_the_bound_valid_for_every_step():
 
 
 def _recorded(run, algo):
-    run.config.update(algo=algo, data_facts={"B": DEFAULT_B, "n": 30, "d": 5, "k": 3, "orthogonal": False,
-                                             "class_counts": [10] * 3}, family="nsd" if algo == "signgd" else "adam",
-                      data="file.csv")
+    run.config = dataclasses.replace(
+        run.config, algo=algo, data="file.csv", family="nsd" if algo == "signgd" else "adam",
+        data_facts={"B": DEFAULT_B, "n": 30, "d": 5, "k": 3, "orthogonal": False, "class_counts": [10] * 3})
     return run
 
 

@@ -21,6 +21,7 @@ from test_compare import synthetic_run
 from cli.app import main
 from rates.numeric.trajectory import Trajectory, save
 from rates.output.tables import Table, latex_escape
+from rates.schedule import Schedule
 from rates.studies.report import load_fit_inputs, verdict_table
 
 
@@ -367,7 +368,8 @@ def test_a_schedule_row_keeps_one_results_table_and_notes_stand_apart_from_the_r
     _needs_poppler()
     polynomial = synthetic_run(lambda t: t ** -0.25, noise=0.01, algo="signgd", a="3/4")
     scheduled = synthetic_run(lambda t: t ** -0.05, noise=0.01, algo="signgd", a="3/4")
-    scheduled.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    scheduled.config = dataclasses.replace(scheduled.config, a=None,
+                                           schedule=Schedule.parse("eta0/((t+2)*log(t+2))"))
     paths = [save(Trajectory([run]), tmp_path / f"{name}.json")
              for name, run in (("polynomial", polynomial), ("scheduled", scheduled))]
     fragment = tmp_path / "fits.tex"
@@ -402,7 +404,8 @@ def test_a_schedule_rows_notes_name_its_schedule(tmp_path):
     short = np.unique(np.geomspace(1, 500, 30).astype(int))
     polynomial = synthetic_run(lambda t: t ** -0.25, t=short, algo="signgd", a="3/4")
     scheduled = synthetic_run(lambda t: t ** -0.05, t=short, algo="signgd", a="3/4")
-    scheduled.config.update({"a": None, "schedule": "eta0/((t+2)*log(t+2))"})
+    scheduled.config = dataclasses.replace(scheduled.config, a=None,
+                                           schedule=Schedule.parse("eta0/((t+2)*log(t+2))"))
     paths = [save(Trajectory([run]), tmp_path / f"{name}.json")
              for name, run in (("polynomial", polynomial), ("scheduled", scheduled))]
     records = load_fit_inputs(paths)

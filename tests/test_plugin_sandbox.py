@@ -8,6 +8,7 @@ with no plug-in at all: a plug-in may not change it unless the user chooses its 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import textwrap
@@ -247,7 +248,7 @@ def test_fit_and_its_table_name_the_plugin_that_gave_the_prediction(clean, tmp_p
 
     example = Path(__file__).resolve().parents[1] / "examples" / "rates-lp-nsd" / "rates_lp_nsd.py"
     run = synthetic_run(lambda t: t ** -0.25, noise=0.01, algo="l3-gd", a="3/4")
-    run.config["norm"] = "lp:3"
+    run.config = dataclasses.replace(run.config, norm="lp:3")
     path = save(Trajectory([run]), tmp_path / "l3.json")
     code, out, err = invoke(["fit", "--plugin", str(example), "--from", str(path)])
     assert code in (0, 1), err

@@ -247,12 +247,13 @@ def test_ordering_needs_every_draw_and_both_quantities():
     assert ordering(t, ahead, tied, "SignGD")[0] == NO_VERDICT
 
 
-def test_rate_part_sets_a_confirmation_before_the_descent_start_aside():
+def test_rate_part_sets_a_verdict_before_the_descent_start_aside_both_ways():
     assert rate_part("SignGD", "tight", "") == (REPRODUCED, "")
-    verdict, reason = rate_part("SignGD", "tight", "", unrefutable="the window lies before t_d")
+    assert rate_part("SignGD", "violated", "slower")[0] == NOT_REPRODUCED
+    verdict, reason = rate_part("SignGD", "tight", "", undecided="the window lies before t_d")
     assert verdict == NO_VERDICT and reason == "SignGD tight, but the window lies before t_d"
-    verdict, reason = rate_part("SignGD", "violated", "slower", unrefutable="the window lies before t_d")
-    assert verdict == NOT_REPRODUCED and reason.startswith("SignGD violated")
+    verdict, reason = rate_part("SignGD", "violated", "slower", undecided="the window lies before t_d")
+    assert verdict == NO_VERDICT and reason == "SignGD violated, but the window lies before t_d"
 
 
 # ------------------------------------------------------- what each rule says, word for word, at its boundaries

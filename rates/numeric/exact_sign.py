@@ -263,6 +263,8 @@ def settle(W: np.ndarray, X: np.ndarray, y: np.ndarray, G: np.ndarray, undecided
     their exact signs (-1, 0, +1), run by run; the other entries keep their computed values (whose signs are
     exact). Only for directions that read the signs of ``G``."""
     for r in np.flatnonzero(undecided.any(axis=(1, 2))).tolist():
+        if not np.isfinite(W[r]).all():  # a diverged iterate has no exact gradient; the engine reports it diverged
+            continue
         entries = [tuple(e) for e in np.argwhere(undecided[r]).tolist()]
         for (c, l), s in zip(entries, decide(W[r], X, y, entries)):
             G[r, c, l] = s

@@ -44,24 +44,26 @@ def parse_steps(text: Any, auto: bool = True) -> Optional[int]:
     value = str(text).strip()
     if value.lower() == AUTO:
         if not auto:
-            raise InputError("--steps", "must be an integer >= 1 here; auto is for rates run and rates fit")
+            raise InputError("steps", "must be an integer >= 1 here; auto is for rates run and rates fit")
         return None
     try:
         steps = int(value)
     except ValueError:
-        raise InputError("--steps", f"must be an integer >= 1 or 'auto', got {value!r}") from None
-    if steps < 1:
-        raise InputError("--steps", f"must be an integer >= 1 or 'auto', got {steps}")
+        raise InputError("steps", f"must be an integer >= 1 or 'auto', got {value!r}") from None
+    from rates.numeric.run_parameters import FLOAT_EXACT_MAX
+
+    if not 1 <= steps <= FLOAT_EXACT_MAX:  # the words of every command's --steps check (run_parameters)
+        raise InputError("steps", f"must be an integer in [1, 2^53], got {steps}")
     return steps
 
 
 def check_budget(budget_steps: int, budget_seconds: float) -> None:
     """The budget options: at least :data:`FIRST_STAGE` steps and a positive finite time."""
     if not (isinstance(budget_steps, int) and budget_steps >= FIRST_STAGE):
-        raise InputError("--budget-steps", f"must be an integer >= {FIRST_STAGE} (the shortest run with a window), "
+        raise InputError("budget_steps", f"must be an integer >= {FIRST_STAGE} (the shortest run with a window), "
                                            f"got {budget_steps!r}")
     if not (math.isfinite(budget_seconds) and budget_seconds > 0):
-        raise InputError("--budget-seconds", f"must be a finite number > 0, got {budget_seconds!r}")
+        raise InputError("budget_seconds", f"must be a finite number > 0, got {budget_seconds!r}")
 
 
 def shortest_with_window(entry_t: float, checkpoints: int) -> int:

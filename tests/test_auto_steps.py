@@ -9,7 +9,7 @@ from rates.errors import InputError
 from rates.judge.compare import choose_window
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, simulate
-from rates.numeric.horizon import parse_steps, shortest_with_window
+from rates.studies.auto_steps import parse_steps, shortest_with_window
 
 
 def _stages(stderr: str) -> list[str]:
@@ -18,10 +18,15 @@ def _stages(stderr: str) -> list[str]:
 
 def test_parse_steps():
     assert parse_steps("auto") is None and parse_steps(" AUTO ") is None and parse_steps("12") == 12
-    for bad in ("0", "-3", "1e4", "many"):
+    for bad in ("1e4", "many"):
         with pytest.raises(InputError) as info:
             parse_steps(bad)
         assert str(info.value).startswith("--steps: must be an integer >= 1 or 'auto'")
+    for bad, shown in (("0", "0"), ("-3", "-3"), (str(2**53 + 1), str(2**53 + 1))):
+        with pytest.raises(InputError) as info:
+            parse_steps(bad)
+        assert str(info.value) == f"--steps: must be an integer in [1, 2^53], got {shown}"
+    assert parse_steps(str(2**53)) == 2**53
 
 
 def test_auto_runs_a_second_stage_sized_by_the_first_ones_entry(tmp_path):

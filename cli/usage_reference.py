@@ -81,16 +81,22 @@ def _parameters(command) -> list:
     return [param for param in command.params if param.name != "help" and not getattr(param, "hidden", False)]
 
 
+def _table(params: list) -> list[str]:
+    """The Markdown table of ``params``: spellings, what each takes, its default and its help (lists filled in)."""
+    from cli.help_lists import fill
+
+    lines = ["| option | takes | default | what it does |", "|---|---|---|---|"]
+    for param in params:
+        help_text = fill(getattr(param, "help", None) or "") or ""
+        lines.append(f"| {_spellings(param)} | {_takes(param)} | {_default(param)} | {_cell(help_text)} |")
+    return lines + [""]
+
+
 def _command_section(name: str, command) -> list[str]:
     from cli.help_lists import fill
 
     summary = (fill(command.help) or "").strip().split("\n\n")[0]
-    lines = [f"### `rates {name}`", "", _cell(summary), "", "| option | takes | default | what it does |",
-             "|---|---|---|---|"]
-    for param in _parameters(command):
-        help_text = fill(getattr(param, "help", None) or "") or ""
-        lines.append(f"| {_spellings(param)} | {_takes(param)} | {_default(param)} | {_cell(help_text)} |")
-    return lines + [""]
+    return [f"### `rates {name}`", "", _cell(summary), "", *_table(_parameters(command))]
 
 
 def _context_class():
@@ -101,37 +107,31 @@ def _context_class():
     return Context
 
 
-def commands() -> dict:
-    """``{name: click command}`` of every ``rates`` command, in the order ``rates --help`` lists them."""
+def _group():
     import typer
 
     from cli.app import app
 
-    group = typer.main.get_command(app)
+    return typer.main.get_command(app)
+
+
+def commands() -> dict:
+    """``{name: click command}`` of every ``rates`` command, in the order ``rates --help`` lists them."""
+    group = _group()
     ctx = _context_class()(group)
     return {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
 
 
 def root_options() -> list:
     """The options of ``rates`` itself (before or after the command name: ``--plugin``)."""
-    import typer
-
-    from cli.app import app
-
-    return _parameters(typer.main.get_command(app))
+    return _parameters(_group())
 
 
 def reference() -> str:
     """The whole reference, from :data:`BEGIN` to :data:`END` inclusive."""
-    from cli.help_lists import fill
-
     lines = [BEGIN, "", "## Every option of every command", "",
              "Generated from the command definitions (the same texts `rates COMMAND --help` prints).", "",
-             "### `rates` (any command)", "", "| option | takes | default | what it does |", "|---|---|---|---|"]
-    for param in root_options():
-        lines.append(f"| {_spellings(param)} | {_takes(param)} | {_default(param)} | "
-                     f"{_cell(fill(getattr(param, 'help', None) or '') or '')} |")
-    lines.append("")
+             "### `rates` (any command)", "", *_table(root_options())]
     for name, command in commands().items():
         lines += _command_section(name, command)
     return "\n".join(lines + [END]) + "\n"

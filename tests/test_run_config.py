@@ -189,3 +189,29 @@ def test_no_config_lookups_outside_the_parsing_module():
     found = [f"{path.relative_to(ROOT)}:{number}" for path in files if path.name != "run_config.py"
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert found == []
+
+
+@pytest.mark.parametrize("spec", [
+    dict(algo="signgd", a="1/2"), dict(algo="nsd", a="1/2", norm="lp:3"), dict(algo="adam", a="3/4", batch=10),
+    dict(algo="signsgd", a="1/2", batch=10), dict(algo="signsgd", a="1/2", batch=50),
+    dict(algo="nsgd", a="3/4", batch=10, momentum=0.5), dict(algo="vr-signum", a="1/2", batch=10, momentum=0.5),
+])
+def test_the_algorithm_the_engine_ran_is_the_one_its_record_resolves_to(spec):
+    # the engine hands its resolved algorithm to the config it records; a file read back resolves its own: both must
+    # be the same algorithm (family, norm, batch, momentum, VR), or a fit of a saved run would judge another one
+    from rates.numeric.data import parse_data
+    from rates.numeric.engine import RunSpec, simulate
+
+    run = simulate([RunSpec(**spec, seed=0)], parse_data("signadam" if "batch" in spec else "default", seed=0), 20,
+                   checkpoints=2, device="cpu").runs[0]
+    recorded = run.config.algorithm
+    read_back = config_from_json(json.loads(json.dumps(config_to_json(run.config))))
+    assert "algorithm" in read_back.__dict__  # resolved where the file was read, not later
+    assert read_back.algorithm == recorded == run.config.algorithm_for(run.config.recorded_n)
+    assert (recorded.family, recorded.batch) == (run.config.family, run.config.batch)
+
+
+def test_a_replaced_config_resolves_its_own_algorithm():
+    config = config_from_json(ADAM)
+    other = dataclasses.replace(config, algo="signgd", adam_beta1=None, adam_beta2=None, adam_eps=None, batch=None)
+    assert config.algorithm.name == "adam" and other.algorithm.name == "signgd"

@@ -30,6 +30,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, Optional
 
 from rates.errors import InputError
@@ -129,6 +130,29 @@ class RunConfig:
             return self.source == "full"
         return self.batch is None and self.family in ("nsd", "adam", "momentum")
 
+    @property
+    def recorded_n(self) -> Optional[int]:
+        """The data's sample count as the run recorded it (None where the file predates recorded data facts)."""
+        facts = self.data_facts if isinstance(self.data_facts, dict) else {}
+        return facts.get("n", self.recorded("n"))
+
+    @cached_property
+    def algorithm(self) -> Any:
+        """The resolved algorithm (:meth:`algorithm_for` the recorded ``n``), decided once per config: at the edge
+        that made it (the engine passes the one it ran, :func:`config_from_json` resolves a file's) and read from
+        then on. Raises InputError where the recorded options name no algorithm this version knows (a plug-in not
+        loaded, an old name)."""
+        return self.algorithm_for(self.recorded_n)
+
+    def algorithm_for(self, n: Optional[int]) -> Any:
+        """:func:`rates.numeric.algorithms.resolve_algorithm` on the recorded options, with the data's ``n``."""
+        from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
+
+        name = str(self.algo)
+        # The engine records momentum 0.0 for Adam, whose betas are its own (resolve_algorithm refuses both).
+        momentum = None if name in ALGORITHMS and ALGORITHMS[name].adam else self.momentum
+        return resolve_algorithm(name, norm=self.norm, n=n, batch=self.batch, momentum=momentum, vr=bool(self.vr))
+
     def recorded(self, name: str) -> Any:
         """The recorded JSON value of the key ``name`` (None where absent): for columns named at run time (the
         options a sweep varies) and keys of old versions."""
@@ -148,7 +172,10 @@ class RunConfig:
 
     def with_draw(self, data_seed: Optional[int], task: Optional[str] = None) -> RunConfig:
         """The same config with its data draw (and the task that ran it) recorded."""
-        return dataclasses.replace(self, data_seed=data_seed, task=self.task if task is None else task)
+        drawn = dataclasses.replace(self, data_seed=data_seed, task=self.task if task is None else task)
+        if "algorithm" in self.__dict__:  # the same options: the algorithm resolved for them stays resolved
+            drawn.__dict__["algorithm"] = self.__dict__["algorithm"]
+        return drawn
 
 
 # ---------------------------------------------------------------------------------------------- JSON
@@ -204,9 +231,14 @@ def config_from_json(raw: Any, where: str = "config") -> RunConfig:
     if not (_finite(eta0) and float(eta0) > 0):
         raise InputError("from", f"{where}.eta0 must be a finite number > 0, got {eta0!r}")
     recorded = {name: raw.get(name) for name, _ in LAYOUT if name not in ("a", "schedule", "data_seed")}
-    return RunConfig(**recorded, schedule=schedule, a=None if general else str(raw["a"]),
-                     data_seed=raw.get("data_seed", UNRECORDED),
-                     extra=tuple((k, v) for k, v in raw.items() if k not in _KNOWN))
+    config = RunConfig(**recorded, schedule=schedule, a=None if general else str(raw["a"]),
+                       data_seed=raw.get("data_seed", UNRECORDED),
+                       extra=tuple((k, v) for k, v in raw.items() if k not in _KNOWN))
+    try:
+        config.algorithm  # noqa: B018 - resolved here, once, so that no later stage resolves it again
+    except InputError:
+        pass  # a name this version does not know (a plug-in not loaded yet): resolved, or refused, where it is used
+    return config
 
 
 def _finite(value: Any) -> bool:
@@ -221,9 +253,11 @@ def config_of_run(spec: Any, algorithm: Any, schedule: Schedule, batch: Optional
     """The config the engine records for ``spec`` (a :class:`rates.numeric.engine.RunSpec`) resolved to
     ``algorithm`` and ``schedule`` and run on data named ``data``."""
     adam = {name: getattr(spec, name) for name in ADAM_KEYS} if algorithm.adam else {}
-    return RunConfig(algo=algorithm.name, schedule=schedule, eta0=spec.eta0, steps=int(steps),
-                     a=str(schedule.a) if schedule.is_polynomial else None, seed=spec.seed, norm=algorithm.norm,
-                     batch=batch, momentum=algorithm.momentum, vr=algorithm.vr, polar=spec.polar,
-                     init_scale=spec.init_scale or None, family=algorithm.family, source=source, data=data,
-                     device=str(device), dtype="float64", data_facts=data_facts, **adam)
+    config = RunConfig(algo=algorithm.name, schedule=schedule, eta0=spec.eta0, steps=int(steps),
+                       a=str(schedule.a) if schedule.is_polynomial else None, seed=spec.seed, norm=algorithm.norm,
+                       batch=batch, momentum=algorithm.momentum, vr=algorithm.vr, polar=spec.polar,
+                       init_scale=spec.init_scale or None, family=algorithm.family, source=source, data=data,
+                       device=str(device), dtype="float64", data_facts=data_facts, **adam)
+    config.__dict__["algorithm"] = algorithm  # the one that ran (cached_property's slot; frozen fields untouched)
+    return config
 

@@ -123,14 +123,9 @@ def recorded_data_facts(config: RunConfig) -> Optional[dict[str, Any]]:
 
 
 def algorithm_of(config: RunConfig, n: Optional[int] = None):
-    """The resolved algorithm of a run's configuration (``n`` from the data when known)."""
-    from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
-
-    name = str(config.algo)
-    # The engine records momentum 0.0 for Adam, whose betas are its own (resolve_algorithm refuses both).
-    momentum = None if name in ALGORITHMS and ALGORITHMS[name].adam else config.momentum
-    return resolve_algorithm(name, norm=config.norm, n=n if n is not None else config.recorded("n"),
-                             batch=config.batch, momentum=momentum, vr=bool(config.vr))
+    """The resolved algorithm of a run's configuration: the config's own (:attr:`RunConfig.algorithm`, resolved
+    once at the edge), re-resolved only where the data's ``n`` was rebuilt here and differs from the recorded one."""
+    return config.algorithm if n is None or n == config.recorded_n else config.algorithm_for(n)
 
 
 def facts_of(run: Run):
@@ -174,22 +169,29 @@ def _float(value: Any) -> Optional[float]:
         return None
 
 
-def gate_runs(runs: Sequence[Run]):
+def fact_sheets(runs: Sequence[Run], facts: Optional[Sequence[Any]] = None) -> list[Any]:
+    """Each run's :func:`facts_of`: ``facts`` where the caller has them (built once per judgement), else built."""
+    return list(facts) if facts is not None else [facts_of(run) for run in runs]
+
+
+def gate_runs(runs: Sequence[Run], facts: Optional[Sequence[Any]] = None):
     """The gate on every run of a configuration; the first that fails decides (data draws differ in gamma, B)."""
     from rates.symbolic.theorems.registry import COVERED, gate
 
-    results = [gate(facts_of(run)) for run in runs]
+    results = [gate(sheet) for sheet in fact_sheets(runs, facts)]
     return next((result for result in results if result.outcome != COVERED), results[0])
 
 
-def prediction_for(config: RunConfig):
-    """The Prediction of ``rates.symbolic.theorems`` for a run's configuration."""
+def prediction_for(config: RunConfig, algorithm: Any = None):
+    """The Prediction of ``rates.symbolic.theorems`` for a run's configuration (``algorithm``: its resolved
+    algorithm where the caller has it, e.g. from the run's fact sheet)."""
     from rates.symbolic.theorems import predict
 
-    data = recorded_data_facts(config) or {}
+    if algorithm is None:
+        algorithm = algorithm_of(config, (recorded_data_facts(config) or {}).get("n"))
     if config.general_schedule:
-        return schedule_prediction_for(config, algorithm_of(config, data.get("n")))
-    return predict(algorithm_of(config, data.get("n")), exact_a(config))
+        return schedule_prediction_for(config, algorithm)
+    return predict(algorithm, exact_a(config))
 
 
 def schedule_prediction_for(config: RunConfig, algorithm, constants: Optional[dict] = None):
@@ -329,14 +331,15 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     config = runs[0].config
     independent, replicates = independent_replicates(runs)
     seeds = [run.config.seed_or(i) for i, run in enumerate(independent)]
-    gate_result = gate_runs(independent)
+    facts = fact_sheets(independent)  # once per run: the gate, the target, the phase and t_d all read these
+    gate_result = gate_runs(independent, facts)
     family = gate_result.family
     undecided_rate = None
     if prediction is None and family is not None and family.template is not None:
         from rates.symbolic.theorems.general import NoRate
 
         try:
-            prediction = prediction_for(runs[0].config)
+            prediction = prediction_for(runs[0].config, facts[0].config)
         except NoRate as err:  # a general schedule: a failing hypothesis (the gate says no-theorem) or no class
             undecided_rate = str(err)
     context = {"gate": gate_result.to_json(), "replicates": replicates}
@@ -346,7 +349,7 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
                                           f"({undecided_rate}); {measured}", tolerance, win, fitted, context=context)
         return FitRecord(config, seeds, None, verdict, independent, gate_result, replicates)
     if gate_result.outcome != COVERED or family is None or family.template is None:
-        verdict = _ungated_verdict(independent, gate_result, tolerance, window, context)
+        verdict = _ungated_verdict(independent, gate_result, tolerance, window, context, facts)
         return FitRecord(config, seeds, prediction, verdict, independent, gate_result, replicates)
     exponent = float(prediction.rate.exponent)
     log_power = None
@@ -354,7 +357,7 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
         # a (log log t)^m rate: the stated rate is carried by its bound term (exact partial sums of the schedule);
         # a log power fitted on log log t would not describe it, so only the slope is compared
         exponent = None
-    target = gap_target(independent, prediction) if target_margin is None else {
+    target = gap_target(independent, prediction, facts) if target_margin is None else {
         "name": prediction.gap_to, "values": _as_list(target_margin, len(independent)), "source": "given by the caller"}
     context["gap_target"] = target
     verdict = judge(independent, prediction, exponent=exponent, log_power=log_power, tolerance=tolerance,
@@ -368,10 +371,10 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
             f"{target['name']} is unknown, so the recorded gamma - gamma(W_t) (an upper estimate of the bounded "
             f"{target['name']} - gamma(W_t)) was fitted; it breaks the bound, which does not refute it: "
             f"{verdict.reason}"))
-    phase = phase_of(independent[0], facts_of(independent[0]), prediction)
+    phase = phase_of(independent[0], facts[0], prediction)
     verdict = _plateau_before_t1(verdict, phase)
     if verdict.label == "violated":
-        start = descent_start_of(independent, prediction)
+        start = descent_start_of(independent, prediction, facts)
         verdict = _violated_before_descent(verdict, start)
         if verdict.label != "violated":
             phase = {**phase, "descent_start": start.to_json()}
@@ -389,7 +392,7 @@ def _as_list(value: float | Sequence[float], count: int) -> list[float]:
     return [float(value)] * count if isinstance(value, (int, float)) else [float(v) for v in value]
 
 
-def gap_target(runs: Sequence[Run], prediction: Any) -> dict[str, Any]:
+def gap_target(runs: Sequence[Run], prediction: Any, facts: Optional[Sequence[Any]] = None) -> dict[str, Any]:
     """The margin the theorem measures the gap to (``prediction.gap_to``), per run, with its source.
 
     ``gamma``: the recorded max margin (values None: the recorded gap is used as it is). ``gamma_eff``: the
@@ -404,8 +407,9 @@ def gap_target(runs: Sequence[Run], prediction: Any) -> dict[str, Any]:
         return {"name": name, "values": None, "source": f"{source}: the max margin (margin solver)"}
     template = prediction.template
     values = []
-    for run in runs:
-        constants = {"eta_0": 1.0, **facts_of(run).constants()}
+    sheets = fact_sheets(runs, facts)
+    for sheet in sheets:
+        constants = {"eta_0": 1.0, **sheet.constants()}
         value = template.resolve(template.gamma_ref).subs(_subs(constants))
         if value.free_symbols:
             missing = ", ".join(sorted(str(s) for s in value.free_symbols))
@@ -414,7 +418,7 @@ def gap_target(runs: Sequence[Run], prediction: Any) -> dict[str, Any]:
     definition = template.constants.get(name, "")
     # the run's own setting the target was evaluated at (b: None for full batch; beta: None without momentum),
     # so that a reader names the target from this record, not from a configuration beside it
-    config = facts_of(runs[0]).config
+    config = sheets[0].config
     setting = {"b": config.batch, "beta": config.momentum}
     return {"name": name, "values": values, "source": f"{source}, {name} = {definition}".rstrip(", ="),
             "setting": setting}
@@ -453,7 +457,7 @@ def _plateau_before_t1(verdict: Any, phase: dict[str, Any]) -> Any:
         f"(without this rule: {verdict.reason})"))
 
 
-def descent_start_of(runs: Sequence[Run], prediction: Any):
+def descent_start_of(runs: Sequence[Run], prediction: Any, facts: Optional[Sequence[Any]] = None):
     """The latest descent start ``t_d`` over the runs' data draws (None: no template or no exponent ``a``).
 
     :mod:`rates.symbolic.theorems.descent_start`: the first ``t`` from which the descent lemma holds with the
@@ -464,11 +468,10 @@ def descent_start_of(runs: Sequence[Run], prediction: Any):
     template = getattr(prediction, "template", None)
     if template is None:
         return None
-    starts = []
-    for run in runs:
-        if run.config.general_schedule:
-            return None
-        starts.append(descent_start(template, facts_of(run).constants(), run.config.exponent, float(run.config.eta0)))
+    if any(run.config.general_schedule for run in runs):
+        return None
+    starts = [descent_start(template, sheet.constants(), run.config.exponent, float(run.config.eta0))
+              for run, sheet in zip(runs, fact_sheets(runs, facts))]
     known = [s for s in starts if s.log10 is not None]
     if not known:
         return starts[0] if starts else None
@@ -501,7 +504,8 @@ def _violated_before_descent(verdict: Any, start: Any) -> Any:
 
 
 def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
-                     window: Optional[tuple[float, float]], context: dict[str, Any]) -> Verdict:
+                     window: Optional[tuple[float, float]], context: dict[str, Any],
+                     facts: Optional[Sequence[Any]] = None) -> Verdict:
     """``no-theorem`` / ``not-applicable`` (or the per-sample limit-direction note) with the measured slope."""
     from rates.symbolic.theorems.registry import COVERED, NO_THEOREM
 
@@ -511,7 +515,7 @@ def _ungated_verdict(runs: Sequence[Run], gate_result: Any, tolerance: float,
         family = gate_result.family
         reason = (f"no rate theorem: the run meets the hypotheses of the {family.name} family "
                   f"({family.source.seed} {family.source.theorem}), which states {family.statement}"
-                  + _limit_direction_text(runs) + f"; {measured}")
+                  + _limit_direction_text(runs, facts) + f"; {measured}")
     else:
         label = gate_result.outcome
         reason = f"{gate_result.reason}; {measured}"
@@ -546,11 +550,11 @@ def _last_decades_window(runs: Sequence[Run], decades: float = 2.0):
     return win if win.problem is None else None
 
 
-def _limit_direction_text(runs: Sequence[Run]) -> str:
+def _limit_direction_text(runs: Sequence[Run], facts: Optional[Sequence[Any]] = None) -> str:
     """Margin of ``W_T`` against the margin of ``M/||M||`` (MINIBATCH Thm 4.9), from the recorded data facts."""
     from rates.symbolic.theorems import per_sample
 
-    facts = facts_of(runs[0])
+    facts = fact_sheets(runs[:1], None if facts is None else list(facts)[:1])[0]
     algorithm = {"max": "signsgd", "frobenius": "nsgd", "spectral": "spectral-sgd"}.get(facts.config.norm)
     if algorithm is None or not facts.class_counts or not facts.hardest_scales:
         return ""

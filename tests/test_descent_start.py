@@ -132,7 +132,7 @@ def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
     """The rule cuts both ways: where a slower gap would have been set aside (window before t_d), a gap as fast as
     the bound does not reproduce a claim either; past t_d both stand."""
     from rates.studies.horizon import undecided_before_descent
-    from rates.studies.signadam import rate_part
+    from rates.studies.signadam.rules import rate_part
 
     fast = -0.3  # faster than SignGD's t^-1/4 bound: tight or loose
     before = fit_group([_slow_run(DEFAULT_GAMMA * 1e10, DEFAULT_B * 1e10, slope=fast)])
@@ -205,7 +205,7 @@ def test_an_unknown_descent_start_decides_nothing_where_a_known_one_decides(slop
     alone gives 6.5e3, a lower bound only): the same window decides nothing, and the reason names c_adam -- unless a
     certified descent onset before the window is supplied."""
     from rates.studies.horizon import undecided_before_descent
-    from rates.studies.signadam import rate_part
+    from rates.studies.signadam.rules import rate_part
 
     t = checkpoints(1e6)
     def gap(t):

@@ -1,6 +1,6 @@
 """Negative controls for every decision rule of ``rates report signadam``.
 
-Each rule (a pure function of measured numbers in :mod:`rates.studies.signadam`) is run on a constructed case
+Each rule (a pure function of measured numbers in :mod:`rates.studies.signadam.rules`) is run on a constructed case
 where its claim is false -- a gap slower than the bound, a loss that rises after the descent start, the other
 ordering, curves that separate at the horizon, a growth in k beyond linear, a derivation that disagrees with
 Rem. 6.5 -- and must say ``not reproduced``; the matching case where the claim holds must say ``reproduced``;
@@ -15,9 +15,8 @@ from test_compare import checkpoints, synthetic_run
 
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED
 from rates.studies.report import fit_group
-from rates.studies.signadam import (
-    EPS_AGREE,
-    ORDER_TOL,
+from rates.studies.signadam.protocols import EPS_AGREE, ORDER_TOL
+from rates.studies.signadam.rules import (
     best_rate_check,
     dimension_check,
     eps_agreement,
@@ -400,7 +399,7 @@ def test_eps_agreement_at_its_exact_thresholds():
 
 
 def test_own_margins_reading_refutes_a_max_norm_margin_below_its_own_two_norm_margin():
-    from rates.studies.signadam import own_ordering
+    from rates.studies.signadam.rules import own_ordering
 
     t = np.geomspace(1, 1e5, 40)
     # Adam eps = 1e-8 on the study's three draws (relative max-norm / 2-norm margins at t = 1e5)
@@ -418,7 +417,7 @@ def test_own_margins_reading_refutes_a_max_norm_margin_below_its_own_two_norm_ma
 
 
 def test_rem_6_5_needs_a_tight_bound_to_read_the_constant_from_the_gap_level():
-    from rates.studies.signadam import constant_reading
+    from rates.studies.signadam.rules import constant_reading
 
     verdict, reason = constant_reading(REPRODUCED, "", {3: "loose", 5: "tight", 10: "loose"})
     assert verdict == NO_VERDICT and "c_adam" in reason and "k = 3: loose" in reason

@@ -29,7 +29,7 @@ def test_steps_to_decide_is_one_and_a_half_decades_past_the_start_rounded_up():
 @pytest.mark.parametrize("algo, a, default", [("signgd", "1/2", 2_000_000), ("signgd", "3/10", 2_000_000)])
 def test_the_plan_runs_as_long_as_the_descent_start_needs_within_the_budget(algo, a, default):
     from rates.studies.runner import dataset
-    from rates.studies.signadam import _spec
+    from rates.studies.signadam.runs import _spec
 
     plan = horizon.plan(_spec(algo, a, 0), dataset("default", 0), default)
     t_d = _brentq_start(DEFAULT_GAMMA, DEFAULT_B, float(Fraction(a)), 1.0)
@@ -67,8 +67,9 @@ def test_a_run_too_short_past_the_descent_start_keeps_its_window_and_says_what_d
 
 
 def test_the_signadam_study_runs_each_nsd_configuration_as_long_as_its_descent_start_needs():
-    from rates.studies.signadam import FULL, planned_tasks, task_runs
-    from rates.studies.signadam import _spec as spec
+    from rates.studies.signadam.protocols import FULL
+    from rates.studies.signadam.runs import _spec as spec
+    from rates.studies.signadam.runs import planned_tasks, task_runs
 
     specs = tuple(spec("ngd", a, 0) for a in ("1/2", "3/4"))
     tasks = planned_tasks("rates/ngd", FULL, 0, specs, FULL.nsd_steps)

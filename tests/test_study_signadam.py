@@ -10,7 +10,9 @@ from matplotlib.image import imread
 
 from cli.app import main
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, SMOKE_VERDICT
-from rates.studies.signadam import ADAM_AS, NSD_AS, PROTOCOLS, QUICK_PROTOCOLS, crossover, k_growth
+from rates.studies.signadam.measures import crossover
+from rates.studies.signadam.protocols import ADAM_AS, NSD_AS, PROTOCOLS, QUICK_PROTOCOLS
+from rates.studies.signadam.rules import k_growth
 
 # Cor. 5.4, Cor. 6.4 (and a = 1), Rem. 5.5 (CD and l3; l1.5 and l4), Rem. 6.5 (classes), loss monotone,
 # sec. 7 (1)-(2) for eps = 0 and eps > 0, sec. 7 (3), dimension-free thresholds, rho (Ass. 3.2)
@@ -87,7 +89,8 @@ def test_adam_is_conclusive_at_every_a_of_the_full_study():
     from rates.numeric.data import parse_data
     from rates.numeric.engine import simulate
     from rates.studies.report import fit_group
-    from rates.studies.signadam import FULL, _spec
+    from rates.studies.signadam.protocols import FULL
+    from rates.studies.signadam.runs import _spec
 
     runs = simulate([_spec("adam", a, 0) for a in ADAM_AS], parse_data(FULL.data, seed=0), FULL.adam_steps).runs
     for a, run in zip(ADAM_AS, runs):

@@ -580,8 +580,9 @@ def claims_table(h: dict[str, History], seeds: list[int], device, quick: bool = 
         "Shampoo: Gupta et al. (2018) preconditioner L^{-1/4} G R^{-1/4} per weight matrix, with accumulation (sum of "
         "G G^T, G^T G) or without (the polar factor), eigenvalues floored at 1e-12 x the largest.",
         "Protocols: each row's quantity, window, decision rule, seeds and the alternative it rules out were fixed "
-        "before the runs (protocol column; rates.studies.flavors.PROTOCOLS); rows of one figure share one window.",
-        "Decision rules (rates.studies.flavors_rules): a comparison by less than 1% is open; an end-of-run "
+        "before the runs (protocol column; rates.studies.flavors.protocols.PROTOCOLS); rows of one figure share one "
+        "window.",
+        "Decision rules (rates.studies.flavors.rules): a comparison by less than 1% is open; an end-of-run "
         "comparison must hold the same way at t_end/10, t_end and one decade past t_end (linear in log t), either "
         "way; over seeds, reproduced when every judged seed holds, not reproduced when a majority fails. Orderings "
         "use seeds where every compared run separated and did not diverge. Limit claims (KKT residual, Cor. A.8 "

@@ -23,7 +23,8 @@ PHASE_TWO_LEVEL = math.log(1e-7)  # FLAVORS sec. 4.2: "the loss value needs to b
 PHASE_TWO_WATCH = 10.0  # a phase watched from t_k to >= 10 t_k: the decade over which the study calls values settled
 
 
-# Each algorithm's own geometric margin (FLAVORS eq. 13, 15): the one Thm 3.1 keeps non-decreasing.
+# The geometric margin in each algorithm's own norm (FLAVORS eq. 13, 15; Rem. 3.2: only this one is guaranteed not
+# to fall).
 _OWN_MARGIN = {"gd": "gamma_2", "sd": "gamma_1", "cd": "gamma_inf"}
 _OWN_OF_LABEL = {**_OWN_MARGIN, "spectral": "gamma_spectral"}
 

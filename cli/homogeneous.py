@@ -86,8 +86,8 @@ def homogeneous(
     from rates.numeric.homogeneous.steepest import make_optimizer
     from rates.numeric.homogeneous.train import TrainConfig, pick_device, train
     from rates.progress import progress_bar, wanted
-    from rates.studies.flavors import default_lr
-    from rates.studies.flavors_summary import history_table
+    from rates.studies.flavors.runs import default_lr
+    from rates.studies.flavors.summary import history_table
 
     rate = default_lr(algo, kind, freeze_output) if lr is None else lr
     make_optimizer(algo, rate, eps, beta1, beta2, signal)  # the study's default rate, checked as a given one

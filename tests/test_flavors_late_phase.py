@@ -121,7 +121,7 @@ def _kkt_history(residuals, log_one_over_L):
 
 
 def _kkt_verdict(residuals, log_one_over_L):
-    from rates.studies.flavors import _kkt_row
+    from rates.studies.flavors.rows import _kkt_row
 
     table = ClaimsTable("t", "t")
     _kkt_row(table, "GD (l2)", _kkt_history(residuals, log_one_over_L))
@@ -175,7 +175,7 @@ def test_too_short_a_window_or_too_few_seeds_is_no_verdict():
 
 def _adam_row(gamma_1_late, t_end):
     """L falls below 1e-7 at t = 3000; checkpoints then at 5000, 10000 and ``t_end``."""
-    from rates.studies.flavors import _adam_phase_two_row
+    from rates.studies.flavors.rows import _adam_phase_two_row
 
     t = np.array([1, 100, 1000, 3000, 5000, 10000, t_end], float)
     log_loss_ = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])

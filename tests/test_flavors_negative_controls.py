@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
-from rates.studies import flavors
-from rates.studies.flavors_rules import (
+from rates.studies.flavors import rows as claim_rows
+from rates.studies.flavors.protocols import INIT_SCALES, PROTOCOLS
+from rates.studies.flavors.rules import (
     FAILS,
     FLAT_SLOPE,
     HOLDS,
     OPEN,
     RESOLVE,
+    _verdict,
     eps_second_phase_verdict,
     floor_or_decay,
     loss_to_zero_states,
@@ -28,6 +30,7 @@ from rates.studies.flavors_rules import (
     rise_states,
     seed_vote,
 )
+from rates.studies.flavors.runs import fig1_key
 
 T = np.unique(np.round(np.geomspace(1, 5000, 50)))  # log-spaced checkpoints, as the study's
 SEEDS = 5
@@ -103,12 +106,12 @@ def test_fig1_ordering_row_refutes_the_other_ordering_and_checks_every_other_run
     runs = {"sd": _history({"gamma_1": 1.3 * base}), "gd": _history({"gamma_1": base}),
             "cd": _history({"gamma_1": 1.5 * base})}  # CD, not SD, ends with the largest gamma_1
     table = ClaimsTable("t", "t")
-    flavors._ordering_row(table, "fig1-sd", "gamma_1", "sd", runs, "SD ends with the largest gamma_1", "s")
+    claim_rows._ordering_row(table, "fig1-sd", "gamma_1", "sd", runs, "SD ends with the largest gamma_1", "s")
     assert table.claims[0].verdict == NOT_REPRODUCED
     runs["cd"] = _history({"gamma_1": 0.5 * base})
     table = ClaimsTable("t", "t")
-    flavors._ordering_row(table, "fig1-sd", "gamma_1", "sd", runs, "SD ends with the largest gamma_1", "s")
-    assert table.claims[0].verdict == REPRODUCED and table.claims[0].protocol is flavors.PROTOCOLS["fig1-sd"]
+    claim_rows._ordering_row(table, "fig1-sd", "gamma_1", "sd", runs, "SD ends with the largest gamma_1", "s")
+    assert table.claims[0].verdict == REPRODUCED and table.claims[0].protocol is PROTOCOLS["fig1-sd"]
 
 
 def test_init_scale_rule_refutes_margins_that_fall_as_alpha_falls():
@@ -117,10 +120,10 @@ def test_init_scale_rule_refutes_margins_that_fall_as_alpha_falls():
     def row(factors):
         h = {}
         for algo in ("gd", "sd", "cd"):
-            for scale, f in zip(flavors.INIT_SCALES, factors):
-                h[flavors.fig1_key(algo, scale)] = _history({m: f * base for m in ("gamma_1", "gamma_2", "gamma_inf")})
+            for scale, f in zip(INIT_SCALES, factors):
+                h[fig1_key(algo, scale)] = _history({m: f * base for m in ("gamma_1", "gamma_2", "gamma_inf")})
         table = ClaimsTable("t", "t")
-        flavors._init_scale_row(table, h)
+        claim_rows._init_scale_row(table, h)
         return table.claims[0]
 
     assert row([1.0, 1.1, 1.2]).verdict == REPRODUCED
@@ -142,7 +145,7 @@ def test_margins_rise_rule_refutes_a_margin_flat_after_separation():
         runs = {name: _history({"gamma_1": curve, "gamma_2": curve, "train_acc": accuracy})
                 for name in ("gd", "sd", "adam")}
         table = ClaimsTable("t", "t")
-        flavors._margins_rise_row(table, runs)
+        claim_rows._margins_rise_row(table, runs)
         return table.claims[0]
 
     assert row(rising).verdict == REPRODUCED
@@ -159,7 +162,7 @@ def test_adam_like_sd_rule_refutes_a_gd_like_adam():
     def row(adam_factor):
         adam = _history({"gamma_1": adam_factor * base})
         table = ClaimsTable("t", "t")
-        flavors._adam_like_sd_row(table, "fig2-adam", "Adam like SD", "s", adam, _history({"gamma_1": 2.0 * base}),
+        claim_rows._adam_like_sd_row(table, "fig2-adam", "Adam like SD", "s", adam, _history({"gamma_1": 2.0 * base}),
                                   _history({"gamma_1": base}))
         return table.claims[0]
 
@@ -220,7 +223,7 @@ def test_kkt_row_refutes_a_floor_from_a_history():
     metrics = {"kkt_residual_window": residual, "log_loss": -_x(), "kkt_window_radius": np.full_like(residual, 1e-3)}
     h = _history(metrics, t=np.arange(LEVELS.size, dtype=float))
     table = ClaimsTable("t", "t")
-    flavors._kkt_row(table, "GD (l2)", h)
+    claim_rows._kkt_row(table, "GD (l2)", h)
     assert table.claims[0].verdict == NOT_REPRODUCED
 
 
@@ -235,20 +238,20 @@ def _late_history(gap, soft_above=False, log_loss=None, norm=None):
 
 def _limit_rows(h):
     table = ClaimsTable("t", "t")
-    flavors._limit_rows(table, [("GD (l2)", h)])
+    claim_rows._limit_rows(table, [("GD (l2)", h)])
     return {c.protocol: c for c in table.claims}
 
 
 def test_cor_a8_rule_refutes_a_gap_that_levels_off_and_a_soft_margin_above_the_hard_one():
-    decays = _limit_rows(_late_history(_curves(lambda x: 1.0 / x)))[flavors.PROTOCOLS["cor-a8"]]
+    decays = _limit_rows(_late_history(_curves(lambda x: 1.0 / x)))[PROTOCOLS["cor-a8"]]
     assert decays.verdict == REPRODUCED
-    floor = _limit_rows(_late_history(_curves(lambda x: 0.05 + 0.1 / x)))[flavors.PROTOCOLS["cor-a8"]]
+    floor = _limit_rows(_late_history(_curves(lambda x: 0.05 + 0.1 / x)))[PROTOCOLS["cor-a8"]]
     assert floor.verdict == NOT_REPRODUCED
     # a floor the decaying part still hides (1/x is 0.03-0.003 against 0.05 over the last decade): not resolved
     # either way, but never reproduced
-    hidden = _limit_rows(_late_history(_curves(lambda x: 0.05 + 1.0 / x)))[flavors.PROTOCOLS["cor-a8"]]
+    hidden = _limit_rows(_late_history(_curves(lambda x: 0.05 + 1.0 / x)))[PROTOCOLS["cor-a8"]]
     assert hidden.verdict == NO_VERDICT and "slowing" in hidden.reason
-    above = _limit_rows(_late_history(_curves(lambda x: 1.0 / x), soft_above=True))[flavors.PROTOCOLS["cor-a8"]]
+    above = _limit_rows(_late_history(_curves(lambda x: 1.0 / x), soft_above=True))[PROTOCOLS["cor-a8"]]
     assert above.verdict == NOT_REPRODUCED and "above the geometric" in above.reason
 
 
@@ -260,9 +263,9 @@ def test_lemma_a6_rule_refutes_a_stalled_loss():
     assert loss_to_zero_states(np.array([-3.841]), np.array([-3.846]), np.array([5.0]), np.array([5.1])) == [OPEN]
     stalled = np.tile(np.linspace(-3.0, -3.841, LEVELS.size), (SEEDS, 1))
     stalled[:, -12:] = -3.841
-    row = _limit_rows(_late_history(_curves(lambda x: 1.0 / x), log_loss=stalled))[flavors.PROTOCOLS["lemma-a6"]]
+    row = _limit_rows(_late_history(_curves(lambda x: 1.0 / x), log_loss=stalled))[PROTOCOLS["lemma-a6"]]
     assert row.verdict == NOT_REPRODUCED
-    fine = _limit_rows(_late_history(_curves(lambda x: 1.0 / x)))[flavors.PROTOCOLS["lemma-a6"]]
+    fine = _limit_rows(_late_history(_curves(lambda x: 1.0 / x)))[PROTOCOLS["lemma-a6"]]
     assert fine.verdict == REPRODUCED
 
 
@@ -309,7 +312,7 @@ def test_phase_two_and_eps_rows_refute():
         h = _history({"gamma_1": np.tile([1, 30, 12, 10, *late], (3, 1)).astype(float), "gamma_2": gamma_2,
                       "log_loss": np.tile(log_loss, (3, 1))}, t=t)
         table = ClaimsTable("t", "t")
-        flavors._adam_phase_two_row(table, h, 1e-8)
+        claim_rows._adam_phase_two_row(table, h, 1e-8)
         return table.claims[0].verdict
 
     assert phase([9, 8.5, 8]) == REPRODUCED
@@ -330,7 +333,7 @@ def test_rem32_is_an_existence_statement_reported_in_the_notes_not_a_claim_row()
         runs = {algo: _history({"gamma_1": other if algo == "gd" else rising, "gamma_2": rising,
                                 "gamma_inf": rising}) for algo in ("gd", "sd", "cd")}
         table = ClaimsTable("t", "t")
-        flavors._other_margins_row(table, runs)
+        claim_rows._other_margins_row(table, runs)
         assert table.claims == []
         return " ".join(table.notes)
 
@@ -340,7 +343,7 @@ def test_rem32_is_an_existence_statement_reported_in_the_notes_not_a_claim_row()
 
 def test_every_row_has_a_protocol_and_every_figure_one_window():
     windows = {}
-    for key, protocol in flavors.PROTOCOLS.items():
+    for key, protocol in PROTOCOLS.items():
         assert protocol.quantity and protocol.window and protocol.rule and protocol.rules_out, key
         if protocol.figure:
             windows.setdefault(protocol.figure, set()).add(protocol.window)
@@ -350,7 +353,7 @@ def test_every_row_has_a_protocol_and_every_figure_one_window():
 def test_margins_are_read_from_lasting_not_transient_full_accuracy():
     """A first 100% train accuracy can be transient (seed 1 of the Fig. 2 SD run: 1.0 at step 1, 0.99 from step 2
     with negative margins): the rise is read from the checkpoint from which accuracy stays at 100%."""
-    from rates.studies.flavors_rules import lasting_from
+    from rates.studies.flavors.rules import lasting_from
 
     t = np.array([0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
     acc = np.array([[0.6, 1, 0.99, 0.99, 1, 0.99, 1, 1, 1, 1, 1, 1.0], [0.6] + [1.0] * 11, [0.6] * 11 + [0.99]])
@@ -359,7 +362,7 @@ def test_margins_are_read_from_lasting_not_transient_full_accuracy():
     history = _history({"gamma_1": margin, "gamma_2": margin, "train_acc": acc[:1]}, t=t)
     assert rise_states(t, margin, np.array([1]))[0] == [FAILS]  # read from the transient: no rise
     table = ClaimsTable("t", "t")
-    flavors._margins_rise_row(table, {"sd": history})
+    claim_rows._margins_rise_row(table, {"sd": history})
     assert table.claims[0].verdict == REPRODUCED, table.claims[0].reason
 
 
@@ -413,10 +416,10 @@ def test_floor_or_decay_needs_three_seeds_spanning_a_decade():
 
 
 def test_verdict_over_seed_means_and_seeds():
-    assert flavors._verdict(True, 3, 3) == (REPRODUCED, "")
-    assert flavors._verdict(True, 2, 3)[0] == NO_VERDICT
-    assert flavors._verdict(False, 3, 3)[0] == NOT_REPRODUCED
-    assert flavors._verdict(True, 0, 0)[0] == NO_VERDICT
+    assert _verdict(True, 3, 3) == (REPRODUCED, "")
+    assert _verdict(True, 2, 3)[0] == NO_VERDICT
+    assert _verdict(False, 3, 3)[0] == NOT_REPRODUCED
+    assert _verdict(True, 0, 0)[0] == NO_VERDICT
 
 
 def test_rise_states_at_the_resolution_and_the_decade_watched():
@@ -525,11 +528,11 @@ def test_eps_onset_rule_leaves_out_seeds_without_both_phases_and_counts_the_rest
 
 
 def test_verdict_over_seed_means_says_why():
-    assert flavors._verdict(True, 0, 0) == (NO_VERDICT, "no seed separated in every compared run; more steps or "
+    assert _verdict(True, 0, 0) == (NO_VERDICT, "no seed separated in every compared run; more steps or "
                                                         "other rates decide it")
-    assert flavors._verdict(True, 2, 3) == (NO_VERDICT, "holds for the seed means but only in 2/3 seeds; more seeds "
+    assert _verdict(True, 2, 3) == (NO_VERDICT, "holds for the seed means but only in 2/3 seeds; more seeds "
                                                         "decide it")
-    assert flavors._verdict(False, 1, 3) == (NOT_REPRODUCED, "fails for the seed means (holds in 1/3 seeds)")
+    assert _verdict(False, 1, 3) == (NOT_REPRODUCED, "fails for the seed means (holds in 1/3 seeds)")
 
 
 # ------------------------------------ floor_or_decay on broken power laws: every slope known in closed form
@@ -697,7 +700,7 @@ def test_floor_or_decay_leaves_out_a_seed_whose_earlier_half_is_too_sparse_to_fi
 def test_small_helpers_of_the_rules():
     from scipy import stats
 
-    from rates.studies.flavors_rules import _slope, _t_half, last_decade_index, lasting_from
+    from rates.studies.flavors.rules import _slope, _t_half, last_decade_index, lasting_from
 
     assert _slope(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.1, 0.01])) == pytest.approx(-1.0)  # 3 points fit
     assert np.isnan(_slope(np.array([1.0, 10.0]), np.array([1.0, 0.1])))

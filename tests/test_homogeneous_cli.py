@@ -102,12 +102,8 @@ def test_full_flavors_study_reproduces_the_margin_orderings(tmp_path):
 def test_app_c_identities_against_independent_computations():
     """FLAVORS App. C: Adam at beta1 = beta2 = eps = 0 is -sign(g) (torch.sign); Shampoo without accumulation
     is -U V^T (an SVD); Shampoo with accumulation is not (it must stay far from the polar factor)."""
-    from rates.studies.flavors import (
-        IDENTITY_TOLERANCE,
-        adam_sign_difference,
-        identity_gradients,
-        shampoo_polar_difference,
-    )
+    from rates.studies.flavors.measures import adam_sign_difference, identity_gradients, shampoo_polar_difference
+    from rates.studies.flavors.protocols import IDENTITY_TOLERANCE
 
     grads = identity_gradients(3)
     assert adam_sign_difference(grads) <= IDENTITY_TOLERANCE
@@ -132,7 +128,7 @@ def test_adam_second_phase_is_judged_from_where_the_loss_falls_below_1e_7_not_fr
     import numpy as np
 
     from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
-    from rates.studies.flavors import _adam_phase_two_row
+    from rates.studies.flavors.rows import _adam_phase_two_row
 
     t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
     log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])
@@ -161,7 +157,7 @@ def test_larger_eps_is_judged_where_both_losses_are_below_1e_7_not_by_the_first_
     import numpy as np
 
     from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
-    from rates.studies.flavors import _eps_row
+    from rates.studies.flavors.rows import _eps_row
 
     t = np.array([1, 100, 1000, 3000, 5000, 10000, 20000], float)
     log_loss = np.log([1.0, 1e-2, 1e-5, 1e-8, 1e-9, 1e-10, 1e-11])

@@ -357,3 +357,16 @@ def eps_second_phase_verdict(small: Sequence[Optional[tuple[float, float]]],
     judged = seed_vote(states, "larger eps starts later and falls faster")
     judged.values["seeds_with_both_phases"] = with_phase
     return judged
+
+
+def _verdict(mean_holds: bool, seeds_hold: int, seeds_valid: int) -> tuple[str, str]:
+    """Claim verdict over seeds: reproduced when the seed means and every valid seed agree; 'no verdict'
+    when only the means (or no seed at all) can be judged."""
+    if seeds_valid == 0:
+        return NO_VERDICT, "no seed separated in every compared run; more steps or other rates decide it"
+    if mean_holds and seeds_hold == seeds_valid:
+        return REPRODUCED, ""
+    if mean_holds:
+        return NO_VERDICT, (f"holds for the seed means but only in {seeds_hold}/{seeds_valid} seeds; "
+                            "more seeds decide it")
+    return NOT_REPRODUCED, f"fails for the seed means (holds in {seeds_hold}/{seeds_valid} seeds)"

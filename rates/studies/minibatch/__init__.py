@@ -23,30 +23,29 @@ Setting (MINIBATCH)
 
 Algorithm
     All simulation goes through :func:`rates.studies.runner.run_tasks`. Every row has a protocol
-    (:data:`.protocols.PROTOCOLS`: quantity, window, rule with its thresholds, seeds, the alternative it rules
-    out), fixed before the run and
-    printed with the row. Rate claims (Thm 4.1 / Cor. 4.2 at b = n, Thm 4.3 / Cor. 4.5 with momentum at a (b, beta)
-    where gamma_eff(beta, b) > 0 and an eta_0 at which the momentum buffer follows the gradient
-    (:func:`.runs.momentum_follow_time`), Thm 4.6 / Cor. 4.7 with VR, without and with momentum, each at a in
-    {3/10, 1/2, 3/4, 1}) are judged by :func:`rates.studies.report.fit_group` on the gap the theorem bounds,
+    (:data:`.protocols.PROTOCOLS`: quantity, window, rule with its thresholds, seeds, the alternative it rules out),
+    fixed before the run and printed with the row. Rate claims (Thm 4.1 / Cor. 4.2 at b = n, Thm 4.3 / Cor. 4.5 with
+    momentum at a (b, beta) where gamma_eff(beta, b) > 0 and an eta_0 at which the momentum buffer follows the
+    gradient (:func:`.runs.momentum_follow_time`), Thm 4.6 / Cor. 4.7 with VR, without and with momentum, each at a
+    in {3/10, 1/2, 3/4, 1}) are judged by :func:`rates.studies.report.fit_group` on the gap the theorem bounds,
     ``gamma_eff - gamma(W_t)`` where it states gamma_eff (the theorem template's value,
-    :func:`.measures.fitted_target`).
-    Where the margin passes gamma_eff for good the bounded gap is <= 0 from there (below the bound for every
-    constant, which does not test the rate), so the rate is fitted on the checkpoints before the crossing, and a
-    stretch too short for a window leaves the row open. A 'violated' gap that has not started to decay in a run
-    ending before t0 is a plateau (no verdict), and finding (i) "bound holds" decides the row (its claim is the O(.)
-    bound) where whether the stated rate is attained is still open. Qualitative claims of Fig. 1 and Fig. 2 by
-    explicit criteria on the final relative errors and cosines, printed next to each verdict. A Fig. 1 claim about
-    where a run ends up is decided only by runs whose error has settled: "converges" is refuted only by an error
-    that has stalled (changed by less than x0.9 over the last decade, beyond the trend's noise: TREND_Z standard
-    errors from the checkpoint scatter) above 5 %, "fails" only by a run that converged; an error still falling, or a
-    trend within its noise of x0.9, is "no verdict", with the horizon at which its last decade's fall would reach
-    5 %; the "converges" claims of beta = 0.99 and VR read b = 1 at a ten times longer horizon. "Slower" claims
-    (momentum, VR) compare the times from which the errors stay below LEVEL. Over data draws, a verdict needs the
-    draws that decide to agree and to be a majority; a draw that confirms and one that refutes leave the claim
-    open, so a claim with two halves (beta = 0.5 improves; discrepancies remain) is two rows. Claims about the
-    predicted rates (Cor. 4.5 at b = n, dimension-free bounds, Thm 4.1 at b < n) are decided on the rebuilt
-    theorems (:mod:`rates.symbolic.theorems`); Lemma H.1 is an identity of the code, a check of the implementation.
+    :func:`.measures.fitted_target`). Where the margin passes gamma_eff for good the bounded gap is <= 0 from there
+    (below the bound for every constant, which does not test the rate), so the rate is fitted on the checkpoints
+    before the crossing, and a stretch too short for a window leaves the row open. A 'violated' gap that has not
+    started to decay in a run ending before t0 is a plateau (no verdict), and finding (i) "bound holds" decides the
+    row (its claim is the O(.) bound) where whether the stated rate is attained is still open. Qualitative claims of
+    Fig. 1 and Fig. 2 by explicit criteria on the final relative errors and cosines, printed next to each verdict. A
+    Fig. 1 claim about where a run ends up is decided only by runs whose error has settled: "converges" is refuted
+    only by an error that has stalled (changed by less than x0.9 over the last decade, beyond the trend's noise:
+    TREND_Z standard errors from the checkpoint scatter) above 5 %, "fails" only by a run that converged; an error
+    still falling, or a trend within its noise of x0.9, is "no verdict", with the horizon at which its last decade's
+    fall would reach 5 %; the "converges" claims of beta = 0.99 and VR read b = 1 at a ten times longer horizon.
+    "Slower" claims (momentum, VR) compare the times from which the errors stay below LEVEL. Over data draws, a
+    verdict needs the draws that decide to agree and to be a majority; a draw that confirms and one that refutes
+    leave the claim open, so a claim with two halves (beta = 0.5 improves; discrepancies remain) is two rows. Claims
+    about the predicted rates (Cor. 4.5 at b = n, dimension-free bounds, Thm 4.1 at b < n) are decided on the
+    rebuilt theorems (:mod:`rates.symbolic.theorems`); Lemma H.1 is an identity of the code, a check of the
+    implementation.
 
 Guarantee
     ``claims.{md,tex,json}`` lists every claim of the paper with ``reproduced`` / ``not reproduced`` /

@@ -9,17 +9,12 @@ import numpy as np
 import pytest
 
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, ClaimsTable
-from rates.studies.minibatch import (
-    ALGORITHMS,
-    BETAS,
-    CONVERGED,
-    FULL,
-    PROTOCOLS,
-    STALLED,
-    Fig1Config,
+from rates.studies.minibatch.measures import Fig1Config
+from rates.studies.minibatch.protocols import ALGORITHMS, BETAS, CONVERGED, FULL, PROTOCOLS, STALLED
+from rates.studies.minibatch.rows import fig1_claims
+from rates.studies.minibatch.rules import (
     converges_part,
     discrepancy_part,
-    fig1_claims,
     improves_part,
     monotone_loss_part,
     monotone_loss_verdict,
@@ -226,7 +221,8 @@ def test_monotone_loss_rule_refutes_a_rise_past_the_descent_start_only():
 def test_derived_rows_refute_a_dimension_dependent_bound_and_another_limit_at_b_equal_n():
     import sympy as sp
 
-    from rates.studies.minibatch import DIMENSION_SYMBOLS, bound_symbols
+    from rates.studies.minibatch.measures import bound_symbols
+    from rates.studies.minibatch.protocols import DIMENSION_SYMBOLS
     from rates.symbolic.theorems import momentum, variance_reduction
     from rates.symbolic.theorems.base import B, PowerSumTerm, beta, gamma, n
 
@@ -262,7 +258,8 @@ def test_rate_rule_refutes_a_gap_slower_than_the_bound_past_the_descent_start():
     slower than the bound log t / t^(1/2) (local slope about -0.4) by 0.2 over the window 1e4-1e6, past t_d:
     not reproduced; 0.5 gamma log t / t^(1/2) reproduces it."""
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, judge_rate_runs
+    from rates.studies.minibatch.measures import judge_rate_runs
+    from rates.studies.minibatch.runs import _spec
     from rates.studies.runner import dataset
 
     run = simulate([_spec("signsgd", "1/2", 0, 64, 0.0, False)], dataset(FULL.data, 0), 50, checkpoints=4).runs[0]
@@ -283,7 +280,8 @@ def test_a_margin_passing_gamma_eff_early_leaves_the_rate_open_instead_of_confir
     outright. The rate is now fitted on the checkpoints before the crossing; 1e3-2.2e3 is no window: no verdict.
     Crossing at 3e5 leaves two decades before it, and the fit decides."""
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, fitted_target, judge_rate_runs
+    from rates.studies.minibatch.measures import fitted_target, judge_rate_runs
+    from rates.studies.minibatch.runs import _spec
     from rates.studies.runner import dataset
 
     run = simulate([_spec("signsgd", "1/2", 0, 32, 0.999, False, 0.02)], dataset(FULL.data, 0), 50,
@@ -328,7 +326,7 @@ def test_every_row_of_the_full_study_has_a_protocol_and_figure_rows_share_one_wi
 
 def _persample(cos_m=0.9999, cos_w=0.85, rel=0.2, log_loss_end=-6.0, spectral_differs=False, cos_m_twins=None):
     """Per-sample measures of the four datasets x three algorithms on seed 0, built in closed form."""
-    from rates.studies.minibatch import persample_datasets
+    from rates.studies.minibatch.runs import persample_datasets
 
     t = np.unique(np.round(np.geomspace(1, 1e5, 40)))
     ps = {}
@@ -344,7 +342,7 @@ def _persample(cos_m=0.9999, cos_w=0.85, rel=0.2, log_loss_end=-6.0, spectral_di
 
 
 def _persample_rows(ps):
-    from rates.studies.minibatch import persample_claims
+    from rates.studies.minibatch.rows import persample_claims
 
     table = ClaimsTable("t", "t")
     persample_claims(table, ps, [0], 100_000)
@@ -490,7 +488,7 @@ def test_monotone_loss_row_output_word_for_word():
 # ------------------------------------------------- Fig. 1 measures of a configuration, from their definitions
 
 def test_window_means_trend_and_its_standard_error_by_hand():
-    from rates.studies.minibatch import TREND_WINDOW, TREND_Z
+    from rates.studies.minibatch.protocols import TREND_WINDOW, TREND_Z
 
     t = np.array([1.0, 10.0, 30.0, 50.0, 100.0, 300.0, 500.0, 1000.0])
     jitter = {1.0: 1.0, 10.0: 1.1, 30.0: 0.9, 50.0: 1.2, 100.0: 0.8, 300.0: 1.0, 500.0: 1.1, 1000.0: 0.95}
@@ -532,7 +530,7 @@ def test_fig1_measures_read_the_own_norm_and_each_seed():
 
 
 def test_converged_converging_and_stalled_at_their_thresholds():
-    from rates.studies.minibatch import FALLING
+    from rates.studies.minibatch.protocols import FALLING
 
     t = np.array([1.0, 10.0, 100.0, 1000.0])
 
@@ -548,7 +546,7 @@ def test_converged_converging_and_stalled_at_their_thresholds():
 
 
 def test_margin_above_target_from_reads_every_run():
-    from rates.studies.minibatch import margin_above_target_from
+    from rates.studies.minibatch.measures import margin_above_target_from
 
     t = [1.0, 10.0, 100.0, 1000.0]
     assert margin_above_target_from([t, t], [[1, -1, -1, -1], [1, 1, -1, -1]]) == 100.0  # the later run decides

@@ -13,17 +13,11 @@ import pytest
 from rates.judge.compare import VIOLATED
 from rates.output.claims import NO_VERDICT, REPRODUCED, SMOKE_VERDICT
 from rates.studies import StudyOptions, get_study
-from rates.studies.minibatch import (
-    ALGORITHMS,
-    FULL,
-    NORM,
-    judge_rate_runs,
-    margin_above_target_from,
-    persample_measures,
-    persample_tasks,
-    rate_part,
-    thm41_impossibility,
-)
+from rates.studies.minibatch.measures import judge_rate_runs, margin_above_target_from, persample_measures
+from rates.studies.minibatch.protocols import ALGORITHMS, FULL, NORM
+from rates.studies.minibatch.rows import thm41_impossibility
+from rates.studies.minibatch.rules import rate_part
+from rates.studies.minibatch.runs import persample_tasks
 from rates.studies.runner import run_tasks
 
 # Claims of MINIBATCH the study must list: sec. 5 Fig. 1 (a)-(i) with (c)-(d) in its two halves, the Thm 4.1/4.3 text
@@ -69,7 +63,8 @@ def test_gamma_eff_of_the_momentum_rows_is_the_rebuilt_closed_form():
     ``rates predict`` prints)."""
     from rates.numeric.data import parse_data
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, fitted_target, gaps_to_target, judge_rate_runs, name_of_target
+    from rates.studies.minibatch.measures import fitted_target, gaps_to_target, judge_rate_runs, name_of_target
+    from rates.studies.minibatch.runs import _spec
 
     data = parse_data("minibatch", seed=0)
     B = float(np.abs(data.H).sum(axis=1).max())
@@ -101,7 +96,8 @@ def test_a_rate_row_names_the_target_its_fit_record_fitted():
 
     from rates.numeric.data import parse_data
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, fitted_target, judge_rate_runs, name_of_target
+    from rates.studies.minibatch.measures import fitted_target, judge_rate_runs, name_of_target
+    from rates.studies.minibatch.runs import _spec
 
     data = parse_data("minibatch", seed=0)
     run = simulate([_spec("signsgd", "1/2", 0, 32, 0.999, False)], data, steps=50, checkpoints=4).runs[0]
@@ -180,7 +176,8 @@ def test_thm43_eta0_is_the_largest_power_of_ten_whose_momentum_buffer_follows_th
     preset's max margin in each algorithm's norm (2.152, 0.586, 0.913): 1/100 at a = 3/10 (Muon: 1.6e3, and
     3.4e6 at 1/10), 1/10 at a = 1/2, 1 at a = 3/4 and 1."""
     from rates.numeric.margins import max_margin
-    from rates.studies.minibatch import ETA0, FOLLOW_BY, RATE_AS, momentum_follow_time, rate_eta0
+    from rates.studies.minibatch.protocols import ETA0, RATE_AS
+    from rates.studies.minibatch.runs import FOLLOW_BY, momentum_follow_time, rate_eta0
     from rates.studies.runner import dataset
 
     data = dataset(FULL.data, 0)
@@ -210,7 +207,8 @@ def test_thm43_with_a_stale_momentum_buffer_stays_undecided_not_refuted():
     below gamma_eff = 0.461. The comparator alone reads 'violated'; the row must say 'no verdict' (a plateau
     before the theorem's t0), and with eta_0 / 100 the same run passes gamma_eff."""
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, fitted_target, judge_rate_runs
+    from rates.studies.minibatch.measures import fitted_target, judge_rate_runs
+    from rates.studies.minibatch.runs import _spec
     from rates.studies.runner import dataset
 
     data = dataset(FULL.data, 0)
@@ -241,7 +239,7 @@ def test_thm43_rows_fit_the_gap_before_the_margin_passes_gamma_eff():
     and its slope (-1.7 / -1.2, steepening into the crossing) beats the bound: reproduced with a fit; N-MSGD's
     (to 9.2e3 / 5.8e3) is under a decade: no verdict, naming the crossing. ~6e6 steps (~40 s CPU, fused engine)."""
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, rate_eta0, rate_setting, rate_steps
+    from rates.studies.minibatch.runs import _spec, rate_eta0, rate_setting, rate_steps
     from rates.studies.runner import dataset
 
     data = dataset(FULL.data, 0)
@@ -292,7 +290,7 @@ def test_large_batch_rates_left_unsettled_at_1e5_steps_are_decided_at_the_full_h
     'inconclusive: the slope has not settled'; at the full study's horizon (1e6) the bound holds (tight or
     loose). ~1e6 steps x 2 runs (~40 s CPU, fused engine)."""
     from rates.numeric.engine import simulate
-    from rates.studies.minibatch import _spec, rate_setting, rate_steps
+    from rates.studies.minibatch.runs import _spec, rate_setting, rate_steps
     from rates.studies.report import fit_group
     from rates.studies.runner import dataset
 
@@ -308,7 +306,8 @@ def test_large_batch_rates_left_unsettled_at_1e5_steps_are_decided_at_the_full_h
 
 def _grid(error_of, seeds=1):
     """Fig. 1 configurations whose own-norm relative error is ``error_of(algo, b, beta, vr, seed, t)``."""
-    from rates.studies.minibatch import BETAS, Fig1Config
+    from rates.studies.minibatch.measures import Fig1Config
+    from rates.studies.minibatch.protocols import BETAS
 
     t = np.unique(np.round(np.geomspace(1, 200_000, 60)))
     cfgs = {}
@@ -325,7 +324,7 @@ def _grid(error_of, seeds=1):
 
 def _large_momentum_row(cfgs, seeds):
     from rates.output.claims import ClaimsTable
-    from rates.studies.minibatch import fig1_claims
+    from rates.studies.minibatch.rows import fig1_claims
 
     table = ClaimsTable("t", "t")
     fig1_claims(table, cfgs, FULL, 64, 200_000, seeds)
@@ -397,7 +396,10 @@ def test_converges_claims_read_the_longer_horizon_where_the_study_ran_one():
     levels off at 0.085 (from t = 1.7e5) has stalled above 0.05 over 2e5-2e6 (not reproduced). The claims that
     compare configurations keep reading Fig. 1's horizon."""
     from rates.output.claims import NOT_REPRODUCED, ClaimsTable
-    from rates.studies.minibatch import BETAS, FIG1_LONG, Fig1Config, fig1_claims
+    from rates.studies.minibatch.measures import Fig1Config
+    from rates.studies.minibatch.protocols import BETAS
+    from rates.studies.minibatch.rows import fig1_claims
+    from rates.studies.minibatch.runs import FIG1_LONG
 
     def falling(t):
         return 0.08 * (t / 2e5) ** -0.4

@@ -4,7 +4,7 @@ Prints, per configuration: the replicates (independent of given), the hypothesis
 the run and each hypothesis with its numbers), the predicted rate with its source, the bound's slope envelope
 over the window, the fitted slope ± bootstrap error with its window, the fitted log power, the rebuilt t0/t1
 with the data's constants, and the verdict (docs/design.md, "Interfaces"; rules in :mod:`rates.judge.compare` and
-:func:`rates.studies.report.fit_group`). Exit code 1 when a verdict is ``violated``; 0 for every other verdict
+:func:`rates.studies.fitting.fit_group`). Exit code 1 when a verdict is ``violated``; 0 for every other verdict
 (``inconclusive``, ``no-theorem``, ``not-applicable`` included); 2 on bad input.
 """
 
@@ -29,7 +29,7 @@ from rates.numeric.run_parameters import check_options
 
 if typing.TYPE_CHECKING:
     from rates.numeric.trajectory import Run
-    from rates.studies.report import FitRecord
+    from rates.studies.fitting import FitRecord
 
 PLOT_LIMIT = 1e300  # the log axis pads its limits by a factor of 2: larger gaps overflow float64
 
@@ -50,7 +50,7 @@ def _plot_path(base: Path, slug: str, several: bool) -> Path:
 
 def describe(record: FitRecord) -> str:
     """The human-readable verdict block: every number with its source, window and uncertainty."""
-    from rates.studies.report import source_text
+    from rates.studies.verdict_table import source_text
 
     v, pred = record.verdict, record.prediction
     seeds = ", ".join(str(s) for s in record.seeds)
@@ -74,7 +74,7 @@ def describe(record: FitRecord) -> str:
     lines += measurement_lines(v, pred.rate.exponent if pred is not None else None)
     target = v.context.get("gap_target")
     if target is not None:
-        from rates.studies.report import gap_target_text
+        from rates.studies.fitting import gap_target_text
 
         lines.append(f"  gap fitted     : {gap_target_text(target)}")
     if v.assessment is not None:
@@ -90,7 +90,7 @@ def describe(record: FitRecord) -> str:
 def _certificates(record) -> list:
     """(certificate, t_d) per run of a record the proof chain covers (rates.numeric.certificate); [] otherwise."""
     from rates.numeric.certificate import certify, coverage
-    from rates.studies.report import descent_start_of
+    from rates.studies.fitting import descent_start_of
 
     runs = getattr(record, "runs", None) or []
     if not runs or getattr(record, "prediction", None) is None:
@@ -116,7 +116,7 @@ def _certificate_lines(certificates) -> list[str]:
 def _plot_certificates(records, certificates, plot: Path) -> list[Path]:
     """B(t) beside the gap, one figure per certified configuration (its first run)."""
     from rates.output.plots import plot_certificate
-    from rates.studies.report import run_slug
+    from rates.studies.default_study import run_slug
 
     figures = []
     for rec, certs in zip(records, certificates):
@@ -165,7 +165,7 @@ def simulate_seeds(options: dict, data_seeds: list[int], seeds: list[int], devic
 def _user_bound_record(runs, bound, tolerance: float, window):
     """One configuration's independent replicates judged against the user's bound (:mod:`rates.judge.user_bound`)."""
     from rates.judge.user_bound import judge_user_bound
-    from rates.studies.report import independent_replicates
+    from rates.studies.fitting import independent_replicates
 
     independent, replicates = independent_replicates(runs)
     seeds = [run.config.seed_or(i) for i, run in enumerate(independent)]
@@ -231,7 +231,9 @@ def fit(**options) -> None:
     from rates.output.plots import check_figure_path, plot_fit
     from rates.progress import wanted as progress_wanted
     from rates.schedule import schedule_from_options
-    from rates.studies.report import bound_label, fit_record_of, group_runs, run_slug
+    from rates.studies.default_study import run_slug
+    from rates.studies.fitting import fit_record_of, group_runs
+    from rates.studies.verdict_table import bound_label
 
     if not (0 < tolerance < 1):
         raise InputError("--tolerance", f"must be in (0, 1), got {tolerance:g}")

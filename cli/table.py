@@ -139,7 +139,7 @@ def table(
         raise InputError("--format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
     records = []
     if fits or files:
-        from rates.studies.report import fits_records_for_cli, verdict_table
+        from rates.studies.verdict_table import fits_records_for_cli, verdict_table
 
         records = fits_records_for_cli(fits, files)
         text = verdict_table(records).render(fmt)

@@ -1,7 +1,7 @@
 """Follow one piece of data through the package: the modules ("rooms") that judging a configuration's runs enters.
 
 ``python scripts/walk.py TRAJECTORY.json ...`` groups the runs of the files as ``rates fit`` does and traces
-:func:`rates.studies.report.fit_group` on each group with ``sys.setprofile``. The trace follows the innermost
+:func:`rates.studies.fitting.fit_group` on each group with ``sys.setprofile``. The trace follows the innermost
 frame of the ``rates`` package: a *stay* is a maximal stretch of consecutive events in one module, a *climb* a
 step from a module to one earlier in the pipeline (symbolic -> numeric -> judge -> output -> studies -> sweep;
 the root modules such as ``rates.norms`` count as earliest), a *return* a step into a module already left once.
@@ -101,7 +101,7 @@ def walk(call: Callable[[], Any]) -> Walk:
 
 
 def walk_fit_groups(runs: Sequence[Any]) -> Walk:
-    from rates.studies.report import fit_group, group_runs
+    from rates.studies.fitting import fit_group, group_runs
 
     groups = group_runs(runs)
     return walk(lambda: [fit_group(group) for group in groups])

@@ -209,7 +209,7 @@ def test_a_one_percent_error_in_gamma_breaks_the_certificate_at_1e5_steps():
 
 def test_the_claims_hook_carries_onsets_t_d_and_the_certificate(default_run):
     from rates.studies.certificates import claim_values
-    from rates.studies.report import fit_record_of
+    from rates.studies.fitting import fit_record_of
 
     values = claim_values(fit_record_of([default_run], 0.05, None))
     assert values["applies"] and "SIGNADAM Thm 5.3" in values["source"]

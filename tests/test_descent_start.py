@@ -16,7 +16,7 @@ import pytest
 from scipy.optimize import brentq
 
 from rates.numeric.algorithms import resolve_algorithm
-from rates.studies.report import fit_group
+from rates.studies.fitting import fit_group
 from rates.symbolic.theorems import predict
 from rates.symbolic.theorems.descent_start import descent_start
 from tests.test_compare import checkpoints, synthetic_run
@@ -142,7 +142,7 @@ def test_a_confirmation_before_the_descent_start_does_not_count_for_a_claim():
     assert rate_part("SignGD", before.verdict.label, before.verdict.reason, why)[0] == "no verdict"
     past = fit_group([_slow_run(DEFAULT_GAMMA, DEFAULT_B, slope=fast)])
     assert past.verdict.label in ("tight", "loose"), past.verdict.reason
-    from rates.studies.report import descent_start_of
+    from rates.studies.fitting import descent_start_of
 
     assert descent_start_of(past.runs, past.prediction).t <= past.verdict.window.t0
     assert undecided_before_descent(past) is None

@@ -46,7 +46,7 @@ from rates.numeric.optim.alias import (
     scale_by_schedule,
     steepest_direction,
 )
-from rates.studies.report import fit_trajectory
+from rates.studies.fitting import fit_trajectory
 
 SCALE = 2.5
 

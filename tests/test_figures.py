@@ -16,7 +16,8 @@ from test_compare import synthetic_run
 from rates.numeric.trajectory import Trajectory, save
 from rates.output.plots import FIGURE_DPI, fit_figure, plot_fit
 from rates.studies import figures as sf
-from rates.studies.report import bound_label, load_fit_inputs
+from rates.studies.fitting import load_fit_inputs
+from rates.studies.verdict_table import bound_label
 
 PIXEL = 1.0  # rounding of extents to whole pixels
 

@@ -20,7 +20,8 @@ from rates.judge.tightness import TightnessResult
 from rates.numeric.algorithms import resolve_algorithm
 from rates.numeric.run_config import config_from_json
 from rates.numeric.trajectory import Run
-from rates.studies.report import fit_group, verdict_table
+from rates.studies.fitting import fit_group
+from rates.studies.verdict_table import verdict_table
 from rates.symbolic.theorems import predict
 
 T_MAX = 1_000_000

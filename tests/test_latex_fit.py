@@ -22,7 +22,8 @@ from cli.app import main
 from rates.numeric.trajectory import Trajectory, save
 from rates.output.tables import Table, latex_escape
 from rates.schedule import Schedule
-from rates.studies.report import load_fit_inputs, verdict_table
+from rates.studies.fitting import load_fit_inputs
+from rates.studies.verdict_table import verdict_table
 
 
 def _needs_poppler() -> None:
@@ -265,7 +266,7 @@ NORMS = {"signgd": "max", "ngd": "frobenius", "spectral-gd": "spectral"}
 def twenty_fits():
     """Twenty configurations (3 algorithms x 7 values of a, less one) of two data draws each, decaying at
     rates that make them loose, tight, violated or inconclusive: a study's table at its largest."""
-    from rates.studies.report import fit_record_of
+    from rates.studies.fitting import fit_record_of
 
     slopes = {"3/10": -0.6, "2/5": -0.55, "1/2": -0.5, "3/5": -0.4, "3/4": -0.25, "4/5": -0.02, "1": -0.1}
     records = []

@@ -223,12 +223,12 @@ def test_seed_ranges_are_refused_before_the_list_is_made(monkeypatch):
 
 
 def test_report_default_refuses_its_draws_before_building_tasks(monkeypatch, tmp_path):
-    from rates.studies import report
+    from rates.studies import default_study
 
     def refuse(*args, **kwargs):
         raise AssertionError("tasks were built before the memory check")
 
-    monkeypatch.setattr(report, "study_tasks", refuse)
+    monkeypatch.setattr(default_study, "study_tasks", refuse)
     monkeypatch.setattr(budget, "available_memory", lambda: 4 * 2**30)  # the floor of parse_seeds passes
     code, out, err = invoke(["report", "default", "--data-seeds", "0..100000", "--out", str(tmp_path / "r")])
     assert code == 2 and "--data-seeds" in err and "GiB" in err and err.count("\n") == 1

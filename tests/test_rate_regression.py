@@ -16,7 +16,8 @@ import sympy as sp
 
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, simulate
-from rates.studies.report import DEFAULT_STUDY_CONFIGS, DEFAULT_STUDY_STEPS, fit_group, group_runs, simulate_study_seeds
+from rates.studies.default_study import DEFAULT_STUDY_CONFIGS, DEFAULT_STUDY_STEPS, simulate_study_seeds
+from rates.studies.fitting import fit_group, group_runs
 
 FAST_STEPS = 100_000
 

@@ -72,7 +72,7 @@ def test_table_and_report_notes_list_the_papers():
 
 def test_report_and_check_tables_end_with_the_references():
     from proofs.runner import results_table
-    from rates.studies.report import verdict_table
+    from rates.studies.verdict_table import verdict_table
 
     for table in (verdict_table([]), results_table([])):
         assert table.notes and all(f"arXiv:{arxiv}" in " ".join(table.notes) for arxiv in ARXIV.values())

@@ -15,7 +15,9 @@ from rates.judge.compare import judge
 from rates.numeric.trajectory import Trajectory, save
 from rates.output.plots import plot_fit
 from rates.output.tables import latex_document
-from rates.studies.report import DEFAULT_STUDY_CONFIGS, load_fit_inputs, verdict_table
+from rates.studies.default_study import DEFAULT_STUDY_CONFIGS
+from rates.studies.fitting import load_fit_inputs
+from rates.studies.verdict_table import verdict_table
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def test_adam_constants_belong_to_adam_runs_only():
     assert adam.adam and (adam.adam_beta1, adam.adam_beta2, adam.adam_eps) == (0.9, 0.999, 0.0)
     assert not general.adam and general.adam_eps is None and "adam_eps" not in config_to_json(general)
     # Adam records momentum 0.0 beside its betas, which is no momentum: the algorithm resolves without refusal
-    from rates.studies.report import algorithm_of
+    from rates.studies.fitting import algorithm_of
 
     assert algorithm_of(adam, 50).name == "adam"
 
@@ -159,7 +159,9 @@ def test_fit_group_walk_parses_neither_the_schedule_nor_the_data(monkeypatch):
 
     from rates.numeric import data as data_module
     from rates.numeric.trajectory import Run
-    from rates.studies.report import fit_record_of, group_runs, run_slug, verdict_table
+    from rates.studies.default_study import run_slug
+    from rates.studies.fitting import fit_record_of, group_runs
+    from rates.studies.verdict_table import verdict_table
 
     t = np.unique(np.geomspace(1, 2000, 40).astype(np.int64))
     runs = []

@@ -14,7 +14,7 @@ import pytest
 from test_compare import checkpoints, synthetic_run
 
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED
-from rates.studies.report import fit_group
+from rates.studies.fitting import fit_group
 from rates.studies.signadam.protocols import EPS_AGREE, ORDER_TOL
 from rates.studies.signadam.rules import (
     best_rate_check,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from rates.studies import horizon
+from rates.studies.fitting import fit_group
 from rates.studies.horizon import undecided_before_descent
-from rates.studies.report import fit_group
 from tests.test_compare import checkpoints, synthetic_run
 from tests.test_descent_start import DEFAULT_B, DEFAULT_GAMMA, _brentq_start, _recorded
 

@@ -290,8 +290,8 @@ def test_large_batch_rates_left_unsettled_at_1e5_steps_are_decided_at_the_full_h
     'inconclusive: the slope has not settled'; at the full study's horizon (1e6) the bound holds (tight or
     loose). ~1e6 steps x 2 runs (~40 s CPU, fused engine)."""
     from rates.numeric.engine import simulate
+    from rates.studies.fitting import fit_group
     from rates.studies.minibatch.runs import _spec, rate_setting, rate_steps
-    from rates.studies.report import fit_group
     from rates.studies.runner import dataset
 
     data = dataset(FULL.data, 0)

@@ -88,7 +88,7 @@ def test_adam_is_conclusive_at_every_a_of_the_full_study():
     bending: slopes -0.31 then -0.86 on the window's halves). ~1e7 steps x 3 runs (~2 min CPU, fused engine)."""
     from rates.numeric.data import parse_data
     from rates.numeric.engine import simulate
-    from rates.studies.report import fit_group
+    from rates.studies.fitting import fit_group
     from rates.studies.signadam.protocols import FULL
     from rates.studies.signadam.runs import _spec
 

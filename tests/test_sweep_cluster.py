@@ -120,7 +120,7 @@ def test_interrupted_sweep_resumes_exactly_once_and_bit_identical(tmp_path, caps
 
 
 def test_the_default_study_runs_its_tasks_on_a_cluster_with_the_serial_results(two_workers):
-    from rates.studies.report import DEFAULT_STUDY_CONFIGS, simulate_study_seeds
+    from rates.studies.default_study import DEFAULT_STUDY_CONFIGS, simulate_study_seeds
 
     on_cluster = simulate_study_seeds([0], 150, "cpu", progress=False, scheduler=two_workers)
     serial = simulate_study_seeds([0], 150, "cpu", progress=False, parallel=False)

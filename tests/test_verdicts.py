@@ -19,7 +19,7 @@ from rates.judge.compare import FROZEN_LOG_RANGE, SlopeFit, Window, classify, ju
 from rates.numeric.algorithms import ALGORITHMS, resolve_algorithm
 from rates.numeric.data import gaussian, orthogonal_skewed
 from rates.numeric.trajectory import Trajectory, save
-from rates.studies.report import fit_group, independent_replicates
+from rates.studies.fitting import fit_group, independent_replicates
 from rates.symbolic.theorems import predict
 from rates.symbolic.theorems.hypotheses import Facts, data_facts, is_orthogonal_skewed
 from rates.symbolic.theorems.registry import COVERED, DECLARATIONS, NO_THEOREM, NOT_APPLICABLE, family_of, gate
@@ -308,7 +308,7 @@ def test_adam_plateau_before_t1_is_not_a_violation():
     Thm 6.3 yet (at 1e7 steps the same configuration is 'loose', tests/test_study_signadam.py -m slow)."""
     from rates.numeric.data import parse_data
     from rates.numeric.engine import RunSpec, simulate
-    from rates.studies.report import fit_group
+    from rates.studies.fitting import fit_group
 
     runs = simulate([RunSpec("adam", "1/2")], parse_data("default"), 100_000, checkpoints=60, device="cpu").runs
     record = fit_group(runs)

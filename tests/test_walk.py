@@ -43,25 +43,25 @@ def test_judging_parses_nothing_again(spec, read_back):
 
 
 def test_each_run_gets_one_fact_sheet(monkeypatch):
-    from rates.studies import report
+    from rates.studies import fitting
 
     calls = []
-    original = report.facts_of
-    monkeypatch.setattr(report, "facts_of", lambda run: calls.append(run) or original(run))
+    original = fitting.facts_of
+    monkeypatch.setattr(fitting, "facts_of", lambda run: calls.append(run) or original(run))
     runs = _runs(RunSpec("signgd", "1/2"), draws=(0, 1, 2))
-    report.fit_group(runs)
+    fitting.fit_group(runs)
     assert len(calls) == 3 and {id(r) for r in calls} == {id(r) for r in runs}
 
 
 def test_a_signgd_judgement_enters_fewer_rooms_than_with_dict_configs():
     result = walk.walk_fit_groups(_runs(RunSpec("signgd", "1/2")))
-    assert "rates.studies.report" in result.rooms and "rates.judge.compare" in result.rooms  # the walk is seen
+    assert "rates.studies.fitting" in result.rooms and "rates.judge.compare" in result.rooms  # the walk is seen
     assert not result.rooms & {"rates.numeric.algorithms", "rates.numeric.optim.alias",
                                "rates.numeric.run_parameters", "rates.numeric.trajectory", "rates.schedule"}
     assert len(result.rooms) < 15, result.text()
 
 
 def test_the_walk_counts_what_it_says():
-    w = walk.Walk(stays=["rates.studies.report", "rates.symbolic.theorems", "rates.studies.report",
-                         "rates.judge.compare", "rates.studies.report"])
+    w = walk.Walk(stays=["rates.studies.fitting", "rates.symbolic.theorems", "rates.studies.fitting",
+                         "rates.judge.compare", "rates.studies.fitting"])
     assert (len(w.rooms), w.climbs, w.returns) == (3, 2, 2)

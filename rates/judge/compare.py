@@ -33,7 +33,7 @@ Phase rule (when a window may be judged at all)
     lemma's rate), and (b) if the gap has moved over it: a gap whose log varies by less than
     ``FROZEN_LOG_RANGE`` (e.g. SignGD whose sign pattern never changes, so ``W_t/||W_t||`` is constant) is
     ``inconclusive: pre-asymptotic``, never ``violated``. The rebuilt ``t_0, t_1`` with the data's numeric
-    constants are reported beside every verdict (:func:`rates.studies.report.phase_of`), with a statement whether the
+    constants are reported beside every verdict (:func:`rates.studies.fitting.phase_of`), with a statement whether the
     run reached ``t_1``; they never turn a verdict into ``violated``.
 
 Findings (:class:`Assessment`; docs/theory.md section 4), three, none inferred from another
@@ -45,8 +45,8 @@ Findings (:class:`Assessment`; docs/theory.md section 4), three, none inferred f
 
 Target (``judge(..., target_margin=...)``)
     The fitted quantity is the one the theorem bounds: ``gamma - gamma(W_t)`` by default, ``target_margin -
-    gamma(W_t)`` when given (``gamma_eff`` of MINIBATCH Thm 4.1/4.3; :func:`rates.studies.report.gap_target` computes it
-    from the data's constants). A run whose margin ends above the target has a negative bounded quantity:
+    gamma(W_t)`` when given (``gamma_eff`` of MINIBATCH Thm 4.1/4.3; :func:`rates.studies.fitting.gap_target`
+    computes it from the data's constants). A run whose margin ends above the target has a negative bounded quantity:
     the bound holds for every constant.
 
 Guarantee (what a verdict means)
@@ -68,6 +68,11 @@ Reference
     Rates: SIGNADAM Cor. 5.4 / Cor. C.5 (NSD), Cor. 6.4 (Adam);
     MINIBATCH Cor. D.5/E.5/F.5. The comparison rule is docs/theory.md section 4;
     the bound model with unknown constants is docs/findings.md F8.
+
+Why one module (about 1,100 lines): the window, the fit and the verdict are one decision. A verdict's
+one-sidedness rests on how the window was chosen (entry, descent start, two decades), what the fit's interval
+means (bootstrap over checkpoints, pooled over independent runs) and which envelope of the bound it is held
+against; split apart, that rule would be read in three places. The sections follow the order of the decision.
 """
 
 from __future__ import annotations

@@ -36,6 +36,10 @@ gap and ``B`` at the requested times. Per step: logits, ``log l_i`` and ``log(1 
 gradient coefficients with one log-scale per class row (sign-type directions take each entry's sign whatever
 its size, docs/theory.md section 7), the direction, its pairing and norm, ``kappa_s``, the step. O(n k d) per step,
 O(1) memory besides the recorded times.
+
+Why one module (about 700 lines): the facts are checked at every step inside one numba loop
+(:func:`_chain_run`), and the loop, the table of first failures it fills and the :class:`Certificate` that reads
+that table share the facts' indices; split, a fact added in one place would be read at the wrong index in another.
 """
 
 from __future__ import annotations

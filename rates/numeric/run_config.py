@@ -38,7 +38,7 @@ from rates.schedule import Schedule
 
 CONFIG_VERSION = 1
 # Config keys that differ between seeds of one configuration (or say nothing about it): the one list that
-# groups runs into configurations (rates.studies.report, rates.judge.limit_direction).
+# groups runs into configurations (rates.studies.fitting, rates.judge.limit_direction).
 PER_SEED_KEYS = ("seed", "data_seed", "device", "dtype", "wall_s", "elapsed_s", "gamma", "data_facts")
 CONFIG_REQUIRED = ("algo", "norm", "a", "eta0", "steps")
 ADAM_KEYS = ("adam_beta1", "adam_beta2", "adam_eps")

@@ -19,7 +19,7 @@ Setting
     printed in its own table and counted apart from the paper's claims.
 
 Algorithm
-    Rate claims are decided by the comparator (:func:`rates.studies.report.fit_group` /
+    Rate claims are decided by the comparator (:func:`rates.studies.fitting.fit_group` /
     :func:`rates.judge.compare.judge`):
     :func:`claim_verdict_from_fit` maps its labels *generically*: ``tight`` and ``loose`` (the gap decays at
     least as fast as the bound) reproduce an upper-bound claim, ``violated`` does not, and every other label

@@ -1,8 +1,12 @@
 """Named studies for ``rates report STUDY --out DIR``: runs, fits, tables and figures per source paper.
 
-One module per paper (:mod:`~rates.studies.minibatch`, :mod:`~rates.studies.signadam`,
-:mod:`~rates.studies.flavors`), the default study and the shared fit-and-write path
-(:mod:`~rates.studies.report`), their runner (:mod:`~rates.studies.runner`, which announces the duration
+One package per paper (:mod:`~rates.studies.minibatch`, :mod:`~rates.studies.signadam`,
+:mod:`~rates.studies.flavors`), each with one module per role: the protocols as data, the runs it needs, its
+decision rules (beside their negative controls in tests/), the measures, the rows' text, figures and the study.
+The machinery they share sits here once: one configuration judged (:mod:`~rates.studies.fitting`), verdict tables
+(:mod:`~rates.studies.verdict_table`), the default study and the run-fit-write path
+(:mod:`~rates.studies.default_study`), descent starts and horizons (:mod:`~rates.studies.horizon`), the certificate
+hook (:mod:`~rates.studies.certificates`), the runner (:mod:`~rates.studies.runner`, which announces the duration
 :mod:`rates.numeric.duration` estimates) and figure style (:mod:`~rates.studies.figures`). May import every stage
 before it (symbolic, numeric, judge, output); never :mod:`rates.sweep`.
 
@@ -35,7 +39,7 @@ class StudyOptions:
 
 
 STUDIES: dict[str, str] = {
-    "default": "rates.studies.report:run_default_study",
+    "default": "rates.studies.default_study:run_default_study",
     "flavors": "rates.studies.flavors:run_flavors_study",
     "minibatch": "rates.studies.minibatch:run_minibatch_study",
     "signadam": "rates.studies.signadam:run_signadam_study",

@@ -18,7 +18,7 @@ beyond any run (sklearn's digits, SignGD at a = 1/2: ``t_d`` ~ 10^10). So the pl
    the next stage would pass the budget: ``--budget-steps``, or ``--budget-seconds`` estimated from the last
    stage's own time (steps cost the same each, so time is proportional to steps).
 
-A window that starts before ``t_d`` can confirm a bound but never refute it (:func:`rates.studies.report.fit_group`),
+A window that starts before ``t_d`` can confirm a bound but never refute it (:func:`rates.studies.fitting.fit_group`),
 which the plan states beside ``t_d``.
 """
 
@@ -107,7 +107,7 @@ class Outcome:
 
 def descent_start_of_runs(runs: Sequence[Any]):
     """The rebuilt descent start of the runs (the latest over their data draws), or None (no prediction)."""
-    from rates.studies.report import descent_start_of, prediction_for
+    from rates.studies.fitting import descent_start_of, prediction_for
 
     try:
         prediction = prediction_for(runs[0].config)

@@ -15,7 +15,7 @@ def claim_values(record: Any) -> Optional[dict[str, Any]]:
     rebuilt ``t_d`` (each run's own data), ``B`` and the gap at the horizon and the verdict; where the chain does not
     cover the run, ``applies`` false and why."""
     from rates.numeric.certificate import certify
-    from rates.studies.report import descent_start_of
+    from rates.studies.fitting import descent_start_of
 
     runs = getattr(record, "runs", None) or []
     if not runs:

@@ -11,7 +11,7 @@ checkpoint grid). A study runs each configuration for ``max(its default, that)``
 ``STEP_BUDGET`` and ``CPU_BUDGET_S``; a row beyond the budget stays open and its reason says how many steps would
 decide it. Where the comparator's window already starts past ``t_d`` it is kept.
 
-Algorithm: ``t_d`` from :func:`rates.studies.report.descent_start_of` on a two-step run of the same configuration
+Algorithm: ``t_d`` from :func:`rates.studies.fitting.descent_start_of` on a two-step run of the same configuration
 (the data's ``gamma`` and ``B`` as the judged runs record them), the window from the judged runs' checkpoints.
 """
 
@@ -76,7 +76,7 @@ def plan(spec: Any, data: Any, default_steps: int, probe: bool = True) -> Horizo
     """The horizon of one configuration ``spec`` (a ``RunSpec``) on ``data``: ``t_d`` from a two-step run; a
     configuration that needs more than ``default_steps`` is priced by a ``PROBE_STEPS`` run (``probe``)."""
     from rates.numeric.engine import simulate
-    from rates.studies.report import descent_start_of, prediction_for
+    from rates.studies.fitting import descent_start_of, prediction_for
 
     run = simulate([spec], data, 2, checkpoints=2).runs[0]
     try:
@@ -113,9 +113,9 @@ def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],
 
 
 def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
-    """``fit(runs)`` (:func:`rates.studies.report.fit_group`), refitted on :func:`window_past_descent` where the
+    """``fit(runs)`` (:func:`rates.studies.fitting.fit_group`), refitted on :func:`window_past_descent` where the
     comparator's window starts before a known ``t_d`` and the run reaches ``DECIDING_DECADES`` past it."""
-    from rates.studies.report import descent_start_of, fit_group, past_descent_start
+    from rates.studies.fitting import descent_start_of, fit_group, past_descent_start
 
     fit = fit or fit_group
     record = fit(runs)
@@ -135,7 +135,7 @@ def undecided_before_descent(record: Any, observed_onset: Optional[float] = None
 
     A claim is decided only on a window that starts at or after the descent start: past it a gap slower than the
     bound refutes and one as fast confirms; before it neither counts (before ``t_d`` a slower gap is set aside,
-    :func:`rates.studies.report._violated_before_descent`, so a faster one is no more evidence). The rule is the
+    :func:`rates.studies.fitting._violated_before_descent`, so a faster one is no more evidence). The rule is the
     same whatever is known: an unknown ``t_d`` -- not computable, or computed with a noise term left out because its
     constant is unknown (Adam's ``c_adam``: then it is only a lower bound) -- is one the window is not known to be
     past, and the reason names the missing quantity. ``observed_onset``, a step from which the run itself was
@@ -150,7 +150,7 @@ def undecided_before_descent(record: Any, observed_onset: Optional[float] = None
             return None
         return (f"the window starts at t = {window_start:.3g}, before the certified descent onset "
                 f"s0 = {observed_onset:.3g}; a run whose window starts past it decides")
-    from rates.studies.report import descent_start_of, past_descent_start
+    from rates.studies.fitting import descent_start_of, past_descent_start
 
     start = descent_start_of(record.runs, record.prediction)
     if start is None:

@@ -114,10 +114,10 @@ def describe(values: Sequence[float], digits: int = 3) -> str:
 
 
 def fit_runs(runs):
-    """:func:`rates.studies.report.fit_group` of one configuration's runs (the one fit path of the studies)."""
-    from rates.studies import report
+    """:func:`rates.studies.fitting.fit_group` of one configuration's runs (the one fit path of the studies)."""
+    from rates.studies import fitting
 
-    return report.fit_group(runs)
+    return fitting.fit_group(runs)
 
 
 STUDY_CHECKPOINTS_FLOOR = 16  # the fewest checkpoints a study's run records (a floor for the seed-count check)

@@ -10,7 +10,7 @@ Algorithm
        :func:`rates.numeric.tasks.run_tasks`, and save each one as it arrives (file, then index line).
     4. When every configuration of the grid is done, fit all configurations of the directory (seeds
        pooled, as ``rates report``) and write ``table.md``, ``table.tex``, ``table.json``, ``fits.json``
-       and figures with :func:`rates.studies.report.write_outputs`.
+       and figures with :func:`rates.studies.default_study.write_outputs`.
 
 Guarantee
     Interrupting at any point (Ctrl-C, a killed worker or driver, ``max_tasks``) loses no finished task:
@@ -195,7 +195,8 @@ def check_budget(configurations, workers: Optional[int], runs_per_task: int = 32
 
 def _fit_and_write(store: SweepStore, out_dir: Path, figures: bool, started: float, order: Mapping[str, int],
                    failed: Mapping[str, tuple[str, str]]):
-    from rates.studies.report import fit_group, group_runs, write_outputs
+    from rates.studies.default_study import write_outputs
+    from rates.studies.fitting import fit_group, group_runs
 
     manifest = store.manifest() or {}
     grids = manifest.get("grids", {})
@@ -233,7 +234,7 @@ def _config_id(config: RunConfig) -> str:
 
 def _unique_slugs(records, varying) -> dict[str, str]:
     """File stems for the figures: ``signgd_a1-2`` plus the varied options, numbered if still equal."""
-    from rates.studies.report import run_slug
+    from rates.studies.default_study import run_slug
 
     slugs: dict[str, str] = {}
     used: set[str] = set()

@@ -27,7 +27,7 @@ Algorithm
     fixed before the run and printed with the row. Rate claims (Thm 4.1 / Cor. 4.2 at b = n, Thm 4.3 / Cor. 4.5 with
     momentum at a (b, beta) where gamma_eff(beta, b) > 0 and an eta_0 at which the momentum buffer follows the
     gradient (:func:`.runs.momentum_follow_time`), Thm 4.6 / Cor. 4.7 with VR, without and with momentum, each at a
-    in {3/10, 1/2, 3/4, 1}) are judged by :func:`rates.studies.report.fit_group` on the gap the theorem bounds,
+    in {3/10, 1/2, 3/4, 1}) are judged by :func:`rates.studies.fitting.fit_group` on the gap the theorem bounds,
     ``gamma_eff - gamma(W_t)`` where it states gamma_eff (the theorem template's value,
     :func:`.measures.fitted_target`). Where the margin passes gamma_eff for good the bounded gap is <= 0 from there
     (below the bound for every constant, which does not test the rate), so the rate is fitted on the checkpoints

@@ -48,7 +48,7 @@ def name_of_target(record) -> str:
 
 def fitted_target(record) -> list[float]:
     """The margin each run's gap was fitted to, one value per independent run: the theorem template's
-    ``gap_to`` evaluated on the run's data constants (:func:`rates.studies.report.gap_target`, the value
+    ``gap_to`` evaluated on the run's data constants (:func:`rates.studies.fitting.gap_target`, the value
     ``rates predict`` prints), or the recorded max margin where the theorem bounds ``gamma - gamma(W_t)``."""
     target = record.verdict.context.get("gap_target") or {}
     values = target.get("values")
@@ -264,6 +264,6 @@ def bound_symbols(templates: dict[str, Any]) -> dict[str, list[str]]:
 
 def data_B(run) -> float:
     """The data's B = max_i ||h_i||_1 as the gate records it."""
-    from rates.studies import report
+    from rates.studies import fitting
 
-    return report.facts_of(run).B
+    return fitting.facts_of(run).B

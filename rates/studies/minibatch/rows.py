@@ -61,8 +61,8 @@ from rates.symbolic.theorems import per_sample
 
 def refutable_text(record) -> str:
     """Whether the record's window lies past the descent start t_d, i.e. whether a gap slower than the bound there
-    would have counted as 'violated' (:func:`rates.studies.report.descent_start_of`; before t_d it is set aside)."""
-    from rates.studies.report import descent_start_of, past_descent_start
+    would have counted as 'violated' (:func:`rates.studies.fitting.descent_start_of`; before t_d it is set aside)."""
+    from rates.studies.fitting import descent_start_of, past_descent_start
 
     v = record.verdict
     start = descent_start_of(record.runs, record.prediction) if record.prediction is not None else None
@@ -357,7 +357,7 @@ def monotone_loss_claims(table: ClaimsTable, results: dict[str, TaskResult], rec
                          seeds: list[int]) -> None:
     """Lemmas D.1/D.2 (no momentum, here at b = n) and E.1/E.2 (momentum where gamma_eff(beta, b) > 0): on every
     rate run of that theorem, log L from the descent start on (:func:`monotone_loss_part`)."""
-    from rates.studies.report import descent_start_of
+    from rates.studies.fitting import descent_start_of
 
     settings = {"Thm 4.1": ("without momentum (large batch: b = n)", "b = n"),
                 "Thm 4.3": ("with momentum where gamma_eff(beta, b) > 0",

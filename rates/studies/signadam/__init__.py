@@ -26,7 +26,7 @@ Algorithm
     ``rate_part``, ``k_growth``, ``loss_monotone``, ``ordering``, ``own_ordering``, ``eps_agreement``,
     ``best_rate_check``, ``dimension_check``, ``constant_reading``), each with a negative control in the tests.
     All simulation goes through :func:`rates.studies.runner.simulate_study`; rates are judged by
-    :func:`rates.studies.report.fit_group` (the comparator's verdict vocabulary flows through unchanged); Adam
+    :func:`rates.studies.fitting.fit_group` (the comparator's verdict vocabulary flows through unchanged); Adam
     with eps > 0 is run and fitted but labelled outside Thm 6.3, whose hypothesis is eps = 0; sec. 7 (1) and
     (2) are one row each for eps = 0 and for eps > 0. Sec. 7 (2) is judged by the max-norm margin ratio (1
     exactly on the set of max-norm maximisers) and the cosine to the unique W*_2, never by a cosine to the LP's

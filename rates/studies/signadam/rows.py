@@ -296,7 +296,7 @@ def eps_claim(table: ClaimsTable, margins: list[dict[str, dict]], records: dict[
 def loss_monotone_claim(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> None:
     """Thm 5.3 / Lemma 5.2 descent: from some t0 on the loss decreases at every step (seen here at checkpoints),
     judged by :func:`loss_monotone` against each run's descent start."""
-    from rates.studies.report import descent_start_of
+    from rates.studies.fitting import descent_start_of
 
     parts, measured = [], []
     for key in (("signgd", "1/2", 0.0), ("ngd", "1/2", 0.0), ("adam", "2/3", 0.0)):

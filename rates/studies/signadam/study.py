@@ -32,8 +32,8 @@ from rates.symbolic.papers import SIGNADAM as SIGNADAM_REFERENCE
 
 def run_signadam_study(out_dir: Path, options) -> list[Path]:
     """``rates report signadam``: simulate, judge, write claims, figures and trajectories into ``out_dir``."""
+    from rates.studies.fitting import group_runs
     from rates.studies.horizon import fit_past_descent
-    from rates.studies.report import group_runs
 
     out_dir = Path(out_dir)
     size = QUICK if options.quick else FULL

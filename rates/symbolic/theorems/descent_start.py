@@ -20,7 +20,7 @@ mismatch ``c_adam``) are left out, which can only move ``t_d`` earlier: ``t_d`` 
 ``t_0``. Before ``t_d`` the descent lemma itself is not established, so no margin bound speaks yet.
 
 Use: a ``violated`` verdict needs a window that starts at or after ``t_d``
-(:func:`rates.studies.report.fit_group`). The scale matters exactly as it should: data multiplied by ``c`` is the
+(:func:`rates.studies.fitting.fit_group`). The scale matters exactly as it should: data multiplied by ``c`` is the
 run with ``eta_0`` multiplied by ``c`` (logits ``W (c h) = (c W) h``); ``B`` and ``gamma`` scale by ``c``, the
 condition ``2 B^2 e^{2 B eta_t} eta_t <= gamma/2`` by ``c e^{...}``, so a set scaled by 1e10 has ``t_d`` beyond any run
 (the same set scaled by 1e-10 has ``t_d = 0``).

@@ -7,7 +7,7 @@ Setting (SIGNADAM)
       (1) SignGD and Adam favour the max-norm margin over the 2-norm margin, NGD the reverse; (2) SignGD and
       Adam iterates correlate with the max-norm max-margin solution W*_max, NGD with W*_2; (3) results are
       consistent for different small eps. The seed's d, n, eps values and plotted horizon were lost in the
-      extraction: here the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3) on 3 data draws, eps in
+      extraction: here the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3) on 10 data draws, eps in
       {0, 1e-8, 1e-6}, and one horizon for the whole figure, t = 1e5.
     * Cor. 5.4 (SignGD; NGD by Rem. 5.5) and Cor. 6.4 (Adam with eps = 0, Thm 6.3): margin-gap rates per
       regime of a (Adam also at a = 1); Rem. 5.5 / App. E: the same rate for NSD in other entry-wise norms
@@ -30,7 +30,8 @@ Algorithm
     outside Thm 6.3, whose hypothesis is eps = 0; sec. 7 (1) and (2) are one row each for eps = 0 and for
     eps > 0. Sec. 7 (2) is judged by the max-norm margin ratio (1 exactly on the set of max-norm maximisers)
     and the cosine to the unique W*_2, never by a cosine to the LP's pick of a non-unique W*_max. An ordering
-    must hold by more than ORDER_TOL at every checkpoint of [T/2, T] on every draw; sec. 7 (3) compares the
+    must hold by more than ORDER_TOL at every checkpoint of [T/2, T] on a draw, and the draws decide by a sign test
+    (:mod:`rates.studies.draws`); sec. 7 (3) compares the
     eps curves over [100, T] at the same T and reports the crossover after which they differ by more than
     EPS_AGREE.
 
@@ -68,6 +69,7 @@ from rates.output.claims import (
     combine,
     decide,
 )
+from rates.studies.draws import CONFIRMS, DRAWS_RULE, REFUTES, UNDECIDED, decide_draws, summary
 from rates.studies.figures import DPI, QUICK_DPI
 from rates.studies.horizon import DECIDING_DECADES, STEP_BUDGET
 from rates.studies.runner import StudyTask, fit_runs, result_data, simulate_study, study_seeds
@@ -82,6 +84,7 @@ ADAM_EPS = (0.0, 1e-8, 1e-6)  # eps > 0: outside Thm 6.3, sec. 7's "consistent f
 RATE_EPS = (0.0, 1e-8)
 BEST_A = {"signgd": "1/2", "ngd": "1/2", "adam": "2/3"}  # sec. 7's choice = the best a of Cor. 5.4 / 6.4
 CLASSES = (3, 5, 10)
+DRAW_OUTCOME = {"holds": CONFIRMS, "reversed": REFUTES, "unsettled": UNDECIDED}  # a sec. 7 draw's state
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ class Size:
 # Rem. 6.5 is read as the relative gap at a fixed t = 1e6 on 3 draws per k (n = 30 at every k), not as
 # slopes: a k-dependent constant moves the intercept, not the slope.
 FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=1_000_000,
-            margin_steps=100_000)
+            margin_steps=100_000, margin_draws=10)
 QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16,
                 classes_draws=1, margin_draws=1, plan_horizons=False)
 
@@ -257,8 +260,8 @@ def protocols(size: Size) -> dict[Any, Protocol]:
         "c_adam unknown)", one_draw, "a loss that still rises where the descent lemma says it falls")
     order_rule = (f"per draw and per algorithm X against NGD: 'holds' when X is ahead by more than {ORDER_TOL:g} in "
                   "both quantities at every checkpoint of [T/2, T], 'reversed' when it is behind "
-                  f"by more than {ORDER_TOL:g} in either at every such checkpoint; reproduced when every draw holds, "
-                  "not reproduced when every draw is reversed, else no verdict (unsettled, a tie or split draws)")
+                  f"by more than {ORDER_TOL:g} in either at every such checkpoint, else 'unsettled' (undecided); over "
+                  f"the draws: {DRAWS_RULE}")
     for which in ("eps = 0", "eps > 0"):
         out[("margins", which)] = Protocol(
             f"max-norm and 2-norm margins of W_t over the max margins of each norm, SignGD and Adam ({which}) against "
@@ -273,8 +276,8 @@ def protocols(size: Size) -> dict[Any, Protocol]:
     own_rule = (f"per draw and per algorithm: 'holds' when its own relative margin in the favoured norm exceeds the "
                 f"other by more than {ORDER_TOL:g} at every checkpoint of [T/2, T] (SignGD and Adam: the max-norm; "
                 f"NGD: the 2-norm), 'reversed' when it is below by more than {ORDER_TOL:g} at every such checkpoint; "
-                "reproduced when every algorithm and draw holds, not reproduced when some algorithm is reversed on "
-                "every draw, else no verdict")
+                f"else 'unsettled' (undecided); per algorithm over the draws: {DRAWS_RULE}; reproduced when every "
+                "algorithm is, not reproduced when some algorithm is, else no verdict")
     for which in ("eps = 0", "eps > 0"):
         out[("own-margins", which)] = Protocol(
             f"each algorithm's own two relative margins (max-norm and 2-norm, over the max margins of each norm), "
@@ -284,9 +287,10 @@ def protocols(size: Size) -> dict[Any, Protocol]:
     out["eps"] = Protocol(
         "|relative max-norm margin(eps) - relative max-norm margin(eps = 0)| of Adam (a = 2/3), eps in {1e-8, 1e-6}",
         sec7_window,
-        f"per draw the largest difference over the window: reproduced when every draw stays within {EPS_AGREE:g}, "
-        f"not reproduced when every draw exceeds {EPS_AGREE:g} at the horizon, no verdict otherwise or within a "
-        f"factor 2 of {EPS_AGREE:g}", sec7_seeds, "curves that separate by the figure's horizon", figure=SEC7_FIGURE)
+        f"per draw the largest difference over the window: a draw confirms when it stays within {EPS_AGREE:g}, "
+        f"refutes when it exceeds {EPS_AGREE:g} at the horizon, and is undecided otherwise or within a "
+        f"factor 2 of {EPS_AGREE:g}; over the draws: {DRAWS_RULE}", sec7_seeds,
+        "curves that separate by the figure's horizon", figure=SEC7_FIGURE)
     out["dimension"] = Protocol(
         "rates.symbolic's thresholds t0 of SignGD (Thm 5.3) and Adam (Thm 6.3) and the data constants they need",
         "none: the thresholds are statements about the proofs (upper bounds on when descent starts)",
@@ -405,13 +409,14 @@ def loss_monotone(t: np.ndarray, log_loss: np.ndarray, descent_start: Optional[f
 
 def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str, list[np.ndarray]],
              name: str, reference: str = "NGD", tol: float = ORDER_TOL) -> tuple[str, str, str]:
-    """``name`` ahead of ``reference`` on every draw: larger in the ``ahead`` quantity, smaller in ``behind``.
+    """``name`` ahead of ``reference`` on most draws: larger in the ``ahead`` quantity, smaller in ``behind``.
 
     ``ahead[x][i]`` / ``behind[x][i]`` are draw ``i``'s curves at the checkpoints ``t``. Per draw the comparison
     is read at every checkpoint of ``[T/2, T]``: 'holds' when
     ``name`` leads by more than ``tol`` in both quantities at each of them, 'reversed' when it trails by more than
     ``tol`` in either at each of them, else 'unsettled' (a tie within ``tol`` or an order that changes inside
-    the window). Returns ``(verdict, reason, measured)``.
+    the window); the draws decide by the sign test (:func:`_verdict_of_draws`). Returns ``(verdict, reason,
+    measured)``.
     """
     t = np.asarray(t, float)
     late = t >= t[-1] / 2
@@ -428,20 +433,23 @@ def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str
         texts.append(f"draw {i}: leads by {lead_a[-1]:+.4f} / {lead_b[-1]:+.4f} at t = {t[-1]:g} "
                      f"(least over [{t[late][0]:g}, {t[-1]:g}]: {lead_a.min():+.4f} / {lead_b.min():+.4f}): "
                      f"{states[-1]}")
-    return (*_verdict_of_draws(states, texts, f"{name} trails {reference} on every draw",
+    return (*_verdict_of_draws(states, texts, f"{name} trails {reference}",
                                f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within "
                                f"{tol:g}, an order that changes inside the window or draws that disagree)"),
-            f"{name} vs {reference}: " + "; ".join(texts))
+            _measured_of_draws(f"{name} vs {reference}", states, texts))
 
 
 def _verdict_of_draws(states: list[str], texts: list[str], refuted: str, unsettled: str) -> tuple[str, str]:
-    """Every draw 'holds': reproduced; every draw 'reversed': not reproduced (``refuted``); else no verdict
-    (``unsettled``); the reasons end with the draws' ``texts``."""
-    if all(state == "holds" for state in states):
-        return REPRODUCED, ""
-    if all(state == "reversed" for state in states):
-        return NOT_REPRODUCED, f"{refuted}: " + "; ".join(texts)
-    return NO_VERDICT, f"{unsettled}; " + "; ".join(texts)
+    """The draws' states ('holds' confirms, 'reversed' refutes, 'unsettled' leaves the draw undecided) decide by
+    the sign test of :func:`rates.studies.draws.decide_draws`; ``refuted`` / ``unsettled`` lead the reasons, which
+    end with the draws' ``texts``."""
+    return decide_draws([DRAW_OUTCOME[state] for state in states], texts, refuted=refuted, open_=unsettled)
+
+
+def _measured_of_draws(head: str, states: list[str], texts: list[str]) -> str:
+    """``head``, the draws' counts with the sign test (several draws), then each draw's text."""
+    counts = summary([DRAW_OUTCOME[state] for state in states])
+    return f"{head}: " + (f"{counts}; " if counts else "") + "; ".join(texts)
 
 
 def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: dict[str, list[np.ndarray]],
@@ -449,8 +457,8 @@ def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: di
     """Sec. 7 (1) read as each algorithm's own two margins: ``name``'s relative margin in its favoured norm
     (``favoured[name][i]``, draw ``i``) above its relative margin in the other norm, at every checkpoint of
     ``[T/2, T]``. 'holds' when it leads by more than ``tol`` at each of them, 'reversed' when it trails by more than
-    ``tol`` at each of them, else 'unsettled'; reproduced when every draw holds, not reproduced when every draw is
-    reversed, else no verdict. Returns ``(verdict, reason, measured)``."""
+    ``tol`` at each of them, else 'unsettled'; the draws decide by the sign test (:func:`_verdict_of_draws`).
+    Returns ``(verdict, reason, measured)``."""
     t = np.asarray(t, float)
     late = t >= t[-1] / 2
     states, texts = [], []
@@ -460,18 +468,20 @@ def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: di
         texts.append(f"draw {i}: {float(np.asarray(favoured[name][i])[-1]):.4f} vs "
                      f"{float(np.asarray(other[name][i])[-1]):.4f} at t = {t[-1]:g} (least lead over "
                      f"[{t[late][0]:g}, {t[-1]:g}]: {lead.min():+.4f}): {states[-1]}")
-    return (*_verdict_of_draws(states, texts, f"{name}'s own margin is smaller in the norm it favours on every draw",
-                               f"{name}: " + ", ".join(states) + " over the draws"), f"{name}: " + "; ".join(texts))
+    return (*_verdict_of_draws(states, texts, f"{name}'s own margin is smaller in the norm it favours",
+                               f"{name}: " + ", ".join(states) + " over the draws"),
+            _measured_of_draws(name, states, texts))
 
 
 def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[np.ndarray]],
                   start: float = EPS_FROM, tol: float = EPS_AGREE) -> tuple[str, str, dict]:
     """Sec. 7 (3): every eps > 0 curve within ``tol`` of the eps = 0 one over ``[start, T]``, draw by draw.
 
-    ``base[i]`` and ``curves[eps][i]`` are draw ``i``'s relative max-norm margins at ``t``. Reproduced when the
-    largest difference of every draw is at most ``tol``; not reproduced when on every draw some eps differs by
-    more than ``tol`` at the horizon ``T`` (the curves have separated, not crossed briefly); no verdict otherwise,
-    or when a deciding difference lies within a factor 2 of ``tol``. Returns ``(verdict, reason, numbers)``.
+    ``base[i]`` and ``curves[eps][i]`` are draw ``i``'s relative max-norm margins at ``t``. A draw confirms when its
+    largest difference is at most ``tol / 2``, refutes when some eps differs by more than ``2 tol`` at the horizon
+    ``T`` (the curves have separated, not crossed briefly), and is undecided otherwise (a deciding difference within
+    a factor 2 of ``tol``); the draws decide by the sign test (:func:`rates.studies.draws.decide_draws`). Returns
+    ``(verdict, reason, numbers)``.
     """
     t = np.asarray(t, float)
     inside = t >= start
@@ -483,13 +493,12 @@ def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[
         worst.append(max(float(d[inside].max()) for d in diffs.values()))
         final.append(max(float(d[-1]) for d in diffs.values()))
     numbers = {"largest": worst, "at_horizon": final}
-    text = "; ".join(f"draw {i}: largest {w:.3g}, at t = {t[-1]:g} {f:.3g}"
-                     for i, (w, f) in enumerate(zip(worst, final)))
-    if all(w <= tol / 2 for w in worst):
-        return REPRODUCED, "", numbers
-    if all(f > 2 * tol for f in final):
-        return NOT_REPRODUCED, f"the eps > 0 curves separate from eps = 0 by t = {t[-1]:g}: {text}", numbers
-    return NO_VERDICT, (f"differences within a factor 2 of {tol:g} or draws that disagree: {text}"), numbers
+    outcomes = [CONFIRMS if w <= tol / 2 else REFUTES if f > 2 * tol else UNDECIDED for w, f in zip(worst, final)]
+    texts = [f"draw {i}: largest {w:.3g}, at t = {t[-1]:g} {f:.3g}" for i, (w, f) in enumerate(zip(worst, final))]
+    verdict, reason = decide_draws(outcomes, texts, refuted=f"the eps > 0 curves separate from eps = 0 by t = "
+                                   f"{t[-1]:g}", open_=f"differences within a factor 2 of {tol:g} or draws that "
+                                   "disagree")
+    return verdict, reason, numbers
 
 
 def best_rate_check(derived: dict[str, tuple[str, str]]) -> tuple[str, str]:
@@ -693,7 +702,8 @@ def margin_claims(table: ClaimsTable, margins: list[dict[str, dict]], steps: int
                         f"margin / max margin at t = {steps:g} (per draw): {values}; leads (max-norm / 2-norm): "
                         + "; ".join(lines),
                         f"SignGD and Adam ({which}) have a larger max-norm margin and a smaller 2-norm margin than NGD "
-                        f"by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw",
+                        f"by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on most draws (sign test over "
+                        "the draws)",
                         verdict, reason, protocol=proto[("margins", which)]))
 
     for which, shown in adams.items():
@@ -709,7 +719,8 @@ def margin_claims(table: ClaimsTable, margins: list[dict[str, dict]], steps: int
                         "sentence read per algorithm" + ("" if which == "eps = 0" else "; eps > 0 is outside Thm 6.3"),
                         f"own relative margins at t = {steps:g}, favoured norm first (per draw): " + "; ".join(lines),
                         f"SignGD and Adam ({which}): relative max-norm margin above the relative 2-norm margin, NGD "
-                        f"the reverse, by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw",
+                        f"the reverse, by more than {ORDER_TOL:g} at every checkpoint of [t/2, t], on most draws (sign "
+                        "test over the draws)",
                         verdict, reason, protocol=proto[("own-margins", which)]))
 
     for which, shown in adams.items():
@@ -730,8 +741,9 @@ def margin_claims(table: ClaimsTable, margins: list[dict[str, dict]], steps: int
                         f"at t = {steps:g} (per draw): {values}; leads (ratio / cosine): " + "; ".join(lines),
                         "closer to the set of max-norm maximisers (a larger max-norm margin ratio, which is 1 exactly "
                         "on that set) than NGD, and a smaller cosine to the unique W*_2 than NGD, by more than "
-                        f"{ORDER_TOL:g} at every checkpoint of [t/2, t], on every draw; the LP's W*_max is one "
-                        "point of a non-unique set, so cosines to it are not evidence", verdict, reason,
+                        f"{ORDER_TOL:g} at every checkpoint of [t/2, t], on most draws (sign test over the draws); "
+                        "the LP's W*_max is one point of a non-unique set, so cosines to it are not evidence",
+                        verdict, reason,
                         protocol=proto[("correlation", which)]))
 
 
@@ -778,7 +790,7 @@ def eps_claim(table: ClaimsTable, margins: list[dict[str, dict]], records: dict[
     table.add(Claim("Adam results are consistent for small eps > 0 (curves nearly overlap)",
                     f"{SEED} sec. 7 (3); eps > 0 is outside Thm 6.3 (eps = 0)", measured,
                     f"relative max-norm margins within {EPS_AGREE:g} of eps = 0 over t in [{lo:g}, {t[-1]:g}], the "
-                    "figure's one horizon shared with sec. 7 (1) and (2), on every draw",
+                    "figure's one horizon shared with sec. 7 (1) and (2), on most draws (sign test over the draws)",
                     verdict, reason, protocol=proto["eps"]))
 
 

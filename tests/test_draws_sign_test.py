@@ -111,3 +111,18 @@ def test_one_draw_decides_for_itself_and_bad_outcomes_are_refused():
     assert decide_draws([UNDECIDED], ["draw 0"], open_="tie") == (NO_VERDICT, "tie: draw 0")
     with pytest.raises(ValueError, match="draw outcomes"):
         sign_test(["holds"])
+
+
+def test_full_modes_run_enough_draws_for_the_test_and_quick_modes_one():
+    """A row over N draws can decide only if N agreeing draws reach the level: 2 / 2^N <= 0.05 needs N >= 6; the full
+    modes run 10 (9 of 10 agreeing decide, p = 22 / 1024), the quick modes one draw, judged for itself."""
+    from rates.studies import minibatch, signadam
+
+    for draws_in_full, draws_in_quick in (
+        (minibatch.FULL.fig1_seeds, minibatch.QUICK.fig1_seeds),
+        (signadam.FULL.margin_draws, signadam.QUICK.margin_draws),
+    ):
+        assert draws_in_full >= 10 and two_sided_p(draws_in_full - 1, draws_in_full) <= 0.05
+        assert decide_draws(draws(draws_in_full - 1, 1), [])[0] == REPRODUCED
+        assert draws_in_quick == 1
+    assert two_sided_p(5, 5) > 0.05 and two_sided_p(6, 6) <= 0.05

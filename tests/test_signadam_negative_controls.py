@@ -83,34 +83,49 @@ def _curves(t, levels):
     return [level * (1 - 1 / np.sqrt(t)) for level in levels]
 
 
+def _ten(level: float) -> list[float]:
+    """Ten draws' levels spread by +-0.01 about ``level``."""
+    return [level + 0.002 * (i - 5) for i in range(10)]
+
+
 def test_ordering_reproduces_a_settled_lead_and_refutes_the_other_ordering():
     t = checkpoints(1e5, 60).astype(float)
-    ahead = {"SignGD": _curves(t, [0.95, 0.94, 0.96]), "NGD": _curves(t, [0.80, 0.79, 0.81])}
-    behind = {"SignGD": _curves(t, [0.85, 0.84, 0.86]), "NGD": _curves(t, [0.97, 0.96, 0.98])}
-    assert ordering(t, ahead, behind, "SignGD")[0] == REPRODUCED
+    ahead = {"SignGD": _curves(t, _ten(0.95)), "NGD": _curves(t, _ten(0.80))}
+    behind = {"SignGD": _curves(t, _ten(0.85)), "NGD": _curves(t, _ten(0.97))}
+    verdict, reason, measured = ordering(t, ahead, behind, "SignGD")
+    assert verdict == REPRODUCED  # ten of ten draws hold: sign test p = 2 / 2^10
+    assert "10 of 10 draws confirm" in measured and "p = 0.002 (<= 0.05)" in measured
     # the other ordering: NGD ahead in the max norm on every draw
     swapped = {"SignGD": ahead["NGD"], "NGD": ahead["SignGD"]}
     verdict, reason, _ = ordering(t, swapped, behind, "SignGD")
-    assert verdict == NOT_REPRODUCED and "trails NGD on every draw" in reason
+    assert verdict == NOT_REPRODUCED and "trails NGD" in reason and "0 of 10 draws confirm, 10 refute" in reason
     # ahead in the max norm but behind in the 2-norm quantity (the correlation rule's cosine): reversed too
     cos_swapped = {"SignGD": behind["NGD"], "NGD": behind["SignGD"]}
     assert ordering(t, ahead, cos_swapped, "SignGD")[0] == NOT_REPRODUCED
+    # three draws that all hold are too few for the test (p = 2 / 2^3 = 0.25)
+    three = {name: curves[:3] for name, curves in ahead.items()}
+    verdict, reason, _ = ordering(t, three, {name: curves[:3] for name, curves in behind.items()}, "SignGD")
+    assert verdict == NO_VERDICT and "too few" in reason and "p = 0.25" in reason
 
 
 def test_ordering_is_no_verdict_for_a_tie_a_late_crossing_or_split_draws():
     t = checkpoints(1e5, 60).astype(float)
-    behind = {"SignGD": _curves(t, [0.85] * 3), "NGD": _curves(t, [0.97] * 3)}
-    tie = {"SignGD": _curves(t, [0.8 + ORDER_TOL / 2] * 3), "NGD": _curves(t, [0.8] * 3)}
+    behind = {"SignGD": _curves(t, [0.85] * 10), "NGD": _curves(t, [0.97] * 10)}
+    tie = {"SignGD": _curves(t, [0.8 + ORDER_TOL / 2] * 10), "NGD": _curves(t, [0.8] * 10)}
     assert ordering(t, tie, behind, "SignGD")[0] == NO_VERDICT
     # a lead that appears only at t ~ 7e4, inside the window [T/2, T] = [5e4, 1e5]: not settled
-    crossing = {"SignGD": [0.8 + 0.1 * np.tanh((t - 7e4) / 1e4)] * 3, "NGD": _curves(t, [0.8] * 3)}
+    crossing = {"SignGD": [0.8 + 0.1 * np.tanh((t - 7e4) / 1e4)] * 10, "NGD": _curves(t, [0.8] * 10)}
     verdict, reason, _ = ordering(t, crossing, behind, "SignGD")
-    assert verdict == NO_VERDICT and "unsettled" in reason
+    assert verdict == NO_VERDICT and "unsettled" in reason and "no draw decides" in reason
     # a crossing before T/2 leaves a settled lead: the figure's horizon decides
-    early = {"SignGD": [0.8 + 0.1 * np.tanh((t - 1e4) / 1e3)] * 3, "NGD": _curves(t, [0.8] * 3)}
+    early = {"SignGD": [0.8 + 0.1 * np.tanh((t - 1e4) / 1e3)] * 10, "NGD": _curves(t, [0.8] * 10)}
     assert ordering(t, early, behind, "SignGD")[0] == REPRODUCED
-    split = {"SignGD": _curves(t, [0.95, 0.70, 0.95]), "NGD": _curves(t, [0.80] * 3)}
-    assert ordering(t, split, behind, "SignGD")[0] == NO_VERDICT
+    # 7 draws ahead, 3 behind: p = 2 (120 + 45 + 10 + 1) / 2^10 = 0.34, open; 9 ahead and 1 behind: p = 0.021
+    split = {"SignGD": _curves(t, [0.95] * 7 + [0.70] * 3), "NGD": _curves(t, [0.80] * 10)}
+    verdict, reason, _ = ordering(t, split, behind, "SignGD")
+    assert verdict == NO_VERDICT and "the draws split" in reason and "p = 0.34" in reason
+    most = {"SignGD": _curves(t, [0.95] * 9 + [0.70]), "NGD": _curves(t, [0.80] * 10)}
+    assert ordering(t, most, behind, "SignGD")[0] == REPRODUCED
 
 
 # --------------------------------------------------------------------------------------------- sec. 7 (3) eps
@@ -118,14 +133,18 @@ def test_ordering_is_no_verdict_for_a_tie_a_late_crossing_or_split_draws():
 
 def test_eps_agreement_refutes_curves_that_separate_at_the_horizon():
     t = checkpoints(1e5, 60).astype(float)
-    base = _curves(t, [0.90, 0.89, 0.91])
+    base = _curves(t, _ten(0.90))
     overlap = {"Adam eps=1e-08": [b + 1e-4 for b in base]}
     assert eps_agreement(t, base, overlap)[0] == REPRODUCED
     # the measured shape: equal to t ~ 3e4, then 0.118 apart at 1e5 (0.7789 vs 0.8966)
     apart = {"Adam eps=1e-08": [b - 0.118 * np.clip((t - 3e4) / 7e4, 0, 1) for b in base]}
     verdict, reason, numbers = eps_agreement(t, base, apart)
-    assert verdict == NOT_REPRODUCED and "separate" in reason
-    assert numbers["at_horizon"] == pytest.approx([0.118] * 3)
+    assert verdict == NOT_REPRODUCED and "separate" in reason and "10 refute" in reason
+    assert numbers["at_horizon"] == pytest.approx([0.118] * 10)
+    # nine draws apart and one within a factor 2 of the tolerance (undecided): p = 2 / 2^9 on the nine
+    one_close = {"Adam eps=1e-08": apart["Adam eps=1e-08"][:9] + [base[9] + 1.5 * EPS_AGREE]}
+    verdict, reason, _ = eps_agreement(t, base, one_close)
+    assert verdict == NOT_REPRODUCED and "0 of 10 draws confirm, 9 refute, 1 undecided" in reason
 
 
 def test_eps_agreement_is_no_verdict_by_a_hair_or_for_a_transient():
@@ -222,27 +241,27 @@ def test_k_growth_decides_by_the_interval_not_the_point_estimate():
 
 def test_eps_agreement_at_its_factor_two_boundaries():
     t = checkpoints(1e5, 60).astype(float)
-    base = _curves(t, [0.9] * 3)
+    base = _curves(t, [0.9] * 10)
     assert eps_agreement(t, base, {"e": [b + 0.4 * EPS_AGREE for b in base]})[0] == REPRODUCED
     assert eps_agreement(t, base, {"e": [b + 0.6 * EPS_AGREE for b in base]})[0] == NO_VERDICT
     assert eps_agreement(t, base, {"e": [b + 2.5 * EPS_AGREE for b in base]})[0] == NOT_REPRODUCED
-    # apart on two draws of three at the horizon: the draws disagree
-    split = {"e": [base[0] + 0.1, base[1] + 0.1, base[2]]}
+    # apart on six draws of ten at the horizon, together on four: the draws split
+    split = {"e": [b + 0.1 for b in base[:6]] + base[6:]}
     assert eps_agreement(t, base, split)[0] == NO_VERDICT
     assert eps_agreement(t[t < 50], [b[t < 50] for b in base], {"e": [b[t < 50] for b in base]})[0] == NO_VERDICT
 
 
 def test_ordering_needs_every_draw_and_both_quantities():
     t = checkpoints(1e5, 60).astype(float)
-    behind = {"SignGD": _curves(t, [0.85] * 2), "NGD": _curves(t, [0.97] * 2)}
+    behind = {"SignGD": _curves(t, [0.85] * 6), "NGD": _curves(t, [0.97] * 6)}
     lead = 3 * ORDER_TOL
-    ahead = {"SignGD": _curves(t, [0.8 + lead] * 2), "NGD": _curves(t, [0.8] * 2)}
-    assert ordering(t, ahead, behind, "SignGD")[0] == REPRODUCED
-    # one draw of two reversed: draws that disagree, not a refutation
-    one = {"SignGD": _curves(t, [0.8 + lead, 0.8 - lead]), "NGD": _curves(t, [0.8] * 2)}
+    ahead = {"SignGD": _curves(t, [0.8 + lead] * 6), "NGD": _curves(t, [0.8] * 6)}
+    assert ordering(t, ahead, behind, "SignGD")[0] == REPRODUCED  # six of six: p = 2 / 2^6 = 0.031
+    # one draw of six reversed: p = 2 (6 + 1) / 2^6 = 0.22, draws that disagree, not a refutation
+    one = {"SignGD": _curves(t, [0.8 + lead] * 5 + [0.8 - lead]), "NGD": _curves(t, [0.8] * 6)}
     assert ordering(t, one, behind, "SignGD")[0] == NO_VERDICT
     # ahead by 3 tolerances in the max norm but tied in the other quantity: not settled
-    tied = {"SignGD": _curves(t, [0.9] * 2), "NGD": _curves(t, [0.9] * 2)}
+    tied = {"SignGD": _curves(t, [0.9] * 6), "NGD": _curves(t, [0.9] * 6)}
     assert ordering(t, ahead, tied, "SignGD")[0] == NO_VERDICT
 
 
@@ -362,21 +381,31 @@ def test_ordering_output_word_for_word():
     assert measured == ("SignGD vs NGD: draw 0: leads by +0.5000 / +1.2500 at t = 1000 (least over [500, 1000]: "
                         "+0.5000 / +1.2500): holds")
     t = T_LATE
-    two = {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2}
-    same = {"SignGD": [np.full(6, 0.5)] * 2, "NGD": [np.full(6, 0.5)] * 2}
-    verdict, reason, _ = ordering(t, two, same, "SignGD", tol=0.25)
-    assert verdict == NOT_REPRODUCED
     draw = "leads by -0.5000 / +0.0000 at t = 1000 (least over [500, 1000]: -0.5000 / +0.0000): reversed"
-    assert reason == f"SignGD trails NGD on every draw: draw 0: {draw}; draw 1: {draw}"
+    one = {"SignGD": [np.full(6, 0.0)], "NGD": [np.full(6, 0.5)]}
+    same_one = {"SignGD": [np.full(6, 0.5)], "NGD": [np.full(6, 0.5)]}
+    assert ordering(t, one, same_one, "SignGD", tol=0.25)[:2] == (NOT_REPRODUCED, f"SignGD trails NGD: draw 0: {draw}")
+    six = {"SignGD": [np.full(6, 0.0)] * 6, "NGD": [np.full(6, 0.5)] * 6}
+    same = {"SignGD": [np.full(6, 0.5)] * 6, "NGD": [np.full(6, 0.5)] * 6}
+    verdict, reason, measured = ordering(t, six, same, "SignGD", tol=0.25)
+    assert verdict == NOT_REPRODUCED
+    draws = "; ".join(f"draw {i}: {draw}" for i in range(6))
+    test = "two-sided sign test on the 6 deciding draws: p = 0.031 (<= 0.05)"
+    assert reason == ("SignGD trails NGD; not reproduced for most draws (the claim read as a statement about the "
+                      "typical draw, since the figure shows one: P(a draw confirms) > 1/2): " + test
+                      + "; 0 of 6 draws confirm, 6 refute, 0 undecided; " + draws)
+    assert measured == f"SignGD vs NGD: 0 of 6 draws confirm, 6 refute, 0 undecided ({test}); {draws}"
     split = {"SignGD": [np.full(6, 0.0), np.full(6, 1.0)], "NGD": [np.full(6, 0.5)] * 2}
     verdict, reason, measured = ordering(t, split, {"SignGD": [np.full(6, 0.0)] * 2, "NGD": [np.full(6, 0.5)] * 2},
                                          "SignGD", tol=0.25)
-    assert measured == "SignGD vs NGD: " + reason.split("disagree); ", 1)[1]
     assert verdict == NO_VERDICT
     assert reason == ("SignGD vs NGD: reversed, holds over the draws (a lead within 0.25, an order that changes "
-                      "inside the window or draws that disagree); draw 0: leads by -0.5000 / +0.5000 at t = 1000 "
-                      "(least over [500, 1000]: -0.5000 / +0.5000): reversed; draw 1: leads by +0.5000 / +0.5000 at "
-                      "t = 1000 (least over [500, 1000]: +0.5000 / +0.5000): holds")
+                      "inside the window or draws that disagree); the draws split (the claim read as a statement "
+                      "about the typical draw, since the figure shows one: P(a draw confirms) > 1/2): two-sided sign "
+                      "test on the 2 deciding draws: p = 1 (> 0.05); an even split: more draws at this split never "
+                      "decide; 1 of 2 draws confirm, 1 refute, 0 undecided; draw 0: leads by -0.5000 / +0.5000 at "
+                      "t = 1000 (least over [500, 1000]: -0.5000 / +0.5000): reversed; draw 1: leads by +0.5000 / "
+                      "+0.5000 at t = 1000 (least over [500, 1000]: +0.5000 / +0.5000): holds")
     _, reason, measured = _order([0.5] * 6, [0.5, 0.5, 0.5, 0.25, 0.5, 0.5])
     assert reason.endswith("(least over [500, 1000]: +0.5000 / +0.2500): unsettled")
     assert measured == ("SignGD vs NGD: draw 0: leads by +0.5000 / +0.5000 at t = 1000 (least over [500, 1000]: "
@@ -385,14 +414,16 @@ def test_ordering_output_word_for_word():
 
 def test_eps_agreement_at_its_exact_thresholds():
     t = np.array([10.0, 100.0, 1000.0])
-    base = [np.zeros(3), np.zeros(3)]
-    assert eps_agreement(t, base, {"e": [np.full(3, 0.25)] * 2}, tol=0.5) == (
-        REPRODUCED, "", {"largest": [0.25, 0.25], "at_horizon": [0.25, 0.25]})  # exactly tol / 2 agrees
-    verdict, reason, _ = eps_agreement(t, base, {"e": [np.full(3, 1.0)] * 2}, tol=0.5)  # exactly 2 tol: not apart
+    base = [np.zeros(3)] * 6  # six draws: six agreeing give p = 2 / 2^6 = 0.031
+    verdict, reason, numbers = eps_agreement(t, base, {"e": [np.full(3, 0.25)] * 6}, tol=0.5)
+    assert verdict == REPRODUCED and "6 of 6 draws confirm" in reason  # exactly tol / 2 agrees
+    assert numbers == {"largest": [0.25] * 6, "at_horizon": [0.25] * 6}
+    verdict, reason, _ = eps_agreement(t, base, {"e": [np.full(3, 1.0)] * 6}, tol=0.5)  # exactly 2 tol: not apart
     assert verdict == NO_VERDICT
-    assert reason == ("differences within a factor 2 of 0.5 or draws that disagree: draw 0: largest 1, at t = 1000 1; "
-                      "draw 1: largest 1, at t = 1000 1")
-    assert eps_agreement(t, base, {"e": [np.full(3, 1.5)] * 2}, tol=0.5)[0] == NOT_REPRODUCED
+    assert reason == ("differences within a factor 2 of 0.5 or draws that disagree; no draw decides; longer runs "
+                      "decide; 0 of 6 draws confirm, 0 refute, 6 undecided; "
+                      + "; ".join(f"draw {i}: largest 1, at t = 1000 1" for i in range(6)))
+    assert eps_agreement(t, base, {"e": [np.full(3, 1.5)] * 6}, tol=0.5)[0] == NOT_REPRODUCED
     assert eps_agreement(np.array([10.0, 20.0, 50.0]), base, {"e": base}) == (
         NO_VERDICT, "the runs end at t = 50 before t = 100", {})
 # ------------------------------------------------------------------------- sec. 7 (1), each algorithm's own margins
@@ -402,17 +433,17 @@ def test_own_margins_reading_refutes_a_max_norm_margin_below_its_own_two_norm_ma
     from rates.studies.signadam.rules import own_ordering
 
     t = np.geomspace(1, 1e5, 40)
-    # Adam eps = 1e-8 on the study's three draws (relative max-norm / 2-norm margins at t = 1e5)
-    rel_max = {"Adam": _curves(t, [0.779, 0.853, 0.855])}
-    rel_two = {"Adam": _curves(t, [0.873, 0.881, 0.956])}
+    # Adam eps = 1e-8 on the study's ten draws (relative max-norm / 2-norm margins at t = 1e5)
+    rel_max = {"Adam": _curves(t, [0.7789, 0.8527, 0.855, 0.7773, 0.8608, 0.8025, 0.8397, 0.7587, 0.7102, 0.7923])}
+    rel_two = {"Adam": _curves(t, [0.8725, 0.8807, 0.9557, 0.9374, 0.927, 0.8731, 0.9433, 0.9401, 0.9468, 0.9767])}
     verdict, reason, _ = own_ordering(t, rel_max, rel_two, "Adam")
-    assert verdict == NOT_REPRODUCED and "every draw" in reason
-    # the same numbers the other way round hold; one draw swapped leaves it open
+    assert verdict == NOT_REPRODUCED and "10 refute" in reason
+    # the same numbers the other way round hold; three draws swapped leave it open (7 to 3: p = 0.34)
     assert own_ordering(t, rel_two, rel_max, "Adam")[0] == REPRODUCED
-    mixed = {"Adam": _curves(t, [0.9, 0.853, 0.855])}
+    mixed = {"Adam": _curves(t, [0.99] * 3 + [0.8527, 0.855, 0.7773, 0.8608, 0.8025, 0.8397, 0.7587])}
     assert own_ordering(t, mixed, rel_two, "Adam")[0] == NO_VERDICT
     # a lead within the tolerance is a tie, not a holding order
-    tie = {"Adam": _curves(t, [0.8735, 0.8815, 0.9565])}
+    tie = {"Adam": [c + 0.0005 for c in rel_two["Adam"]]}
     assert own_ordering(t, tie, rel_two, "Adam")[0] == NO_VERDICT
 
 

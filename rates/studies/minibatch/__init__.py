@@ -41,9 +41,9 @@ Algorithm
     still falling, or a trend within its noise of x0.9, is "no verdict", with the horizon at which its last decade's
     fall would reach 5 %; the "converges" claims of beta = 0.99 and VR read b = 1 at a ten times longer horizon.
     "Slower" claims (momentum, VR) compare the times from which the errors stay below LEVEL. Over data draws, a
-    verdict needs the draws that decide to agree and to be a majority; a draw that confirms and one that refutes
-    leave the claim open, so a claim with two halves (beta = 0.5 improves; discrepancies remain) is two rows. Claims
-    about the predicted rates (Cor. 4.5 at b = n, dimension-free bounds, Thm 4.1 at b < n) are decided on the
+    claim is read as a statement about the typical draw and decided by a sign test on the draws that decide
+    (:mod:`rates.studies.draws`); a claim with two halves (beta = 0.5 improves; discrepancies remain) is two rows.
+    Claims about the predicted rates (Cor. 4.5 at b = n, dimension-free bounds, Thm 4.1 at b < n) are decided on the
     rebuilt theorems (:mod:`rates.symbolic.theorems`); Lemma H.1 is an identity of the code, a check of the
     implementation.
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, Claim, ClaimsTable, combine, decide
+from rates.studies.draws import OF_VERDICT, SIGN_TEST_LEVEL, decide_draws
 from rates.studies.minibatch.measures import (
     Fig1Config,
     bound_symbols,
@@ -97,9 +98,10 @@ def fig1_claims(table: ClaimsTable, cfgs: dict[tuple, Fig1Config], size: Size, n
                 seeds: list[int]) -> None:
     """The Fig. 1 claims, judged on each seed (data draw) alone; the measured column shows the means over seeds.
 
-    A verdict needs the draws that decide to agree and to be a majority of all draws: e.g. two draws refute and
-    the third is undecided (still falling) -> 'not reproduced'; a draw that confirms and one that refutes ->
-    'no verdict' however many agree with either (the claim depends on the draw), with every seed's verdict."""
+    The seeds' verdicts decide by the sign test of :func:`rates.studies.draws.decide_draws` (Fig. 1 shows one
+    draw, so a claim is read as a statement about the typical draw): e.g. 9 of 10 seeds confirm and 1 refutes ->
+    'reproduced' (p = 0.021); 6 confirm and 4 refute -> 'no verdict' with the number of draws that would decide;
+    every seed's verdict is in the reason."""
     pooled = ClaimsTable("pooled", "pooled")
     _fig1_claims(pooled, cfgs, size, n, steps)
     if len(seeds) == 1:
@@ -113,28 +115,11 @@ def fig1_claims(table: ClaimsTable, cfgs: dict[tuple, Fig1Config], size: Size, n
         per_seed.append(single.claims)
     for j, claim in enumerate(pooled.claims):
         verdicts = [claims[j] for claims in per_seed]
-        kinds = {c.verdict for c in verdicts}
-        decided = kinds - {NO_VERDICT}
-        deciding = sum(c.verdict != NO_VERDICT for c in verdicts)
         each = [f"seed {s} {c.verdict}" + (f" ({c.reason})" if c.reason else "") for s, c in zip(seeds, verdicts)]
-        if len(kinds) == 1:
-            verdict = kinds.pop()
-            reason = "; ".join(f"seed {s}: {c.reason}" for s, c in zip(seeds, verdicts) if c.reason)
-        elif len(decided) == 1 and 2 * deciding > len(seeds):
-            verdict = next(iter(decided))
-            reason = f"{deciding} of {len(seeds)} seeds decide and agree, the others are open: " + "; ".join(each)
-        elif len(decided) > 1:
-            verdict = NO_VERDICT
-            reason = ("the seeds disagree (the claim depends on the data draw): " + "; ".join(each)
-                      + "; Fig. 1 shows one draw, so the claim is not stated for every draw and further draws "
-                      "cannot settle a split; a statement for every draw would decide it (the refuting seeds: "
-                      "not reproduced)")
-        else:
-            verdict = NO_VERDICT
-            reason = (f"only {deciding} of {len(seeds)} seeds decide: " + "; ".join(each)
-                      + "; a verdict needs a majority of the seeds to decide and agree: longer runs decide")
+        verdict, reason = decide_draws([OF_VERDICT[c.verdict] for c in verdicts], each)
         table.add(replace(claim, measured=f"mean over seeds {seeds[0]}-{seeds[-1]}: {claim.measured}",
-                          criterion=f"{claim.criterion}; the deciding seeds agree and are a majority",
+                          criterion=f"{claim.criterion}; over the draws: a two-sided sign test at level "
+                                    f"{SIGN_TEST_LEVEL:g} on the deciding seeds",
                           verdict=verdict, reason=reason))
 
 

@@ -7,7 +7,7 @@ Setting (SIGNADAM)
       (1) SignGD and Adam favour the max-norm margin over the 2-norm margin, NGD the reverse; (2) SignGD and
       Adam iterates correlate with the max-norm max-margin solution W*_max, NGD with W*_2; (3) results are
       consistent for different small eps. The seed's d, n, eps values and plotted horizon were lost in the
-      extraction: here the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3) on 3 data draws, eps in
+      extraction: here the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3) on 10 data draws, eps in
       {0, 1e-8, 1e-6}, and one horizon for the whole figure, t = 1e5.
     * Cor. 5.4 (SignGD; NGD by Rem. 5.5) and Cor. 6.4 (Adam with eps = 0, Thm 6.3): margin-gap rates per
       regime of a (Adam also at a = 1); Rem. 5.5 / App. E: the same rate for NSD in other entry-wise norms
@@ -31,8 +31,8 @@ Algorithm
     (2) are one row each for eps = 0 and for eps > 0. Sec. 7 (2) is judged by the max-norm margin ratio (1
     exactly on the set of max-norm maximisers) and the cosine to the unique W*_2, never by a cosine to the LP's
     pick of a non-unique W*_max. An ordering must hold by more than ORDER_TOL at every checkpoint of [T/2, T]
-    on every draw; sec. 7 (3) compares the eps curves over [100, T] at the same T and reports the crossover
-    after which they differ by more than EPS_AGREE.
+    on a draw, and the draws decide by a sign test (:mod:`rates.studies.draws`); sec. 7 (3) compares the eps
+    curves over [100, T] at the same T and reports the crossover after which they differ by more than EPS_AGREE.
 
 Guarantee
     ``claims.{md,tex,json}`` with every claim above, its protocol and a verdict; figures: gap against t per a

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from rates.output.claims import Protocol
+from rates.studies.draws import CONFIRMS, DRAWS_RULE, REFUTES, UNDECIDED
 from rates.studies.horizon import DECIDING_DECADES, STEP_BUDGET
 
 SEED = "SIGNADAM"
@@ -19,6 +20,7 @@ ADAM_EPS = (0.0, 1e-8, 1e-6)  # eps > 0: outside Thm 6.3, sec. 7's "consistent f
 RATE_EPS = (0.0, 1e-8)
 BEST_A = {"signgd": "1/2", "ngd": "1/2", "adam": "2/3"}  # sec. 7's choice = the best a of Cor. 5.4 / 6.4
 CLASSES = (3, 5, 10)
+DRAW_OUTCOME = {"holds": CONFIRMS, "reversed": REFUTES, "unsettled": UNDECIDED}  # a sec. 7 draw's state
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class Size:
 # Rem. 6.5 is read as the relative gap at a fixed t = 1e6 on 3 draws per k (n = 30 at every k), not as
 # slopes: a k-dependent constant moves the intercept, not the slope.
 FULL = Size("default", seeds=1, nsd_steps=2_000_000, adam_steps=10_000_000, classes_steps=1_000_000,
-            margin_steps=100_000)
+            margin_steps=100_000, margin_draws=10)
 QUICK = replace(FULL, nsd_steps=1500, adam_steps=1500, classes_steps=1200, margin_steps=1000, checkpoints=16,
                 classes_draws=1, margin_draws=1, plan_horizons=False)
 
@@ -127,8 +129,8 @@ def protocols(size: Size) -> dict[Any, Protocol]:
         "c_adam unknown)", one_draw, "a loss that still rises where the descent lemma says it falls")
     order_rule = (f"per draw and per algorithm X against NGD: 'holds' when X is ahead by more than {ORDER_TOL:g} in "
                   "both quantities at every checkpoint of [T/2, T], 'reversed' when it is behind "
-                  f"by more than {ORDER_TOL:g} in either at every such checkpoint; reproduced when every draw holds, "
-                  "not reproduced when every draw is reversed, else no verdict (unsettled, a tie or split draws)")
+                  f"by more than {ORDER_TOL:g} in either at every such checkpoint, else 'unsettled' (undecided); over "
+                  f"the draws: {DRAWS_RULE}")
     for which in ("eps = 0", "eps > 0"):
         out[("margins", which)] = Protocol(
             f"max-norm and 2-norm margins of W_t over the max margins of each norm, SignGD and Adam ({which}) against "
@@ -143,8 +145,8 @@ def protocols(size: Size) -> dict[Any, Protocol]:
     own_rule = (f"per draw and per algorithm: 'holds' when its own relative margin in the favoured norm exceeds the "
                 f"other by more than {ORDER_TOL:g} at every checkpoint of [T/2, T] (SignGD and Adam: the max-norm; "
                 f"NGD: the 2-norm), 'reversed' when it is below by more than {ORDER_TOL:g} at every such checkpoint; "
-                "reproduced when every algorithm and draw holds, not reproduced when some algorithm is reversed on "
-                "every draw, else no verdict")
+                f"else 'unsettled' (undecided); per algorithm over the draws: {DRAWS_RULE}; reproduced when every "
+                "algorithm is, not reproduced when some algorithm is, else no verdict")
     for which in ("eps = 0", "eps > 0"):
         out[("own-margins", which)] = Protocol(
             f"each algorithm's own two relative margins (max-norm and 2-norm, over the max margins of each norm), "
@@ -154,9 +156,10 @@ def protocols(size: Size) -> dict[Any, Protocol]:
     out["eps"] = Protocol(
         "|relative max-norm margin(eps) - relative max-norm margin(eps = 0)| of Adam (a = 2/3), eps in {1e-8, 1e-6}",
         sec7_window,
-        f"per draw the largest difference over the window: reproduced when every draw stays within {EPS_AGREE:g}, "
-        f"not reproduced when every draw exceeds {EPS_AGREE:g} at the horizon, no verdict otherwise or within a "
-        f"factor 2 of {EPS_AGREE:g}", sec7_seeds, "curves that separate by the figure's horizon", figure=SEC7_FIGURE)
+        f"per draw the largest difference over the window: a draw confirms when it stays within {EPS_AGREE:g}, "
+        f"refutes when it exceeds {EPS_AGREE:g} at the horizon, and is undecided otherwise or within a "
+        f"factor 2 of {EPS_AGREE:g}; over the draws: {DRAWS_RULE}", sec7_seeds,
+        "curves that separate by the figure's horizon", figure=SEC7_FIGURE)
     out["dimension"] = Protocol(
         "rates.symbolic's thresholds t0 of SignGD (Thm 5.3) and Adam (Thm 6.3) and the data constants they need",
         "none: the thresholds are statements about the proofs (upper bounds on when descent starts)",

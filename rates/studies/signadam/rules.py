@@ -10,7 +10,8 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from rates.output.claims import NO_VERDICT, NOT_REPRODUCED, REPRODUCED, claim_verdict_from_fit, decide
-from rates.studies.signadam.protocols import DISPLAY, EPS_AGREE, EPS_FROM, LOSS_RISE_TOL, ORDER_TOL
+from rates.studies.draws import CONFIRMS, REFUTES, UNDECIDED, decide_draws, summary
+from rates.studies.signadam.protocols import DISPLAY, DRAW_OUTCOME, EPS_AGREE, EPS_FROM, LOSS_RISE_TOL, ORDER_TOL
 
 
 def rate_part(name: str, label: str, reason: str, undecided: str = "") -> tuple[str, str]:
@@ -96,13 +97,14 @@ def loss_monotone(t: np.ndarray, log_loss: np.ndarray, descent_start: Optional[f
 
 def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str, list[np.ndarray]],
              name: str, reference: str = "NGD", tol: float = ORDER_TOL) -> tuple[str, str, str]:
-    """``name`` ahead of ``reference`` on every draw: larger in the ``ahead`` quantity, smaller in ``behind``.
+    """``name`` ahead of ``reference`` on most draws: larger in the ``ahead`` quantity, smaller in ``behind``.
 
     ``ahead[x][i]`` / ``behind[x][i]`` are draw ``i``'s curves at the checkpoints ``t``. Per draw the comparison
     is read at every checkpoint of ``[T/2, T]``: 'holds' when
     ``name`` leads by more than ``tol`` in both quantities at each of them, 'reversed' when it trails by more than
     ``tol`` in either at each of them, else 'unsettled' (a tie within ``tol`` or an order that changes inside
-    the window). Returns ``(verdict, reason, measured)``.
+    the window); the draws decide by the sign test (:func:`_verdict_of_draws`). Returns ``(verdict, reason,
+    measured)``.
     """
     t = np.asarray(t, float)
     late = t >= t[-1] / 2
@@ -119,20 +121,23 @@ def ordering(t: np.ndarray, ahead: dict[str, list[np.ndarray]], behind: dict[str
         texts.append(f"draw {i}: leads by {lead_a[-1]:+.4f} / {lead_b[-1]:+.4f} at t = {t[-1]:g} "
                      f"(least over [{t[late][0]:g}, {t[-1]:g}]: {lead_a.min():+.4f} / {lead_b.min():+.4f}): "
                      f"{states[-1]}")
-    return (*_verdict_of_draws(states, texts, f"{name} trails {reference} on every draw",
+    return (*_verdict_of_draws(states, texts, f"{name} trails {reference}",
                                f"{name} vs {reference}: " + ", ".join(states) + f" over the draws (a lead within "
                                f"{tol:g}, an order that changes inside the window or draws that disagree)"),
-            f"{name} vs {reference}: " + "; ".join(texts))
+            _measured_of_draws(f"{name} vs {reference}", states, texts))
 
 
 def _verdict_of_draws(states: list[str], texts: list[str], refuted: str, unsettled: str) -> tuple[str, str]:
-    """Every draw 'holds': reproduced; every draw 'reversed': not reproduced (``refuted``); else no verdict
-    (``unsettled``); the reasons end with the draws' ``texts``."""
-    if all(state == "holds" for state in states):
-        return REPRODUCED, ""
-    if all(state == "reversed" for state in states):
-        return NOT_REPRODUCED, f"{refuted}: " + "; ".join(texts)
-    return NO_VERDICT, f"{unsettled}; " + "; ".join(texts)
+    """The draws' states ('holds' confirms, 'reversed' refutes, 'unsettled' leaves the draw undecided) decide by
+    the sign test of :func:`rates.studies.draws.decide_draws`; ``refuted`` / ``unsettled`` lead the reasons, which
+    end with the draws' ``texts``."""
+    return decide_draws([DRAW_OUTCOME[state] for state in states], texts, refuted=refuted, open_=unsettled)
+
+
+def _measured_of_draws(head: str, states: list[str], texts: list[str]) -> str:
+    """``head``, the draws' counts with the sign test (several draws), then each draw's text."""
+    counts = summary([DRAW_OUTCOME[state] for state in states])
+    return f"{head}: " + (f"{counts}; " if counts else "") + "; ".join(texts)
 
 
 def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: dict[str, list[np.ndarray]],
@@ -140,8 +145,8 @@ def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: di
     """Sec. 7 (1) read as each algorithm's own two margins: ``name``'s relative margin in its favoured norm
     (``favoured[name][i]``, draw ``i``) above its relative margin in the other norm, at every checkpoint of
     ``[T/2, T]``. 'holds' when it leads by more than ``tol`` at each of them, 'reversed' when it trails by more than
-    ``tol`` at each of them, else 'unsettled'; reproduced when every draw holds, not reproduced when every draw is
-    reversed, else no verdict. Returns ``(verdict, reason, measured)``."""
+    ``tol`` at each of them, else 'unsettled'; the draws decide by the sign test (:func:`_verdict_of_draws`).
+    Returns ``(verdict, reason, measured)``."""
     t = np.asarray(t, float)
     late = t >= t[-1] / 2
     states, texts = [], []
@@ -151,18 +156,20 @@ def own_ordering(t: np.ndarray, favoured: dict[str, list[np.ndarray]], other: di
         texts.append(f"draw {i}: {float(np.asarray(favoured[name][i])[-1]):.4f} vs "
                      f"{float(np.asarray(other[name][i])[-1]):.4f} at t = {t[-1]:g} (least lead over "
                      f"[{t[late][0]:g}, {t[-1]:g}]: {lead.min():+.4f}): {states[-1]}")
-    return (*_verdict_of_draws(states, texts, f"{name}'s own margin is smaller in the norm it favours on every draw",
-                               f"{name}: " + ", ".join(states) + " over the draws"), f"{name}: " + "; ".join(texts))
+    return (*_verdict_of_draws(states, texts, f"{name}'s own margin is smaller in the norm it favours",
+                               f"{name}: " + ", ".join(states) + " over the draws"),
+            _measured_of_draws(name, states, texts))
 
 
 def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[np.ndarray]],
                   start: float = EPS_FROM, tol: float = EPS_AGREE) -> tuple[str, str, dict]:
     """Sec. 7 (3): every eps > 0 curve within ``tol`` of the eps = 0 one over ``[start, T]``, draw by draw.
 
-    ``base[i]`` and ``curves[eps][i]`` are draw ``i``'s relative max-norm margins at ``t``. Reproduced when the
-    largest difference of every draw is at most ``tol``; not reproduced when on every draw some eps differs by
-    more than ``tol`` at the horizon ``T`` (the curves have separated, not crossed briefly); no verdict otherwise,
-    or when a deciding difference lies within a factor 2 of ``tol``. Returns ``(verdict, reason, numbers)``.
+    ``base[i]`` and ``curves[eps][i]`` are draw ``i``'s relative max-norm margins at ``t``. A draw confirms when its
+    largest difference is at most ``tol / 2``, refutes when some eps differs by more than ``2 tol`` at the horizon
+    ``T`` (the curves have separated, not crossed briefly), and is undecided otherwise (a deciding difference within
+    a factor 2 of ``tol``); the draws decide by the sign test (:func:`rates.studies.draws.decide_draws`). Returns
+    ``(verdict, reason, numbers)``.
     """
     t = np.asarray(t, float)
     inside = t >= start
@@ -174,13 +181,12 @@ def eps_agreement(t: np.ndarray, base: list[np.ndarray], curves: dict[str, list[
         worst.append(max(float(d[inside].max()) for d in diffs.values()))
         final.append(max(float(d[-1]) for d in diffs.values()))
     numbers = {"largest": worst, "at_horizon": final}
-    text = "; ".join(f"draw {i}: largest {w:.3g}, at t = {t[-1]:g} {f:.3g}"
-                     for i, (w, f) in enumerate(zip(worst, final)))
-    if all(w <= tol / 2 for w in worst):
-        return REPRODUCED, "", numbers
-    if all(f > 2 * tol for f in final):
-        return NOT_REPRODUCED, f"the eps > 0 curves separate from eps = 0 by t = {t[-1]:g}: {text}", numbers
-    return NO_VERDICT, (f"differences within a factor 2 of {tol:g} or draws that disagree: {text}"), numbers
+    outcomes = [CONFIRMS if w <= tol / 2 else REFUTES if f > 2 * tol else UNDECIDED for w, f in zip(worst, final)]
+    texts = [f"draw {i}: largest {w:.3g}, at t = {t[-1]:g} {f:.3g}" for i, (w, f) in enumerate(zip(worst, final))]
+    verdict, reason = decide_draws(outcomes, texts, refuted=f"the eps > 0 curves separate from eps = 0 by t = "
+                                   f"{t[-1]:g}", open_=f"differences within a factor 2 of {tol:g} or draws that "
+                                   "disagree")
+    return verdict, reason, numbers
 
 
 def best_rate_check(derived: dict[str, tuple[str, str]]) -> tuple[str, str]:

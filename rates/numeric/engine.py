@@ -27,10 +27,12 @@ cuda and stays callable on the CPU as the previous engine (``--engine torch``) t
 compare against. On cuda, ``graph`` replays that same torch program's steps as recorded CUDA graphs
 (:mod:`rates.numeric.graphed`) for the recipes it can record, and runs the others eagerly. ``gemm``
 (:mod:`rates.numeric.gemm`) computes a full-batch group's gradients as two GEMMs of all its runs stacked, and the
-rest of the recipe with the torch program: on data sets where the products are the step (from k d n = 2e5 and
-d = 16 on, :func:`group_stepper`) it is faster than the fused kernels (1.4-2x measured, docs/benchmarks.md), and
-``auto`` takes it there on the CPU. ``auto`` picks ``fused`` on the CPU when numba imports (``gemm`` for those
-groups), ``graph`` on cuda, else ``torch``. All record the same checkpoints with the same :class:`_Measure`.
+rest of the recipe with the torch program (plain SignGD on the CPU: the whole step in one compiled loop,
+:class:`rates.numeric.gemm.SignSteps`): on data sets where the products are the step (from k d n = 2e5 and d = 16
+on, 1.5e5 for plain SignGD, :func:`group_stepper`) it is faster than the fused kernels (1.4-2x measured,
+docs/benchmarks.md), and ``auto`` takes it there on the CPU. ``auto`` picks ``fused`` on the CPU when numba
+imports (``gemm`` for those groups), ``graph`` on cuda, else ``torch``. All record the same checkpoints with the
+same :class:`_Measure`.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.numeric.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
@@ -413,10 +415,9 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
             raise InputError("engine", f"the fused kernels have no steepest direction for norm {recipe.norm!r}; "
                                        "use --engine torch")
     if stepper == "gemm" and (on_host or H.device.type == "cpu"):
-        from rates.numeric.fused.products import worth_tiles
         from rates.numeric.gemm import compiled_signs
 
-        if compiled_signs(recipe, runs) and not worth_tiles(len(runs) * k, H.shape[-1]):
+        if compiled_signs(recipe, runs):
             if on_host:
                 return _run_group_gemm_signs(runs, H, np.asarray(y), k, steps, times, advance)
             W, records = _run_group_gemm_signs(runs, H.numpy(), y.numpy(), k, steps, times, advance)

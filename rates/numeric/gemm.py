@@ -21,7 +21,12 @@ the samples into its blocks as multiplying them: there the two products are the 
 n = 2000); on cuda the same three stages are torch ``mm`` calls and :func:`rates.numeric.losses.coefficients`.
 The rest of the recipe (momentum, Adam, the steepest direction, the schedule) is the torch program of
 :mod:`rates.numeric.optim`, the one definition of every recipe, fed this source's
-:class:`~rates.numeric.optim.base.Signal`.
+:class:`~rates.numeric.optim.base.Signal`. Plain SignGD on the CPU (polynomial schedules) is
+the exception: its whole step -- the two GEMMs, the coefficients, the exact-sign check and ``W - eta_t sign(G)``
+-- is one compiled loop (:class:`SignSteps`, :func:`rates.numeric.fused.kernels.gemm_sign_advance`), because at
+mid sizes (10 classes, 32-100 features, 500-2,000 samples, one configuration) the torch program's Python and
+calls around the products cost ~100 us a step, as much as the products; the loop's steps are the fused kernels'
+float64 operations, so its iterates equal theirs bit for bit (tests/test_gemm.py).
 
 Exact signs (tests/test_exact_sign.py, tests/test_gemm.py). The coefficients follow the fused rules: each
 class row carries its own exponent for sign-type directions (SignGD, Signum, Adam), and for the others the
@@ -224,7 +229,8 @@ def compiled_signs(recipe: Any, runs: Any) -> bool:
     """Whether the GEMM stepper's group runs in the compiled SignGD loop
     (:func:`rates.numeric.fused.kernels.gemm_sign_advance`) rather than the torch program: plain full-batch SignGD
     (the recipes with exact signs, :func:`rates.numeric.exact_sign.takes_exact_signs`) whose runs all follow the
-    polynomial family ``eta0 (t + 2)^-a``; on the CPU (the caller's check)."""
+    polynomial family ``eta0 (t + 2)^-a``; on the CPU (the caller's check). The products are OpenBLAS GEMMs or the
+    tiles of :mod:`rates.numeric.fused.products`, each by its own rule."""
     from rates.numeric.exact_sign import takes_exact_signs
 
     return takes_exact_signs(recipe) and all(r.schedule.is_polynomial for r in runs)
@@ -238,6 +244,8 @@ class SignSteps:
     (:func:`rates.numeric.engine.one_blas_thread`)."""
 
     def __init__(self, runs: Any, H: np.ndarray, y: np.ndarray, k: int):
+        from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
+
         self.X = np.ascontiguousarray(H, dtype=np.float64)
         self.Xt = np.ascontiguousarray(self.X.T)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
@@ -252,6 +260,7 @@ class SignSteps:
         self.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
                         np.empty((R, k, d)), np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)))
         self.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
+        self.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
 
     def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""
@@ -262,7 +271,8 @@ class SignSteps:
             start = self.t
             while self.t < t1:
                 stopped = int(kernels.gemm_sign_advance(self.W, self.t, t1, self.X, self.Xt, self.y, self.eta0,
-                                                        self.a, self.column_max, self.column_total, *self.scratch))
+                                                        self.a, self.column_max, self.column_total, *self.tiles,
+                                                        *self.scratch))
                 if stopped < t1:
                     self._settle(stopped)
                     stopped += 1

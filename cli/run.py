@@ -193,7 +193,7 @@ def run(
                                help="{ENGINES}: fused runs compiled CPU kernels, gemm the full-batch gradient as two "
                                "BLAS matrix products per step (large data sets), torch the batched torch program, "
                                "graph that program replayed as CUDA graphs (cuda only); auto picks fused on the CPU "
-                               "(gemm for full-batch runs from k d n = 2e5 on), graph on cuda"),
+                               "(gemm for full-batch runs from k d n = 2e5 on, SignGD from 1.5e5), graph on cuda"),
     polar: str = typer.Option("exact", "--polar", help="spectral directions: {POLAR_METHODS} (exact: an SVD; "
                               "newton-schulz: Muon's iteration)"),
     checkpoints: int = typer.Option(60, "--checkpoints", help="number of log-spaced checkpoints >= 2"),

@@ -20,7 +20,15 @@ from rates.errors import InputError
 from rates.numeric.data import parse_data
 from rates.numeric.engine import RunSpec, group_stepper, resolve_spec, run_group, simulate
 from rates.numeric.fused.products import MIN_FEATURES, rows_times_rows, worth_tiles
-from rates.numeric.gemm import GEMM_MIN_WORK, GemmGradient, host_gradient, one_scale, worth_gemm
+from rates.numeric.gemm import (
+    GEMM_MIN_WORK,
+    GEMM_MIN_WORK_SIGNS,
+    GemmGradient,
+    SignSteps,
+    host_gradient,
+    one_scale,
+    worth_gemm,
+)
 from rates.numeric.reference import exact_sign_run, gradient
 
 TOLERANCE = 1e-12
@@ -222,6 +230,11 @@ def test_size_rule_keeps_the_papers_sets_on_the_fused_kernels_and_gives_large_on
     for k, d, n in ((10, 784, 2000), (10, 784, 10000), (10, 100, 1000), (10, 20, 1000)):
         assert group_stepper("auto", "cpu", full, k, d, n) == "gemm"
     assert worth_gemm(10, 20, GEMM_MIN_WORK // 200) and not worth_gemm(10, 20, GEMM_MIN_WORK // 200 - 1)
+    # plain SignGD steps its GEMMs in one compiled loop, which pays from a smaller size on; other recipes do not
+    assert group_stepper("auto", "cpu", full, 10, 32, 500) == "gemm"
+    assert group_stepper("auto", "cpu", resolve_spec(RunSpec("ngd", "1/2"), 500).recipe, 10, 32, 500) == "fused"
+    assert worth_gemm(10, 20, GEMM_MIN_WORK_SIGNS // 200, signs=True)
+    assert not worth_gemm(10, 20, GEMM_MIN_WORK_SIGNS // 200 - 1, signs=True)
     assert group_stepper("auto", "cpu", full, 3, 5, 100000) == "fused"  # five features: too short an inner product
     assert group_stepper("auto", "cpu", minibatch, 10, 784, 30000) == "fused"  # mini-batches: no shared product
     assert group_stepper("fused", "cpu", full, 10, 784, 2000) == "fused"  # an explicit engine is kept
@@ -241,3 +254,34 @@ def test_default_run_stays_on_the_fused_kernels_bit_for_bit():
     assert auto.meta["stepper"] == "fused"
     for a, b in zip(auto.runs, fused.runs):
         assert np.array_equal(a.margin, b.margin) and np.array_equal(a.log_loss, b.log_loss)
+
+
+def test_compiled_signgd_loop_stops_at_undecided_signs_and_equals_the_fused_kernels(monkeypatch):
+    """The compiled SignGD loop of the GEMM stepper (SignSteps) on integer pixels where the first 12 columns are exact
+    ties at W = 0 (each pixel row appears once with every label, so ``sum_j (1/k - [y_j = c]) x_jl = 0``; the
+    other columns carry a class offset): it stops at step 0 and settles there, the ties get sign 0 (those
+    entries are exactly 0 after step 1, the others move by eta_0 2^-a), and three runs then equal the fused
+    kernels' iterates bit for bit at every checkpoint of 400 steps (both take exact signs, so their iterates are
+    the same float64 operations)."""
+    rng = np.random.default_rng(3)
+    k, d, rows = 4, 24, 30
+    pixels = rng.integers(0, 17, size=(rows, d)).astype(np.float64)
+    H, y = np.tile(pixels, (k, 1)), np.repeat(np.arange(k), rows)
+    H[:, 12:] += 3.0 * y[:, None] * (np.arange(12) % 3 + 1)
+    runs = [resolve_spec(RunSpec("signgd", a, eta0), len(y)) for a, eta0 in (("1/2", 1.0), ("1/3", 0.5), ("1", 2.0))]
+    settled = []
+    original = SignSteps._settle
+    monkeypatch.setattr(SignSteps, "_settle", lambda self, t: (settled.append(t), original(self, t)))
+    first = SignSteps(runs, H, y, k)
+    first.advance_to(1)
+    assert settled == [0]
+    assert np.all(first.W[:, :, :12] == 0.0)
+    moved = np.array([1.0, 0.5, 2.0]) * 2.0 ** -np.array([0.5, 1 / 3, 1.0])  # eta0 2^-a, to each power's rounding
+    np.testing.assert_allclose(np.abs(first.W[:, :, 12:]), np.broadcast_to(moved[:, None, None], (3, k, 12)),
+                               rtol=1e-15, atol=0)
+    times = np.array([1, 7, 50, 400])
+    W_fused, fused = run_group(runs, H, y, k, 400, times, engine="fused")
+    W_gemm, gemm = run_group(runs, H, y, k, 400, times, engine="gemm")
+    assert np.array_equal(W_gemm, W_fused)
+    for expected, got in zip(fused, gemm):
+        assert np.array_equal(got["W"], expected["W"])

@@ -27,10 +27,12 @@ cuda and stays callable on the CPU as the previous engine (``--engine torch``) t
 compare against. On cuda, ``graph`` replays that same torch program's steps as recorded CUDA graphs
 (:mod:`rates.numeric.graphed`) for the recipes it can record, and runs the others eagerly. ``gemm``
 (:mod:`rates.numeric.gemm`) computes a full-batch group's gradients as two GEMMs of all its runs stacked, and the
-rest of the recipe with the torch program: on data sets where the products are the step (from k d n = 2e5 and
-d = 16 on, :func:`group_stepper`) it is faster than the fused kernels (1.4-2x measured, docs/benchmarks.md), and
-``auto`` takes it there on the CPU. ``auto`` picks ``fused`` on the CPU when numba imports (``gemm`` for those
-groups), ``graph`` on cuda, else ``torch``. All record the same checkpoints with the same :class:`_Measure`.
+rest of the recipe with the torch program (plain SignGD on the CPU: the whole step in one compiled loop,
+:class:`rates.numeric.gemm.SignSteps`): on data sets where the products are the step (from k d n = 2e5 and d = 16
+on, 1.5e5 for plain SignGD, :func:`group_stepper`) it is faster than the fused kernels (1.4-2x measured,
+docs/benchmarks.md), and ``auto`` takes it there on the CPU. ``auto`` picks ``fused`` on the CPU when numba
+imports (``gemm`` for those groups), ``graph`` on cuda, else ``torch``. All record the same checkpoints with the
+same :class:`_Measure`.
 
 Reproducibility: float64 throughout; each run's randomness is its own CPU generator seeded with its
 seed (``rates.numeric.optim.sources.epoch_permutations``), so on CPU a run is bit-for-bit the same alone or
@@ -363,9 +365,10 @@ def group_stepper(engine: str, device: Any, recipe: Recipe, k: int, d: int, n: i
                                        f"{recipe.source}); use --engine auto")
         return key
     if str(engine).strip().lower() == "auto" and key == "fused" and recipe.source == "full":
+        from rates.numeric.exact_sign import takes_exact_signs
         from rates.numeric.gemm import worth_gemm
 
-        if worth_gemm(k, d, n):
+        if worth_gemm(k, d, n, signs=takes_exact_signs(recipe)):
             return "gemm"
     return key
 
@@ -411,6 +414,14 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
         if str(engine).strip().lower() == "fused":
             raise InputError("engine", f"the fused kernels have no steepest direction for norm {recipe.norm!r}; "
                                        "use --engine torch")
+    if stepper == "gemm" and (on_host or H.device.type == "cpu"):
+        from rates.numeric.gemm import compiled_signs
+
+        if compiled_signs(recipe, runs):
+            if on_host:
+                return _run_group_gemm_signs(runs, H, np.asarray(y), k, steps, times, advance)
+            W, records = _run_group_gemm_signs(runs, H.numpy(), y.numpy(), k, steps, times, advance)
+            return torch.from_numpy(W), records
     if on_host:
         W, records = run_group(runs, torch.as_tensor(H, dtype=torch.float64), torch.as_tensor(y, dtype=torch.long),
                                k, steps, times, advance, engine)
@@ -543,6 +554,28 @@ def _run_group_fused(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, 
         group.advance_to(int(t), advance)
         records.append(measure(group.W))
     group.advance_to(steps, advance)
+    return group.W.copy(), records
+
+
+def _run_group_gemm_signs(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, k: int, steps: int,
+                          times: np.ndarray, advance=None) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
+    """:func:`run_group` for plain SignGD on the GEMM stepper (CPU): the compiled loop of
+    :class:`rates.numeric.gemm.SignSteps` on one BLAS thread, measured in numpy as the fused path is."""
+    import scipy.linalg.cython_blas  # noqa: F401  (the BLAS the compiled loop calls: loaded before it is limited)
+
+    from rates.numeric.fused.measure import NumpyMeasure
+    from rates.numeric.gemm import SignSteps
+
+    group = SignSteps(runs, H, y, k)
+    if any(r.spec.init_scale for r in runs):
+        group.W[...] = initial_weights(runs, k, group.W.shape[2])
+    measure = NumpyMeasure(H, y, k, runs[0].recipe.norm, REPORTED_NORMS)
+    records = []
+    with one_blas_thread():
+        for t in times.tolist():
+            group.advance_to(int(t), advance)
+            records.append(measure(group.W))
+        group.advance_to(steps, advance)
     return group.W.copy(), records
 
 

@@ -45,6 +45,9 @@ from typing import Any, Iterable, Optional
 import numpy as np
 from numba import njit
 
+# the GEMM paths' check, compiled beside the loop that calls it (one file per compiled entry point)
+from rates.numeric.fused.kernels import open_entries  # noqa: F401
+
 EPS = 2.0**-53
 # The engines flush a coefficient below 2^FLUSH_EXPONENT of its row's largest (rates.numeric.fused.kernels).
 FLUSH_EXPONENT = -1000
@@ -268,38 +271,6 @@ def settle(W: np.ndarray, X: np.ndarray, y: np.ndarray, G: np.ndarray, undecided
         entries = [tuple(e) for e in np.argwhere(undecided[r]).tolist()]
         for (c, l), s in zip(entries, decide(W[r], X, y, entries)):
             G[r, c, l] = s
-
-
-@njit(cache=True)
-def open_entries(G, Z, X, column_max, rho, flush, undecided):
-    """The undecided entries of ``G`` (R, k, d; rows in their own units) by the bound of the module docstring,
-    compiled (the GEMM path's check): ``Z`` (R k, n) the coefficients in their rows' units, ``X`` (n, d) the samples,
-    ``column_max`` (d,) ``max_j |x_jl|``, ``rho`` (R,), ``flush`` :func:`flush_error`; an entry the row bound
-    ``rho (sum_j |coef_cj|) max_j |x_jl|`` leaves open is tested
-    again with its own ``sum_j |coef_cj x_jl|`` (a loop over the samples for that entry only: a product of the
-    absolute values for every entry cost as much as the gradient's). Writes ``undecided`` (R, k, d); returns
-    whether any entry is undecided."""
-    R, k, d = G.shape
-    n = X.shape[0]
-    anything = False
-    for r in range(R):
-        for c in range(k):
-            row = r * k + c
-            mass = 0.0
-            for j in range(n):
-                mass += abs(Z[row, j])
-            for l in range(d):
-                size = column_max[l]
-                value = abs(G[r, c, l])
-                open_ = size > 0.0 and value <= (rho[r] * mass + flush) * size
-                if open_:
-                    own = 0.0
-                    for j in range(n):
-                        own += abs(Z[row, j] * X[j, l])
-                    open_ = value <= rho[r] * own + flush * size
-                undecided[r, c, l] = open_
-                anything = anything or open_
-    return anything
 
 
 class CertifiedSigns:

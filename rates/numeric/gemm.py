@@ -21,7 +21,12 @@ the samples into its blocks as multiplying them: there the two products are the 
 n = 2000); on cuda the same three stages are torch ``mm`` calls and :func:`rates.numeric.losses.coefficients`.
 The rest of the recipe (momentum, Adam, the steepest direction, the schedule) is the torch program of
 :mod:`rates.numeric.optim`, the one definition of every recipe, fed this source's
-:class:`~rates.numeric.optim.base.Signal`.
+:class:`~rates.numeric.optim.base.Signal`. Plain SignGD on the CPU (polynomial schedules) is
+the exception: its whole step -- the two GEMMs, the coefficients, the exact-sign check and ``W - eta_t sign(G)``
+-- is one compiled loop (:class:`SignSteps`, :func:`rates.numeric.fused.kernels.gemm_sign_advance`), because at
+mid sizes (10 classes, 32-100 features, 500-2,000 samples, one configuration) the torch program's Python and
+calls around the products cost ~100 us a step, as much as the products; the loop's steps are the fused kernels'
+float64 operations, so its iterates equal theirs bit for bit (tests/test_gemm.py).
 
 Exact signs (tests/test_exact_sign.py, tests/test_gemm.py). The coefficients follow the fused rules: each
 class row carries its own exponent for sign-type directions (SignGD, Signum, Adam), and for the others the
@@ -63,16 +68,22 @@ torch = lazy_module("torch", globals())
 # (k d n). Measured on the 2-core AMD EPYC (benchmarks/size_scaling.py, SignGD, one thread, configuration-steps
 # per CPU second): see docs/benchmarks.md; below it the fused kernels win, far below it by 64 runs per vector.
 GEMM_MIN_WORK = 200_000
+# ... and for plain SignGD, whose GEMM steps run in one compiled loop (SignSteps, no Python per step): from this
+# many on. Measured (load 10, one thread, configuration-steps per CPU second): k = 10, d = 32, n = 500 the
+# compiled GEMM loop 22,300 against the fused kernels' 12,300 at one configuration and 23,100 against 21,500 at 64;
+# k = 10, d = 16, n = 500 26,800 against 24,400 and 28,200 against 31,700.
+GEMM_MIN_WORK_SIGNS = 150_000
 # ... and at least this many features: with a handful of features a GEMM's inner dimension is too short to pay
 # (k = 3, d = 5, n = 30,000: the fused kernels 1.3x faster at one and at 64 runs; from d = 20 on the GEMMs won)
 GEMM_MIN_FEATURES = 16
 
 
-def worth_gemm(k: int, d: int, n: int) -> bool:
-    """Whether a full-batch group on ``n`` samples of ``d`` features and ``k`` classes runs faster as GEMMs.
+def worth_gemm(k: int, d: int, n: int, signs: bool = False) -> bool:
+    """Whether a full-batch group on ``n`` samples of ``d`` features and ``k`` classes runs faster as GEMMs;
+    ``signs``: plain SignGD (:func:`rates.numeric.exact_sign.takes_exact_signs`), which runs them compiled.
 
-    A function of the data's shape only, so a run takes the same path alone or in any batch."""
-    return k * d * n >= GEMM_MIN_WORK and d >= GEMM_MIN_FEATURES
+    A function of the recipe and the data's shape only, so a run takes the same path alone or in any batch."""
+    return k * d * n >= (GEMM_MIN_WORK_SIGNS if signs else GEMM_MIN_WORK) and d >= GEMM_MIN_FEATURES
 
 
 class GemmState(NamedTuple):
@@ -207,3 +218,79 @@ def one_scale(G: np.ndarray, log2_scale: np.ndarray) -> tuple[np.ndarray, np.nda
     shift = log2_scale - top
     factor = np.where(shift >= FLUSH_EXPONENT, np.ldexp(1.0, np.maximum(shift, FLUSH_EXPONENT).astype(np.int64)), 0.0)
     return G * factor[..., None], top
+
+
+# A call of the compiled SignGD loop covers about this many multiply-adds (k d n per product, run and step), so
+# that a progress bar moves about once a second and the Python around a call is nothing.
+SIGN_CALL_WORK = 1 << 31
+
+
+def compiled_signs(recipe: Any, runs: Any) -> bool:
+    """Whether the GEMM stepper's group runs in the compiled SignGD loop
+    (:func:`rates.numeric.fused.kernels.gemm_sign_advance`) rather than the torch program: plain full-batch SignGD
+    (the recipes with exact signs, :func:`rates.numeric.exact_sign.takes_exact_signs`) whose runs all follow the
+    polynomial family ``eta0 (t + 2)^-a``; on the CPU (the caller's check). The products are OpenBLAS GEMMs or the
+    tiles of :mod:`rates.numeric.fused.products`, each by its own rule."""
+    from rates.numeric.exact_sign import takes_exact_signs
+
+    return takes_exact_signs(recipe) and all(r.schedule.is_polynomial for r in runs)
+
+
+class SignSteps:
+    """Plain full-batch SignGD of a group on the CPU, the GEMM stepper's gradient in one compiled loop
+    (:func:`rates.numeric.fused.kernels.gemm_sign_advance`): its iterates ``W`` (R, k, d), from 0, advanced by
+    :meth:`advance_to`; where the loop stops at an undecided sign, :meth:`_settle` decides it exactly
+    (:func:`rates.numeric.exact_sign.decide`) and takes the step. Run it under one BLAS thread
+    (:func:`rates.numeric.engine.one_blas_thread`)."""
+
+    def __init__(self, runs: Any, H: np.ndarray, y: np.ndarray, k: int):
+        from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
+
+        self.X = np.ascontiguousarray(H, dtype=np.float64)
+        self.Xt = np.ascontiguousarray(self.X.T)
+        self.y = np.ascontiguousarray(y, dtype=np.int64)
+        n, d = self.X.shape
+        R = len(runs)
+        self.column_max = np.abs(self.X).max(axis=0)
+        self.column_total = float(self.column_max.sum())
+        self.eta0 = np.array([r.spec.eta0 for r in runs], dtype=np.float64)
+        self.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
+        self.W = np.zeros((R, k, d))
+        self.t = 0
+        self.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
+                        np.empty((R, k, d)), np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)))
+        self.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
+        self.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
+
+    def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
+        """Advance every run to step ``t_end`` (>= the current step)."""
+        from rates.numeric.fused import kernels
+
+        while self.t < t_end:
+            t1 = min(t_end, self.t + self.chunk)
+            start = self.t
+            while self.t < t1:
+                stopped = int(kernels.gemm_sign_advance(self.W, self.t, t1, self.X, self.Xt, self.y, self.eta0,
+                                                        self.a, self.column_max, self.column_total, *self.tiles,
+                                                        *self.scratch))
+                if stopped < t1:
+                    self._settle(stopped)
+                    stopped += 1
+                self.t = stopped
+            if progress is not None:
+                progress(t1 - start)
+
+    def _settle(self, t: int) -> None:
+        """Step ``t`` of every run from the loop's signs, the undecided (NaN) ones decided exactly, with the loop's
+        step sizes (the same float64 operations)."""
+        from rates.numeric.exact_sign import decide
+
+        signs = self.scratch[-1]
+        for r in range(self.W.shape[0]):
+            D = signs[r].copy()
+            open_ = np.isnan(D)
+            if open_.any() and np.isfinite(self.W[r]).all():  # a diverged iterate has no exact gradient
+                entries = [tuple(e) for e in np.argwhere(open_).tolist()]
+                for (c, l), sign in zip(entries, decide(self.W[r], self.X, self.y, entries)):
+                    D[c, l] = sign
+            self.W[r] -= (self.eta0[r] * (t + 2.0) ** (-self.a[r])) * D

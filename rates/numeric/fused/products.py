@@ -20,7 +20,8 @@ differently by where its rows fall among the stacked runs, as in a GEMM; a given
 
 from __future__ import annotations
 
-from numba import njit
+# compiled in kernels.py, beside the SignGD loop that calls them (one file per compiled entry point)
+from rates.numeric.fused.kernels import rows_times_rows  # noqa: F401
 
 # The GEMM stepper multiplies here a stack of at most FEW_ROWS rows (runs x classes) on at least MIN_FEATURES
 # features; otherwise it calls the BLAS GEMM. Measured, one thread, d = 784, n = 2000, the two products of a
@@ -29,8 +30,6 @@ from numba import njit
 # at d = 150-256 even or better here.
 FEW_ROWS = 24
 MIN_FEATURES = 200
-_REASSOCIATE = {"reassoc", "contract"}
-_TILE = 6  # rows of B per tile
 
 
 def worth_tiles(rows: int, d: int) -> bool:
@@ -39,126 +38,16 @@ def worth_tiles(rows: int, d: int) -> bool:
     return rows <= FEW_ROWS and d >= MIN_FEATURES
 
 
-@njit(cache=True, nogil=True)
-def rows_times_rows(A, B, out):
-    """``out = A @ B.T`` for ``A`` (m, K), ``B`` (N, K), ``out`` (m, N), all C-contiguous float64. Tiles of
-    5 x 6 entries, the last rows in tiles of 2 and 1, the last ``N mod 6`` columns one entry at a time."""
-    m, N = A.shape[0], B.shape[0]
-    whole = N - N % _TILE
-    for j in range(0, whole, _TILE):
-        i = 0
-        while i + 5 <= m:
-            _five_by_six(A, B, out, i, j)
-            i += 5
-        while i + 2 <= m:
-            _two_by_six(A, B, out, i, j)
-            i += 2
-        if i < m:
-            _one_by_six(A, B, out, i, j)
-    for j in range(whole, N):
-        for i in range(m):
-            out[i, j] = _dot(A, B, i, j)
+# ... and the gradient's product alone (coefficients (rows x n) times the samples, a sum over the n samples) for at
+# most FEW_GRADIENT_ROWS rows from GRADIENT_TILE_WORK = n d on: one thread, 10 rows, OpenBLAS against the tiles (us):
+# d = 64, n = 1797 112 / 76, n = 2000 120 / 75; d = 100, n = 2000 189 / 132; even at d = 100, n = 1000 (56 / 57) and
+# d = 64, n = 1000 (36 / 38), below it OpenBLAS (d = 32, n = 500: 8 / 9); at 20 rows the two were within 15 %.
+FEW_GRADIENT_ROWS = 12
+GRADIENT_TILE_WORK = 100_000
 
 
-@njit(cache=True, nogil=True, fastmath=_REASSOCIATE)
-def _dot(A, B, i, j):
-    total = 0.0
-    for l in range(A.shape[1]):
-        total += A[i, l] * B[j, l]
-    return total
-
-
-@njit(cache=True, nogil=True, fastmath=_REASSOCIATE)
-def _five_by_six(A, B, out, i, j):
-    """``out[i:i+5, j:j+6]``: 30 running sums held in registers over the whole inner dimension."""
-    s00 = s01 = s02 = s03 = s04 = s05 = 0.0
-    s10 = s11 = s12 = s13 = s14 = s15 = 0.0
-    s20 = s21 = s22 = s23 = s24 = s25 = 0.0
-    s30 = s31 = s32 = s33 = s34 = s35 = 0.0
-    s40 = s41 = s42 = s43 = s44 = s45 = 0.0
-    for l in range(A.shape[1]):
-        a0, a1, a2, a3, a4 = A[i, l], A[i + 1, l], A[i + 2, l], A[i + 3, l], A[i + 4, l]
-        b0, b1, b2, b3, b4, b5 = B[j, l], B[j + 1, l], B[j + 2, l], B[j + 3, l], B[j + 4, l], B[j + 5, l]
-        s00 += a0 * b0
-        s01 += a0 * b1
-        s02 += a0 * b2
-        s03 += a0 * b3
-        s04 += a0 * b4
-        s05 += a0 * b5
-        s10 += a1 * b0
-        s11 += a1 * b1
-        s12 += a1 * b2
-        s13 += a1 * b3
-        s14 += a1 * b4
-        s15 += a1 * b5
-        s20 += a2 * b0
-        s21 += a2 * b1
-        s22 += a2 * b2
-        s23 += a2 * b3
-        s24 += a2 * b4
-        s25 += a2 * b5
-        s30 += a3 * b0
-        s31 += a3 * b1
-        s32 += a3 * b2
-        s33 += a3 * b3
-        s34 += a3 * b4
-        s35 += a3 * b5
-        s40 += a4 * b0
-        s41 += a4 * b1
-        s42 += a4 * b2
-        s43 += a4 * b3
-        s44 += a4 * b4
-        s45 += a4 * b5
-    row = out[i]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s00, s01, s02, s03, s04, s05
-    row = out[i + 1]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s10, s11, s12, s13, s14, s15
-    row = out[i + 2]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s20, s21, s22, s23, s24, s25
-    row = out[i + 3]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s30, s31, s32, s33, s34, s35
-    row = out[i + 4]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s40, s41, s42, s43, s44, s45
-
-
-@njit(cache=True, nogil=True, fastmath=_REASSOCIATE)
-def _two_by_six(A, B, out, i, j):
-    """``out[i:i+2, j:j+6]``: 12 running sums held in registers over the whole inner dimension."""
-    s00 = s01 = s02 = s03 = s04 = s05 = 0.0
-    s10 = s11 = s12 = s13 = s14 = s15 = 0.0
-    for l in range(A.shape[1]):
-        a0, a1 = A[i, l], A[i + 1, l]
-        b0, b1, b2, b3, b4, b5 = B[j, l], B[j + 1, l], B[j + 2, l], B[j + 3, l], B[j + 4, l], B[j + 5, l]
-        s00 += a0 * b0
-        s01 += a0 * b1
-        s02 += a0 * b2
-        s03 += a0 * b3
-        s04 += a0 * b4
-        s05 += a0 * b5
-        s10 += a1 * b0
-        s11 += a1 * b1
-        s12 += a1 * b2
-        s13 += a1 * b3
-        s14 += a1 * b4
-        s15 += a1 * b5
-    row = out[i]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s00, s01, s02, s03, s04, s05
-    row = out[i + 1]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s10, s11, s12, s13, s14, s15
-
-
-@njit(cache=True, nogil=True, fastmath=_REASSOCIATE)
-def _one_by_six(A, B, out, i, j):
-    """``out[i:i+1, j:j+6]``: 6 running sums held in registers over the whole inner dimension."""
-    s00 = s01 = s02 = s03 = s04 = s05 = 0.0
-    for l in range(A.shape[1]):
-        a0 = A[i, l]
-        b0, b1, b2, b3, b4, b5 = B[j, l], B[j + 1, l], B[j + 2, l], B[j + 3, l], B[j + 4, l], B[j + 5, l]
-        s00 += a0 * b0
-        s01 += a0 * b1
-        s02 += a0 * b2
-        s03 += a0 * b3
-        s04 += a0 * b4
-        s05 += a0 * b5
-    row = out[i]
-    row[j], row[j + 1], row[j + 2], row[j + 3], row[j + 4], row[j + 5] = s00, s01, s02, s03, s04, s05
+def worth_gradient_tiles(rows: int, d: int, n: int) -> bool:
+    """Whether the gradient's product (``rows`` stacked coefficient rows over ``n`` samples of ``d`` features) runs
+    faster in the tiles than as a BLAS GEMM: where both products do (:func:`worth_tiles`), and for a few rows on
+    many samples (:data:`FEW_GRADIENT_ROWS`, :data:`GRADIENT_TILE_WORK`)."""
+    return worth_tiles(rows, d) or (rows <= FEW_GRADIENT_ROWS and n * d >= GRADIENT_TILE_WORK)

@@ -39,6 +39,12 @@ seed (``rates.numeric.optim.sources.epoch_permutations``), so on CPU a run is bi
 inside a batch and from one call to the next; on the ``gemm`` stepper (large data sets) the same from one call
 to the next, and alone or in a batch to the rounding of its sums (bit for bit for sign steps; see
 :mod:`rates.numeric.gemm`).
+
+Why one module (about 850 lines): it is the one place that decides, per group of configurations, which stepper
+runs it (fused kernels, stacked GEMMs, the compiled SignGD loop, CUDA graphs or the eager torch program) and on
+which device, and every stepper must hand back the same checkpoints and the same recorded configuration; the
+steppers themselves live in their own modules (:mod:`rates.numeric.fused`, :mod:`rates.numeric.gemm`,
+:mod:`rates.numeric.graphed`), the dispatch and the checkpoint contract stay together here.
 """
 
 from __future__ import annotations

@@ -447,9 +447,9 @@ def judge_rate_runs(runs) -> tuple[Any, float | None]:
     Where the margin passes the target for good (Thm 4.3's gamma_eff lies below gamma) the gap the theorem bounds is
     <= 0 from there on: the bound holds for every constant, but that says nothing of the rate. The rate is then
     fitted on the runs cut at that checkpoint, the stretch where the bounded gap is positive."""
-    from rates.studies.horizon import fit_past_descent
+    from rates.studies.horizon import fit_past_onset
 
-    record = fit_past_descent(runs, fit_runs)
+    record = fit_past_onset(runs)  # decided past t_d or past the certified onset s0 (Thm 4.1 at b = n)
     crossed = margin_above_target_from([run.t for run in record.runs], gaps_to_target(record))
     if crossed is not None:
         cut = [before(run, crossed) for run in runs]
@@ -486,16 +486,16 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
     bound = v.assessment.bound if getattr(v, "assessment", None) is not None else None
     confirms = (v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS) or \
         claim_verdict_from_fit(v.label, v.reason)[0] == REPRODUCED
-    from rates.studies.horizon import undecided_before_descent
+    from rates.studies.horizon import undecided_past_onset
 
     if confirms:
-        undecided = undecided_before_descent(record)
+        undecided = undecided_past_onset(record)
         if undecided:  # a slower gap would not have refuted here, so a faster one does not confirm
             return NO_VERDICT, f"{v.label} (bound holds), but {undecided}"
         return REPRODUCED, ""
     verdict, reason = claim_verdict_from_fit(v.label, v.reason)
     if verdict == NOT_REPRODUCED:
-        undecided = undecided_before_descent(record)
+        undecided = undecided_past_onset(record)
         if undecided:
             return NO_VERDICT, f"{v.label}, but {undecided}"
     if verdict == NO_VERDICT:
@@ -1061,6 +1061,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
     """One row per (theorem, a): every algorithm's gap to the margin its theorem bounds (gamma_eff or gamma),
     with the gamma_eff used printed; rows say why the setting meets the hypothesis."""
     from rates.studies.certificates import claim_values  # Thm 4.1 at b = n on each run (s0, s1, t_d, gap <= B)
+    from rates.studies.horizon import onset_text
 
     for family in RATE_FAMILIES:
         b, beta, vr = rate_setting(family, size, n)
@@ -1085,7 +1086,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                     follows = momentum_follow_time(float(rec.runs[0].gamma["value"]), eta0, beta, a)
                     follow = f"eta_0 = {eta0:g}, momentum buffer follows the gradient from t ~ {follows:.2g}; "
                 measured[algo] = (f"{follow}{target_name} = {target:.4g}; slope {fit} vs bound {local}: {v.label}"
-                                  f"{bound}{above}; {refutable_text(rec)}")
+                                  f"{bound}{above}; {refutable_text(rec)}; {onset_text(rec)}")
                 verdict, reason = rate_part(rec, crossed)
                 parts.append((verdict, f"{DISPLAY[algo]} {reason}" if reason else ""))
             why = (thm41_impossibility(float(records[(family, ALGORITHMS[0], a)][0].runs[0].gamma["value"]),

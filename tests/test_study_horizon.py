@@ -160,7 +160,7 @@ def test_the_certified_onset_is_the_latest_s0_and_needs_every_run_certified(sign
     failed.certified, failed.failures = False, {"certificate": {"first": 300, "last": 400, "count": 7}}  # gap > B
     disagrees = _certified(238)
     disagrees.engine_agrees = False  # the engine ran something else
-    for other, why in ((no_anchor, "no step anchors"), (not_covered, "not instantiated"), (failed, "BROKEN"),
+    for other, why in ((no_anchor, "no step anchors the chain"), (not_covered, "not instantiated"), (failed, "BROKEN"),
                        (disagrees, "DIFFER")):
         onset = certified_onset([signgd_short] * 2, [ok[0], other])
         assert onset.s0 is None and why in onset.why, onset.why

@@ -60,8 +60,10 @@ def certified_onset(runs: Sequence[Any], certificates: Optional[Sequence[Any]] =
     for cert in certs:
         if not cert.applies:
             return CertifiedOnset(None, f"the chain is not instantiated: {cert.why}", cert.source)
-        if cert.broken or not cert.certified or cert.s0 is None:
+        if cert.broken or cert.certified is False:
             return CertifiedOnset(None, f"the certificate does not hold: {cert.verdict_text()}", cert.source)
+        if cert.s0 is None or not cert.certified:
+            return CertifiedOnset(None, cert.why or "no step anchors the chain before the horizon", cert.source)
     return CertifiedOnset(max(int(c.s0) for c in certs), "", source)
 
 

@@ -216,6 +216,8 @@ def undecided_past_onset(record: Any) -> Optional[str]:
     (:func:`rates.studies.certificates.certified_onset`, each run certified once): a rate row's gate."""
     from rates.studies.certificates import certified_onset
 
+    if undecided_before_descent(record) is None:  # decided past t_d, or nothing to gate: no stepper pass needed
+        return None
     onset = certified_onset(record.runs)
     return undecided_before_descent(record, observed_onset=onset.s0, onset_why=onset.text() if onset.why else "")
 

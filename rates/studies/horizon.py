@@ -159,9 +159,14 @@ def fit_past_onset(runs: Sequence[Any]) -> Any:
     window that starts before both is refitted from the earlier one where the run reaches ``DECIDING_DECADES``
     past it. Without a certified onset this is :func:`fit_past_descent`."""
     from rates.studies.certificates import certified_onset
-    from rates.studies.report import fit_group, independent_replicates
+    from rates.studies.report import fit_group
 
-    s0 = certified_onset(independent_replicates(runs)[0]).s0
+    record = fit_group(runs)
+    if undecided_before_descent(record) is None:  # past t_d already (or nothing to gate): no stepper pass needed
+        return record
+    s0 = certified_onset(record.runs).s0
+    if s0 is None:
+        return _refit_past(runs, record, None)
     return _refit_past(runs, fit_group(runs, observed_onset=s0), s0)
 
 

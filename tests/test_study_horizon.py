@@ -117,7 +117,7 @@ def test_a_window_before_t_d_but_past_the_certified_onset_decides(signgd_short):
     assert horizon.undecided_past_onset(record) is None
     assert _rate_part_of("SignGD", record) == (REPRODUCED, "")
     text = horizon.onset_text(record)
-    assert "past the certified onset s0 = 238" in text and "rebuilt t_d = 3.26e+04" in text
+    assert "past the certified onset s0 = 238" in text and "not past the rebuilt t_d = 3.26e+04" in text
     # the row's record: the comparator's own window already lies past s0, so it is kept
     kept = horizon.fit_past_onset([signgd_short])
     assert kept.verdict.window.t0 == record.verdict.window.t0 and horizon.undecided_past_onset(kept) is None

@@ -245,8 +245,12 @@ def onset_text(record: Any) -> str:
         return f"no window; {t_d}"
     onset = certified_onset(record.runs)
     window_start = verdict.window.t0
-    if onset.s0 is not None and window_start >= onset.s0:
-        return f"window from t = {window_start:.3g} past the {onset.text()}; {t_d}"
-    if start is not None and start.complete and start.t is not None and float(start.t) <= window_start:
+    past_s0 = onset.s0 is not None and window_start >= onset.s0
+    past_t_d = start is not None and start.complete and start.t is not None and float(start.t) <= window_start
+    if past_s0 and past_t_d:
+        return f"window from t = {window_start:.3g} past the {t_d} and the {onset.text()}"
+    if past_s0:
+        return f"window from t = {window_start:.3g} past the {onset.text()}, not past the {t_d}"
+    if past_t_d:
         return f"window from t = {window_start:.3g} past the {t_d}; {onset.text()}"
     return f"window from t = {window_start:.3g} past no onset ({t_d}; {onset.text()})"

@@ -224,3 +224,17 @@ def test_a_refutation_past_the_certified_onset_stands_where_the_t_d_rule_sets_it
     why = undecided_before_descent(stands, observed_onset=1e3)
     assert why is None and rate_part("SignGD", "violated", stands.verdict.reason, "")[0] == NOT_REPRODUCED
     assert fit_group([run], observed_onset=5e4).verdict.label == "inconclusive"  # s0 past the window: set aside
+
+
+def test_a_row_decided_past_t_d_names_it_without_a_stepper_pass(monkeypatch):
+    from rates.studies import certificates
+
+    def no_stepper(run):
+        raise AssertionError("the stepper ran for a row the t_d rule decides")
+
+    monkeypatch.setattr(certificates, "certificate_of", no_stepper)
+    run = _synthetic_signgd(lambda t: 0.4 * DEFAULT_GAMMA * np.log(t + 2) / np.sqrt(t + 2))
+    record = horizon.fit_past_descent([run])  # refitted from t_d = 3.26e4
+    assert record.verdict.window.t0 >= 3.26e4 and horizon.undecided_past_onset(record) is None
+    expected = f"window from t = {record.verdict.window.t0:.3g} past the rebuilt t_d = 3.26e+04"
+    assert horizon.onset_text(record) == expected

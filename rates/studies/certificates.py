@@ -33,6 +33,12 @@ def certificate_of(run: Any) -> Any:
     return cert
 
 
+def certified_already(run: Any) -> bool:
+    """Whether :func:`certificate_of` has run the stepper on ``run`` (a row may then show its ``s0`` for free)."""
+    hit = _CERTIFICATES.get(id(run))
+    return hit is not None and hit[0]() is run
+
+
 @dataclass(frozen=True)
 class CertifiedOnset:
     """The step from which every run of a configuration was certified to meet the proof's chain, or why none."""

@@ -230,7 +230,7 @@ def undecided_past_onset(record: Any) -> Optional[str]:
 def onset_text(record: Any) -> str:
     """Which onset a rate row's window was judged against: the certified ``s0`` (with its source), the rebuilt
     ``t_d``, or neither -- for the row's measured column."""
-    from rates.studies.certificates import certified_onset
+    from rates.studies.certificates import certified_already, certified_onset
     from rates.studies.report import descent_start_of
 
     verdict = record.verdict
@@ -243,10 +243,12 @@ def onset_text(record: Any) -> str:
         t_d = "rebuilt " + (f"t_d = {start.t:.3g}" if start.t is not None else f"t_d ~ 10^{start.log10:.3g}")
     if verdict.fit is None or not math.isfinite(verdict.window.t0):
         return f"no window; {t_d}"
-    onset = certified_onset(record.runs)
     window_start = verdict.window.t0
-    past_s0 = onset.s0 is not None and window_start >= onset.s0
     past_t_d = start is not None and start.complete and start.t is not None and float(start.t) <= window_start
+    if past_t_d and not all(certified_already(run) for run in record.runs):
+        return f"window from t = {window_start:.3g} past the {t_d}"  # decided: no stepper pass for the text alone
+    onset = certified_onset(record.runs)
+    past_s0 = onset.s0 is not None and window_start >= onset.s0
     if past_s0 and past_t_d:
         return f"window from t = {window_start:.3g} past the {t_d} and the {onset.text()}"
     if past_s0:

@@ -305,7 +305,7 @@ def test_a_margin_passing_gamma_eff_early_leaves_the_rate_open_instead_of_confir
     from rates.studies import horizon
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(horizon, "undecided_before_descent", lambda record, observed_onset=None: None)
+        patch.setattr(horizon, "undecided_past_onset", lambda record: None)
         assert rate_part(record, crossed)[0] == REPRODUCED
 
 

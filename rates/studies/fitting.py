@@ -270,7 +270,8 @@ def _phase_text(info: dict[str, Any]) -> str:
 
 def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
               window: Optional[tuple[float, float]] = None, prediction: Any = None,
-              target_margin: Optional[float | Sequence[float]] = None) -> FitRecord:
+              target_margin: Optional[float | Sequence[float]] = None,
+              observed_onset: Optional[float] = None) -> FitRecord:
     """Judge the seeds of one configuration: gate, replicates, then the slope against the bound's envelope.
 
     The fitted gap is the one the theorem bounds: ``prediction.gap_to - gamma(W_t)``, with ``gamma_eff`` computed
@@ -280,7 +281,10 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     Order (the rule of :mod:`rates.judge.compare`): (1) the hypothesis gate -- ``no-theorem`` or ``not-applicable``
     end the judgement, with the measured slope shown; (2) identical replicates collapse to one; (3) the
     comparator judges the independent runs on their observable window; (4) the rebuilt t0/t1 with the data's
-    constants are reported beside the verdict (they never turn a verdict into 'violated').
+    constants are reported beside the verdict (they never turn a verdict into 'violated'). ``observed_onset``, a
+    step from which the runs were certified to meet every fact of the proof's chain
+    (:func:`rates.studies.certificates.certified_onset`), counts as the descent start does: a ``violated`` on a
+    window past it stands.
     """
     from rates.symbolic.theorems.registry import COVERED
 
@@ -331,7 +335,7 @@ def fit_group(runs: Sequence[Run], tolerance: float = DEFAULT_TOLERANCE,
     verdict = _plateau_before_t1(verdict, phase)
     if verdict.label == "violated":
         start = descent_start_of(independent, prediction, facts)
-        verdict = _violated_before_descent(verdict, start)
+        verdict = _violated_before_descent(verdict, start, observed_onset)
         if verdict.label != "violated":
             phase = {**phase, "descent_start": start.to_json()}
     notes = list(verdict.notes) + [f"gap fitted: {gap_target_text(target)}", f"phase: {phase['text']}"]
@@ -441,8 +445,9 @@ def past_descent_start(window_start: float, start: Any) -> bool:
     return start.t is not None and start.t <= window_start
 
 
-def _violated_before_descent(verdict: Any, start: Any) -> Any:
-    """``violated`` needs a window that starts at or after the descent start ``t_d``.
+def _violated_before_descent(verdict: Any, start: Any, observed_onset: Optional[float] = None) -> Any:
+    """``violated`` needs a window that starts at or after the descent start ``t_d`` (or a certified onset
+    ``observed_onset``, where the run itself was shown to meet the chain's facts from there on).
 
     Before ``t_d`` the descent inequality that every margin bound is built on is not established, even with
     the curvature of the steps actually taken; a gap slower than the bound there says nothing against the
@@ -452,7 +457,7 @@ def _violated_before_descent(verdict: Any, start: Any) -> Any:
     if verdict.label != "violated" or start is None or start.log10 is None:
         return verdict
     window_start = verdict.window.t0
-    if past_descent_start(window_start, start):
+    if past_descent_start(window_start, start) or (observed_onset is not None and window_start >= observed_onset):
         return verdict
     return replace(verdict, label="inconclusive", reason=(
         f"pre-asymptotic: the window starts at t = {window_start:.3g}, before the descent start "

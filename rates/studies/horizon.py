@@ -105,31 +105,72 @@ def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],
     when it spans ``DECIDING_DECADES`` (None otherwise, or when ``t_d`` is not known)."""
     if start is None or not start.complete or start.t is None:
         return None
-    t_from = max(float(start.t), entry or 0.0, MIN_START)
+    return window_past(runs, float(start.t), entry, t_end)
+
+
+def window_past(runs: Sequence[Any], onset: float, entry: Optional[float],
+                t_end: float) -> Optional[tuple[float, float]]:
+    """The window from the first checkpoint at or past ``max(onset, entry, 1e3)`` to ``t_end``, when it spans
+    ``DECIDING_DECADES`` (None otherwise)."""
+    t_from = max(float(onset), entry or 0.0, MIN_START)
     first = max(float(next((t for t in run.t if t >= t_from), math.inf)) for run in runs)
     if t_end < first * 10.0**DECIDING_DECADES:
         return None
     return first, t_end
 
 
-def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
-    """``fit(runs)`` (:func:`rates.studies.fitting.fit_group`), refitted on :func:`window_past_descent` where the
-    comparator's window starts before a known ``t_d`` and the run reaches ``DECIDING_DECADES`` past it."""
-    from rates.studies.fitting import descent_start_of, fit_group, past_descent_start
+def _known_descent_start(record: Any) -> Optional[float]:
+    """The rebuilt ``t_d`` of ``record`` where it is known and finite (None otherwise)."""
+    from rates.studies.fitting import descent_start_of
 
-    fit = fit or fit_group
-    record = fit(runs)
+    start = descent_start_of(record.runs, record.prediction)
+    if start is None or not start.complete or start.t is None:
+        return None
+    return float(start.t)
+
+
+def _refit_past(runs: Sequence[Any], record: Any, certified_s0: Optional[int]) -> Any:
+    """``record`` (the comparator's window), or its runs refitted from the earliest onset -- the rebuilt ``t_d``
+    or the certified ``s0`` -- where the window starts before both and the run reaches ``DECIDING_DECADES`` past
+    it."""
+    from rates.studies.fitting import fit_group
+
     v = record.verdict
     if record.prediction is None or v.fit is None or not math.isfinite(v.window.t0):
         return record
-    start = descent_start_of(record.runs, record.prediction)
-    if start is None or not start.complete or past_descent_start(v.window.t0, start):
+    onsets = [t for t in (_known_descent_start(record), certified_s0) if t is not None]
+    if not onsets or any(v.window.t0 >= t for t in onsets):
         return record
-    window = window_past_descent(record.runs, start, v.window.entry_t, v.window.t1)
-    return record if window is None else fit_group(runs, window=window)
+    window = window_past(record.runs, min(onsets), v.window.entry_t, v.window.t1)
+    return record if window is None else fit_group(runs, window=window, observed_onset=certified_s0)
 
 
-def undecided_before_descent(record: Any, observed_onset: Optional[float] = None) -> Optional[str]:
+def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
+    """``fit(runs)`` (:func:`rates.studies.fitting.fit_group`), refitted on :func:`window_past_descent` where the
+    comparator's window starts before a known ``t_d`` and the run reaches ``DECIDING_DECADES`` past it."""
+    from rates.studies.fitting import fit_group
+
+    return _refit_past(runs, (fit or fit_group)(runs), None)
+
+
+def fit_past_onset(runs: Sequence[Any]) -> Any:
+    """:func:`rates.studies.fitting.fit_group` of ``runs`` with the certified onset ``s0``
+    (:func:`rates.studies.certificates.certified_onset`) beside ``t_d``: a window past either decides, and a
+    window that starts before both is refitted from the earlier one where the run reaches ``DECIDING_DECADES``
+    past it. Without a certified onset this is :func:`fit_past_descent`."""
+    from rates.studies.certificates import certified_onset
+    from rates.studies.fitting import fit_group
+
+    record = fit_group(runs)
+    if undecided_before_descent(record) is None:  # past t_d already (or nothing to gate): no stepper pass needed
+        return record
+    s0 = certified_onset(record.runs).s0
+    if s0 is None:
+        return _refit_past(runs, record, None)
+    return _refit_past(runs, fit_group(runs, observed_onset=s0), s0)
+
+
+def undecided_before_descent(record: Any, observed_onset: Optional[float] = None, onset_why: str = "") -> Optional[str]:
     """Why a verdict on ``record``'s window -- confirming (``tight``, ``loose``, the bound holding) or refuting
     (``violated``) -- does not decide a claim, or None where it does.
 
@@ -139,26 +180,31 @@ def undecided_before_descent(record: Any, observed_onset: Optional[float] = None
     same whatever is known: an unknown ``t_d`` -- not computable, or computed with a noise term left out because its
     constant is unknown (Adam's ``c_adam``: then it is only a lower bound) -- is one the window is not known to be
     past, and the reason names the missing quantity. ``observed_onset``, a step from which the run itself was
-    certified to meet the descent facts through its horizon, stands in for ``t_d`` where given (known or not).
+    certified to meet the descent facts through its horizon, counts as ``t_d`` does: a window past either decides
+    (an unknown ``t_d`` never does). ``onset_why``: why there is no certified onset, added to the reason.
     """
     verdict = record.verdict
     if getattr(record, "prediction", None) is None or verdict.fit is None or not math.isfinite(verdict.window.t0):
         return None
     window_start = verdict.window.t0
+    if observed_onset is not None and window_start >= observed_onset:
+        return None
     if observed_onset is not None:
-        if window_start >= observed_onset:
-            return None
-        return (f"the window starts at t = {window_start:.3g}, before the certified descent onset "
-                f"s0 = {observed_onset:.3g}; a run whose window starts past it decides")
+        certified = (f"; it starts before the certified descent onset s0 = {observed_onset:.3g} too, and a run whose "
+                     "window starts past s0 decides")
+    else:
+        certified = f"; {onset_why}" if onset_why else ""
     from rates.studies.fitting import descent_start_of, past_descent_start
 
     start = descent_start_of(record.runs, record.prediction)
     if start is None:
         return ("the descent start t_d is unknown (the runs record no schedule exponent a or eta_0), so the window "
-                "is not known to lie past it; a certified descent onset on the run decides")
+                f"from t = {window_start:.3g} is not known to lie past it"
+                + (certified or "; a certified descent onset on the run decides"))
     if not start.complete:
         return (f"the descent start t_d is unknown ({start.missing()}), so the window from t = {window_start:.3g} "
-                "is not known to lie past it; a certified descent onset on the run, or the missing constant, decides")
+                "is not known to lie past it"
+                + (certified or "; a certified descent onset on the run, or the missing constant, decides"))
     if past_descent_start(window_start, start):
         return None
     needed = steps_to_decide(start.t) if start.t is not None else None
@@ -167,4 +213,46 @@ def undecided_before_descent(record: Any, observed_onset: Optional[float] = None
                if needed is not None else "t_d is beyond any run")
     return (f"the window starts at t = {window_start:.3g}, before the descent start ({start.text()}): a gap "
             "slower than the bound would have been set aside there, so one as fast as the bound does not confirm "
-            f"the rate either; {decides}")
+            f"the rate either; {decides}{certified}")
+
+
+def undecided_past_onset(record: Any) -> Optional[str]:
+    """:func:`undecided_before_descent` with the record's certified onset
+    (:func:`rates.studies.certificates.certified_onset`, each run certified once): a rate row's gate."""
+    from rates.studies.certificates import certified_onset
+
+    if undecided_before_descent(record) is None:  # decided past t_d, or nothing to gate: no stepper pass needed
+        return None
+    onset = certified_onset(record.runs)
+    return undecided_before_descent(record, observed_onset=onset.s0, onset_why=onset.text() if onset.why else "")
+
+
+def onset_text(record: Any) -> str:
+    """Which onset a rate row's window was judged against: the certified ``s0`` (with its source), the rebuilt
+    ``t_d``, or neither -- for the row's measured column."""
+    from rates.studies.certificates import certified_already, certified_onset
+    from rates.studies.fitting import descent_start_of
+
+    verdict = record.verdict
+    start = descent_start_of(record.runs, record.prediction) if getattr(record, "prediction", None) else None
+    if start is None or start.log10 is None:
+        t_d = "rebuilt t_d unknown" + (f" ({start.why})" if start is not None and start.why else "")
+    elif not start.complete:
+        t_d = f"rebuilt t_d unknown ({start.missing()})"
+    else:
+        t_d = "rebuilt " + (f"t_d = {start.t:.3g}" if start.t is not None else f"t_d ~ 10^{start.log10:.3g}")
+    if verdict.fit is None or not math.isfinite(verdict.window.t0):
+        return f"no window; {t_d}"
+    window_start = verdict.window.t0
+    past_t_d = start is not None and start.complete and start.t is not None and float(start.t) <= window_start
+    if past_t_d and not all(certified_already(run) for run in record.runs):
+        return f"window from t = {window_start:.3g} past the {t_d}"  # decided: no stepper pass for the text alone
+    onset = certified_onset(record.runs)
+    past_s0 = onset.s0 is not None and window_start >= onset.s0
+    if past_s0 and past_t_d:
+        return f"window from t = {window_start:.3g} past the {t_d} and the {onset.text()}"
+    if past_s0:
+        return f"window from t = {window_start:.3g} past the {onset.text()}, not past the {t_d}"
+    if past_t_d:
+        return f"window from t = {window_start:.3g} past the {t_d}; {onset.text()}"
+    return f"window from t = {window_start:.3g} past no onset ({t_d}; {onset.text()})"

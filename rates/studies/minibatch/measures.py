@@ -94,9 +94,9 @@ def judge_rate_runs(runs) -> tuple[Any, float | None]:
     Where the margin passes the target for good (Thm 4.3's gamma_eff lies below gamma) the gap the theorem bounds is
     <= 0 from there on: the bound holds for every constant, but that says nothing of the rate. The rate is then
     fitted on the runs cut at that checkpoint, the stretch where the bounded gap is positive."""
-    from rates.studies.horizon import fit_past_descent
+    from rates.studies.horizon import fit_past_onset
 
-    record = fit_past_descent(runs, fit_runs)
+    record = fit_past_onset(runs)  # decided past t_d or past the certified onset s0 (Thm 4.1 at b = n)
     crossed = margin_above_target_from([run.t for run in record.runs], gaps_to_target(record))
     if crossed is not None:
         cut = [before(run, crossed) for run in runs]

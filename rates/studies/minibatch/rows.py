@@ -293,6 +293,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
     """One row per (theorem, a): every algorithm's gap to the margin its theorem bounds (gamma_eff or gamma),
     with the gamma_eff used printed; rows say why the setting meets the hypothesis."""
     from rates.studies.certificates import claim_values  # Thm 4.1 at b = n on each run (s0, s1, t_d, gap <= B)
+    from rates.studies.horizon import onset_text
 
     for family in RATE_FAMILIES:
         b, beta, vr = rate_setting(family, size, n)
@@ -317,7 +318,7 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], size: Size, n: in
                     follows = momentum_follow_time(float(rec.runs[0].gamma["value"]), eta0, beta, a)
                     follow = f"eta_0 = {eta0:g}, momentum buffer follows the gradient from t ~ {follows:.2g}; "
                 measured[algo] = (f"{follow}{target_name} = {target:.4g}; slope {fit} vs bound {local}: {v.label}"
-                                  f"{bound}{above}; {refutable_text(rec)}")
+                                  f"{bound}{above}; {refutable_text(rec)}; {onset_text(rec)}")
                 verdict, reason = rate_part(rec, crossed)
                 parts.append((verdict, f"{DISPLAY[algo]} {reason}" if reason else ""))
             why = (thm41_impossibility(float(records[(family, ALGORITHMS[0], a)][0].runs[0].gamma["value"]),

@@ -49,16 +49,16 @@ def rate_part(record, crossed: float | None) -> tuple[str, str]:
     bound = v.assessment.bound if getattr(v, "assessment", None) is not None else None
     confirms = (v.label == "inconclusive" and bound is not None and bound.outcome == HOLDS) or \
         claim_verdict_from_fit(v.label, v.reason)[0] == REPRODUCED
-    from rates.studies.horizon import undecided_before_descent
+    from rates.studies.horizon import undecided_past_onset
 
     if confirms:
-        undecided = undecided_before_descent(record)
+        undecided = undecided_past_onset(record)
         if undecided:  # a slower gap would not have refuted here, so a faster one does not confirm
             return NO_VERDICT, f"{v.label} (bound holds), but {undecided}"
         return REPRODUCED, ""
     verdict, reason = claim_verdict_from_fit(v.label, v.reason)
     if verdict == NOT_REPRODUCED:
-        undecided = undecided_before_descent(record)
+        undecided = undecided_past_onset(record)
         if undecided:
             return NO_VERDICT, f"{v.label}, but {undecided}"
     if verdict == NO_VERDICT:

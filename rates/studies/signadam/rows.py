@@ -39,9 +39,9 @@ from rates.studies.signadam.rules import (
 
 
 def _rate_part_of(name: str, record) -> tuple[str, str]:
-    from rates.studies.horizon import undecided_before_descent
+    from rates.studies.horizon import undecided_past_onset  # t_d or the certified onset s0 opens the row
 
-    return rate_part(name, record.verdict.label, record.verdict.reason, undecided_before_descent(record) or "")
+    return rate_part(name, record.verdict.label, record.verdict.reason, undecided_past_onset(record) or "")
 
 
 def _fit_text(rec) -> str:
@@ -55,13 +55,14 @@ def _fit_text(rec) -> str:
 
 def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> None:
     from rates.studies.certificates import claim_values  # Thm 5.3 on each run (s0, s1, t_d, gap <= B)
+    from rates.studies.horizon import onset_text
 
     for a in NSD_AS:
         parts, measured = [], []
         rate = records[("signgd", a, 0.0)].prediction.rate.text
         for algo in NSD_ALGORITHMS:
             rec = records[(algo, a, 0.0)]
-            measured.append(f"{DISPLAY[algo]} {_fit_text(rec)}")
+            measured.append(f"{DISPLAY[algo]} {_fit_text(rec)}; {onset_text(rec)}")
             parts.append(_rate_part_of(DISPLAY[algo], rec))
         table.add(Claim(f"SignGD (and NGD, Rem. 5.5) margin gap O({rate}) at a = {a}", f"{SEED} Cor. 5.4, Rem. 5.5",
                         "; ".join(measured), "comparator verdict tight or loose (one-sided bound)", *combine(parts),
@@ -73,8 +74,8 @@ def rate_claims(table: ClaimsTable, records: dict[tuple, Any], proto: dict) -> N
         rec = records[("adam", a, 0.0)]
         table.add(Claim(f"Adam (eps = 0) margin gap O({rec.prediction.rate.text}) at a = {a}",
                         f"{SEED} Thm 6.3, Cor. 6.4",
-                        _fit_text(rec), "comparator verdict tight or loose (one-sided bound)",
-                        *_rate_part_of("Adam", rec), values=rec.verdict.to_json(),
+                        f"{_fit_text(rec)}; {onset_text(rec)}", "comparator verdict tight or loose (one-sided bound)",
+                        *_rate_part_of("Adam", rec), values={**rec.verdict.to_json(), "certificate": claim_values(rec)},
                         protocol=proto[("rate-adam", a)]))
 
 
@@ -325,11 +326,13 @@ def loss_monotone_claim(table: ClaimsTable, records: dict[tuple, Any], proto: di
 
 def other_norms_claim(table: ClaimsTable, records: dict[tuple, Any], norms, key: str, title: str, proto: dict) -> None:
     """Rem. 5.5 / App. E: Cor. 5.4's rate for NSD in other entry-wise norms at a = 1/2."""
+    from rates.studies.horizon import onset_text
+
     parts, measured = [], []
     for algo, norm in norms:
         name = _norm_name(algo, norm)
         rec = records[("other-norm", algo, norm)]
-        measured.append(f"{name} {_fit_text(rec)}")
+        measured.append(f"{name} {_fit_text(rec)}; {onset_text(rec)}")
         parts.append(_rate_part_of(name, rec))
     rate = records[("other-norm",) + norms[0]].prediction
     table.add(Claim(f"{title}: margin gap O({rate.rate.text if rate else 'log t / t^(1/2)'}) at a = 1/2",

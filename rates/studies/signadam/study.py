@@ -33,7 +33,7 @@ from rates.symbolic.papers import SIGNADAM as SIGNADAM_REFERENCE
 def run_signadam_study(out_dir: Path, options) -> list[Path]:
     """``rates report signadam``: simulate, judge, write claims, figures and trajectories into ``out_dir``."""
     from rates.studies.fitting import group_runs
-    from rates.studies.horizon import fit_past_descent
+    from rates.studies.horizon import fit_past_onset
 
     out_dir = Path(out_dir)
     size = QUICK if options.quick else FULL
@@ -43,9 +43,9 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
 
     rate_runs = [r for s in seeds for key in ("rates/signgd", "rates/ngd", "rates/adam")
                  for r in task_runs(results, key, s)]
-    records = {_key(group[0]): fit_past_descent(group, fit_runs) for group in group_runs(rate_runs)}
+    records = {_key(group[0]): fit_past_onset(group) for group in group_runs(rate_runs)}
     other_runs = [r for s in seeds for r in task_runs(results, "rates/other-norms", s)]
-    records.update({_other_norm_key(group[0].config): fit_past_descent(group, fit_runs)
+    records.update({_other_norm_key(group[0].config): fit_past_onset(group)
                     for group in group_runs(other_runs)})
     class_runs = {k: [r for s in seeds for draw in range(size.classes_draws)
                       for r in results[f"classes/k{k}/draw{draw}/seed{s}"].runs] for k in CLASSES}

@@ -384,3 +384,38 @@ def test_positivity_is_required_only_where_the_bound_can_be_judged():
     check_positive(late, schedule, 1.0, t, window=(2, 2999))
     with pytest.raises(InputError, match="at t = 5000;"):
         check_positive(late, schedule, 1.0, t, window=(2, 5000))
+
+
+def test_a_records_json_and_text_carry_the_bound_its_orders_and_the_verdict():
+    run = quarter_run()
+    replicates = {"independent": 1, "runs": 1, "varies": "seed"}
+    record = judge_user_bound([run], parse_bound("C1/S(1) + C2*S(2)/S(1)"), replicates=replicates)
+    quarter = {"exponent": "1/4", "log_power": "0", "note": ""}  # both terms ~ t^-1/4 at a = 3/4 (S_2 converges)
+    assert record.to_json() == {
+        "schema": "rates.fit/1", "config": run.config.configuration(), "seeds": [0], "prediction": None,
+        "user_bound": {**record.bound.to_json(), "orders": [{"shape": "1/S(1)", **quarter},
+                                                            {"shape": "S(2)/S(1)", **quarter}],
+                       "stated_rate": {"shape": "1/S(1)", **quarter}},
+        "verdict": record.verdict.to_json(), "gate": None, "replicates": replicates}
+    lines = record.describe().splitlines()
+    assert lines[:6] == [
+        "signgd (max), a = 3/4  (seeds 0)",
+        "  replicates     : 1 independent of 1 run(s) (seed)",
+        "  user bound     : C1/S(1) + C2*S(2)/S(1)  [user bound: no theorem, no source; constants C1, C2 unknown, > 0]",
+        "    term         : 1/S(1) ~ t^-1/4",
+        "    term         : S(2)/S(1) ~ t^-1/4",
+        "  stated rate    : O(t^-1/4), its largest term [derived from the leading order of each S(p)]"]
+    assert "  gap fitted     : gamma - gamma(W_t), as recorded" in lines
+    v = record.verdict
+    assert f"  (i) bound      : {v.assessment.bound.outcome} - {v.assessment.bound.text}" in lines
+    assert f"  (ii) dominant  : {v.assessment.dominant.text}" in lines
+    assert f"  (iii) stated   : {v.assessment.stated_rate.outcome} - {v.assessment.stated_rate.text}" in lines
+    assert f"  verdict        : tight (tolerance 0.05) - {v.reason}" in lines
+    assert lines[-1] == f"  note           : {v.notes[-1]}" and v.notes[0].startswith("user bound: the judgement")
+    # without a stated rate the record says null, and the text has no stated-rate line
+    general = dataclasses.replace(run.config, a=None, schedule=Schedule.parse("eta0/((t+2)*log(t+2))"))
+    run.config = general
+    other = judge_user_bound([run], parse_bound("C/S(1)"), seeds=[7])
+    assert other.to_json()["user_bound"]["stated_rate"] is None and other.to_json()["seeds"] == [7]
+    assert other.title == "signgd (max), schedule eta0/((t + 2)*log(t + 2))"
+    assert not any(line.startswith("  stated rate") for line in other.describe().splitlines())

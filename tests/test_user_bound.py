@@ -419,3 +419,24 @@ def test_a_records_json_and_text_carry_the_bound_its_orders_and_the_verdict():
     assert other.to_json()["user_bound"]["stated_rate"] is None and other.to_json()["seeds"] == [7]
     assert other.title == "signgd (max), schedule eta0/((t + 2)*log(t + 2))"
     assert not any(line.startswith("  stated rate") for line in other.describe().splitlines())
+
+
+def test_a_pre_asymptotic_window_is_noted_where_the_verdict_is_not_a_rate_claim():
+    # log(t)^20/t^2 has slope -2 + 20/log t ~ -0.4 over the window while 1/t, the asymptotically largest term, has
+    # slope -1 exactly: the judge's own "inconclusive" (a still bending gap t^-0.1) stands and the reason is a note
+    record = judge_user_bound([quarter_run(lambda t: 3 * t**-0.1)], parse_bound("C1/t + C2*log(t)**20/t**2"))
+    assert record.stated.label == "1/t" and record.verdict.label == "inconclusive"
+    assert "pre-asymptotic" not in record.verdict.reason
+    assert record.verdict.notes[0].startswith("user bound: the judgement is the one of a theorem's template")
+    note = record.verdict.notes[1]
+    assert note.startswith("over the window the slowest term is log(t)**20/t**2 (slope -0.4"), note
+    assert note.endswith("not the asymptotically largest 1/t (slope -1.000): the window is pre-asymptotic for "
+                         "this bound")
+
+
+def test_a_largest_term_with_a_fractional_log_power_is_compared_by_shape():
+    record = judge_user_bound([quarter_run()], parse_bound("C*sqrt(log(t))/t**(1/4)"))
+    assert (record.stated.exponent, record.stated.log_power) == (sp.Rational(1, 4), sp.Rational(1, 2))
+    assert record.verdict.notes[1] == ("the largest term's log power 1/2 is not an integer: finding (iii) compares "
+                                       "the gap with the bound's shape, unit constants")
+    assert len(record.verdict.notes) == 2 and record.verdict.label == "tight", record.verdict.reason

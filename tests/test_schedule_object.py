@@ -21,6 +21,17 @@ from rates.schedule import Schedule, schedule_from_options
 
 STEPS = range(0, 300)
 
+
+@pytest.fixture(autouse=True)
+def parsed_afresh(monkeypatch):
+    """Each test parses its schedules again: the per-process caches of parsed texts and evaluators would otherwise
+    answer with what an earlier test (or, under mutmut, the unmutated parent process) computed."""
+    from rates import schedule
+
+    schedule._parsed.cache_clear()
+    schedule._compiled.cache_clear()
+    monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+
 EXPRESSIONS = {  # text -> f(t) written with math, independently of the parser
     "eta0*(t+2)**(-1/2)": lambda t: (t + 2) ** -0.5,
     "eta0/((t+2)*log(t+2))": lambda t: 1 / ((t + 2) * math.log(t + 2)),

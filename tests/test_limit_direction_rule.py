@@ -30,6 +30,7 @@ from rates.numeric.run_config import config_from_json
 from rates.numeric.trajectory import Run
 
 T = np.array([10.0, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000])
+T12 = np.array([2.0, 5, *T])  # twelve checkpoints: the last five and the points from the sixth differ
 
 
 def law(c: float, s: float, t=T) -> np.ndarray:
@@ -46,6 +47,22 @@ def test_a_noise_free_power_law_is_fitted_exactly(c, s):
     assert fit.level_low == pytest.approx(fit.level, rel=1e-9) and fit.level_high == pytest.approx(fit.level, rel=1e-9)
     assert fit.slope_stderr == pytest.approx(0, abs=1e-9)
     assert (fit.t_start, fit.t_end, fit.points, fit.seeds) == (10.0, 1e4, 10, 1)
+
+
+def test_a_narrow_window_is_fitted_and_the_bootstrap_is_seeded():
+    # log t spans 0.095 over [1000, 1100]: a small but non-zero spread still gives the exact slope
+    t = np.linspace(1000, 1100, 10)
+    assert fit_decay([t], [law(2.0, -0.7, t)], 1000.0).slope == pytest.approx(-0.7, abs=1e-9)
+    # one point off the line (the first, ten times too high): replicates that draw it are steeper, those that
+    # miss it (a third of them) are exact, so the interval runs from below -1 up to -1
+    g = law(1.0, -1.0)
+    g[0] *= 10
+    fit = fit_decay([T], [g], 10.0)
+    assert fit.slope_high == pytest.approx(-1.0, abs=1e-9) and fit.slope_low < -1.05
+    # the same data give the same interval again (a seeded bootstrap), a different seed a different one
+    again = fit_decay([T], [g], 10.0)
+    assert (again.slope_low, again.level_low, again.slope_stderr) == (fit.slope_low, fit.level_low, fit.slope_stderr)
+    assert fit_decay([T], [g], 10.0, seed=1).slope_stderr != fit.slope_stderr
 
 
 def test_the_fit_window_starts_at_t_start_inclusive_and_needs_six_points_above_the_rounding_floor():
@@ -86,20 +103,30 @@ def test_a_run_with_fewer_than_six_checkpoints_in_its_window_gets_no_verdict():
 
 
 def test_rounding_level_over_every_seeds_tail_converges_without_a_fit():
-    at_floor = law(1.0, -1.0)
+    at_floor = law(1.0, -1.0, T12)
     at_floor[-5:] = 1e-13  # exactly the floor over the last five checkpoints
-    label, reason, fit = classify([T, T], [at_floor, at_floor], 10.0)
+    label, reason, fit = classify([T12, T12], [at_floor, at_floor], 2.0)
     assert label == CONVERGES and fit is None and "float64 rounding" in reason
     # one seed above the floor in its tail: the rule fits the seeds instead (five points above the floor: too few)
     above = at_floor.copy()
     above[-1] = 2e-13
-    label, reason, fit = classify([T, T], [at_floor, above], 10.0)
-    assert fit is None and label == INCONCLUSIVE and "above the rounding floor 1e-13" in reason
+    label, reason, fit = classify([T12, T12], [at_floor, above], 2.0)
+    assert label == CONVERGES and fit is not None and "still falling" in reason
     # a tail at the floor but for its first point is no rounding-level run: it is fitted (six points above the floor)
     early = at_floor.copy()
     early[-5] = 1e-12
-    label, reason, fit = classify([T], [early], 10.0)
-    assert fit is not None and fit.points == 6 and "float64 rounding" not in reason
+    label, reason, fit = classify([T12], [early], 2.0)
+    assert fit is not None and fit.points == 8 and "float64 rounding" not in reason
+    # seven points at the floor and five above it (the first four and the last): too few to fit
+    few = law(1.0, -1.0, T12)
+    few[4:] = 1e-13
+    few[-1] = 2e-13
+    label, reason, fit = classify([T12], [few], 2.0)
+    assert (
+        fit is None
+        and label == INCONCLUSIVE
+        and "fewer than 6 checkpoints after t = 2 lie above the rounding floor 1e-13" in reason
+    )
 
 
 def test_below_the_tolerance_converges_when_still_falling_or_below_a_thousandth_of_it():
@@ -142,6 +169,12 @@ def test_does_not_converge_only_above_ten_times_the_tolerance_and_flatter_than_t
     assert fit.level == pytest.approx(0.2, rel=1e-10)
     # rising away from M is not convergence either
     assert classify([T], [law(0.02, 0.1)], 10.0, tol)[0] == DOES_NOT_CONVERGE
+    # rising, but between tol and 10 tol: neither clearly away nor falling
+    label, reason, _ = classify([T], [law(0.005 / 1e4**0.1, 0.1)], 10.0, tol)
+    assert label == INCONCLUSIVE and "nor clearly away" in reason and "still falling" not in reason
+    # falling so slowly (t^-1e-6) that reaching tol lies past float64's range: said so, no overflow
+    label, reason, _ = classify([T], [law(0.005 / 1e4**-1e-6, -1e-6)], 10.0, tol)
+    assert label == INCONCLUSIVE and "still falling" in reason and "it would be beyond t = 1e300)" in reason
 
 
 def test_the_tolerance_scales_every_threshold():
@@ -164,7 +197,7 @@ def per_sample_run(
     g, t=T, cosine_max=None, margin_error=None, counts=(6, 3, 1), seed=0, unique=True, with_margins=True
 ) -> Run:
     """A per-sample run whose ``1 - cos(W_t, M)`` is ``g``, with max-norm references in closed form."""
-    t = np.asarray(t, dtype=float)
+    t = np.round(np.asarray(t, dtype=float))
     config = {"algo": "signsgd", "norm": "max", "a": "1/2", "eta0": 1.0, "steps": int(t[-1]), "seed": seed, "batch": 1}
     bias = {"matrix": M.tolist(), "class_counts": list(counts)}
     if with_margins:
@@ -190,7 +223,7 @@ def per_sample_run(
 
 
 def test_the_window_is_the_last_two_decades_and_no_earlier_than_ten_epochs():
-    t = np.geomspace(10, 1e6, 41)
+    t = np.round(np.geomspace(10, 1e6, 41))
     # T / 100 = 1e4 > 10 n = 100: the fit starts at 1e4 (the points t >= 1e4 of a 41-point grid: 17)
     verdict = judge_runs([per_sample_run(law(1.0, -1.0, t), t=t, counts=(6, 3, 1))])
     assert verdict.decay.t_start == pytest.approx(1e4) and verdict.decay.points == int(np.sum(t >= 1e4 * (1 - 1e-12)))
@@ -203,6 +236,10 @@ def test_the_window_is_the_last_two_decades_and_no_earlier_than_ten_epochs():
         per_sample_run(law(1.0, -1.0, t), t=t, counts=(3000, 2000), seed=1),
     ]
     assert judge_runs(runs).decay.t_start == pytest.approx(5e4)
+    # a run with no samples counted and T = 100 starts at t = 1, not earlier
+    small = np.arange(1.0, 101.0)
+    verdict = judge_runs([per_sample_run(law(1.0, -1.0, small), t=small, counts=(0,))])
+    assert verdict.decay.t_start == 1.0 and verdict.decay.points == 100
     # and the shorter of two runs sets T
     short = t[t <= 1e5]
     runs = [
@@ -213,12 +250,12 @@ def test_the_window_is_the_last_two_decades_and_no_earlier_than_ten_epochs():
 
 
 def test_a_users_window_replaces_the_automatic_one_at_both_ends():
-    t = np.geomspace(10, 1e6, 41)
+    t = np.round(np.geomspace(10, 1e6, 41))
     g = law(1.0, -1.0, t)
     g[t > 1e5] = 0.5  # beyond the user's window the run would look refuted
     verdict = judge_runs([per_sample_run(g, t=t)], window=(1e3, 1e5))
     assert verdict.label == CONVERGES and verdict.decay.t_start == 1e3
-    assert verdict.decay.t_end == pytest.approx(1e5) and verdict.decay.points == 17  # 1e3 .. 1e5, both ends in
+    assert verdict.decay.t_end == 1e5 and verdict.decay.points == 17  # 1e3 .. 1e5, both ends in
     assert judge_runs([per_sample_run(g, t=t)]).label != CONVERGES
 
 
@@ -241,7 +278,7 @@ def test_a_run_without_a_cosine_to_M_gets_no_verdict_with_the_reason():
 def test_the_reported_numbers_are_the_seed_intervals_and_the_limits_of_thm_4_9():
     cos_values = ([0.9] * 9 + [0.9], [0.9] * 9 + [0.8])
     runs = [
-        per_sample_run(law(1.0, -1.0), cosine_max=cos_values[i], margin_error=[0.3] * 9 + [0.1 + 0.1 * i], seed=i)
+        per_sample_run(law(1.0 + i, -1.0), cosine_max=cos_values[i], margin_error=[0.3] * 9 + [0.1 + 0.1 * i], seed=i)
         for i in range(2)
     ]
     verdict = judge_runs(runs)
@@ -256,14 +293,16 @@ def test_the_reported_numbers_are_the_seed_intervals_and_the_limits_of_thm_4_9()
     gap, gap_limit = verdict.gap
     assert gap.value == pytest.approx(0.3) and gap_limit == pytest.approx(1.0 - 0.6)  # gamma - margin(M)
     bias, bias_limit = verdict.cosines[BIAS_KEY]
-    assert bias_limit == 1.0 and bias.value == pytest.approx(1 - 1e-4) and bias.high <= 1.0
+    # 1 - cos(W_T, M) is 1e-4 and 2e-4: mean 0.99985, half-width 12.7062 * 0.00005 reaches past 1, capped there
+    assert bias_limit == 1.0 and bias.value == pytest.approx(1 - 1.5e-4) and bias.high == 1.0
+    assert bias.low == pytest.approx(1 - 1.5e-4 - 12.7062 * 5e-5, rel=1e-6) and verdict.tolerance == 1e-3
     assert verdict.notes == []  # W*_max unique: no caveat
 
 
 def test_one_seed_reports_the_range_of_its_last_five_checkpoints():
-    run = per_sample_run(law(1.0, -1.0), cosine_max=[0.1, 0.2, 0.3, 0.4, 0.5, 0.95, 0.7, 0.8, 0.9, 0.6])
+    run = per_sample_run(law(1.0, -1.0, T12), t=T12, cosine_max=[0.1] * 5 + [0.05, 0.99, 0.6, 0.7, 0.95, 0.8, 0.65])
     measured, _ = judge_runs([run]).cosines["max"]
-    assert (measured.value, measured.low, measured.high) == (0.6, 0.6, 0.95)
+    assert (measured.value, measured.low, measured.high) == (0.65, 0.6, 0.95)
     assert "1 seed: range over the last 5 checkpoints" in measured.method
 
 

@@ -236,10 +236,14 @@ def test_the_window_is_the_last_two_decades_and_no_earlier_than_ten_epochs():
         per_sample_run(law(1.0, -1.0, t), t=t, counts=(3000, 2000), seed=1),
     ]
     assert judge_runs(runs).decay.t_start == pytest.approx(5e4)
-    # a run with no samples counted and T = 100 starts at t = 1, not earlier
-    small = np.arange(1.0, 101.0)
+    # a run with no samples counted and T = 50 starts at t = 1, not at T / 100 = 0.5
+    small = np.arange(1.0, 51.0)
     verdict = judge_runs([per_sample_run(law(1.0, -1.0, small), t=small, counts=(0,))])
-    assert verdict.decay.t_start == 1.0 and verdict.decay.points == 100
+    assert verdict.decay.t_start == 1.0 and verdict.decay.points == 50
+    # a run that records no class counts counts as one sample: ten epochs are t = 10
+    run = per_sample_run(law(1.0, -1.0, small), t=small)
+    del run.references[BIAS_KEY]["class_counts"]
+    assert judge_runs([run]).decay.t_start == 10.0
     # and the shorter of two runs sets T
     short = t[t <= 1e5]
     runs = [
@@ -259,17 +263,29 @@ def test_a_users_window_replaces_the_automatic_one_at_both_ends():
     assert judge_runs([per_sample_run(g, t=t)]).label != CONVERGES
 
 
+def test_the_users_tolerance_reaches_the_rule():
+    # flat at 0.02: refuted at the default 1e-3 (0.02 > 10 tol), not clearly away at 0.05 (0.02 < 10 tol)
+    verdict = judge_runs([per_sample_run(law(0.02, 0.0))])
+    assert verdict.label == DOES_NOT_CONVERGE and verdict.reason.startswith("1 - cos(W_T, M) = 0.02 ")
+    verdict = judge_runs([per_sample_run(law(0.02, 0.0))], tolerance=0.05)
+    assert verdict.label == INCONCLUSIVE and verdict.tolerance == 0.05 and "0.05" in verdict.reason
+
+
 @pytest.mark.parametrize("tolerance", [0.0, 1.0, -0.1, 2.0])
 def test_a_tolerance_outside_the_open_unit_interval_is_refused(tolerance):
-    with pytest.raises(ValueError, match="tolerance must be in"):
+    with pytest.raises(ValueError, match=r"^tolerance must be in \(0, 1\)$"):
         judge_runs([per_sample_run(law(1.0, -1.0))], tolerance=tolerance)
 
 
 def test_a_run_without_a_cosine_to_M_gets_no_verdict_with_the_reason():
     run = per_sample_run(law(1.0, -1.0))
     del run.cosines[BIAS_KEY]
-    verdict = judge_runs([run, per_sample_run(law(1.0, -1.0), seed=1)])
-    assert verdict.label == INCONCLUSIVE and "records no cosine to M" in verdict.reason and verdict.decay is None
+    verdict = judge_runs([run, per_sample_run(law(1.0, -1.0), seed=1)], tolerance=0.01)
+    assert verdict.label == INCONCLUSIVE and verdict.decay is None and verdict.tolerance == 0.01
+    assert verdict.reason == (
+        "no verdict, because the trajectory records no cosine to M (written before rates.numeric.measures "
+        "existed, or the data are not orthogonal scale-skewed)"
+    )
     run = per_sample_run(law(1.0, -1.0))
     del run.references[BIAS_KEY]
     assert "records no cosine to M" in judge_runs([run]).reason
@@ -309,6 +325,9 @@ def test_one_seed_reports_the_range_of_its_last_five_checkpoints():
 def test_a_possibly_non_unique_reference_is_noted_and_a_tested_one_says_so():
     notes = judge_runs([per_sample_run(law(1.0, -1.0), unique=None)]).notes
     assert notes == ["W*_max: a face of solutions"]
+    run = per_sample_run(law(1.0, -1.0), unique=None)
+    del run.references["max"]["note"]
+    assert judge_runs([run]).notes == ["W*_max: possibly non-unique"]
     notes = judge_runs([per_sample_run(law(1.0, -1.0), unique=False)]).notes
     assert notes == ["W*_max: a face of solutions (not unique: tested)"]
 

@@ -65,6 +65,16 @@ def test_a_narrow_window_is_fitted_and_the_bootstrap_is_seeded():
     assert fit_decay([T], [g], 10.0, seed=1).slope_stderr != fit.slope_stderr
 
 
+def test_a_window_of_one_distinct_step_has_no_slope():
+    from rates.judge.limit_direction import _ols
+
+    # every bootstrap replicate that draws one checkpoint over and over has no spread in log t: no slope (nan)
+    slope, intercept = _ols(np.full(4, 2.0), np.array([1.0, 2.0, 3.0, 4.0]))
+    assert np.isnan(slope) and np.isnan(intercept)
+    slope, intercept = _ols(np.array([[0.0, 1.0, 2.0], [5.0, 5.0, 5.0]]), np.array([[1.0, 3.0, 5.0], [1.0, 2.0, 3.0]]))
+    assert slope[0] == 2.0 and intercept[0] == 1.0 and np.isnan(slope[1])
+
+
 def test_the_fit_window_starts_at_t_start_inclusive_and_needs_six_points_above_the_rounding_floor():
     # t_start = 500 keeps 500 .. 10000: five points, too few; t_start = 200 keeps exactly six
     assert fit_decay([T], [law(1.0, -1.0)], 500.0) is None
@@ -133,7 +143,10 @@ def test_below_the_tolerance_converges_when_still_falling_or_below_a_thousandth_
     tol = 1e-3
     # falling, level 1e-4 at T: converges
     label, reason, fit = classify([T], [law(1.0, -1.0)], 10.0, tol)
-    assert label == CONVERGES and "below the tolerance 0.001 and still falling" in reason
+    assert label == CONVERGES and reason == (
+        "1 - cos(W_T, M) = 0.0001 (95% CI [0.0001, 0.0001]) at T = 1e+04, slope -1.000 (95% CI [-1.000, -1.000]): "
+        "below the tolerance 0.001 and still falling"
+    )
     # flat at 9e-7 <= tol / 1000 = 1e-6: converges though not falling
     label, _, fit = classify([T], [law(9e-7, 0.0)], 10.0, tol)
     assert label == CONVERGES and fit.slope == 0

@@ -75,6 +75,16 @@ def test_a_window_of_one_distinct_step_has_no_slope():
     assert slope[0] == 2.0 and intercept[0] == 1.0 and np.isnan(slope[1])
 
 
+def test_replicates_without_a_slope_are_left_out_of_the_intervals():
+    # five checkpoints at one step and one at another: a third of the replicates ((5/6)^6) draw only the first
+    # step and have no slope; the others all lie on the one line through the two steps, slope -1 exactly
+    t = np.array([100.0] * 5 + [1000.0])
+    fit = fit_decay([t], [law(1.0, -1.0, t)], 100.0)
+    assert fit.slope == pytest.approx(-1.0, abs=1e-12)
+    assert (fit.slope_low, fit.slope_high) == pytest.approx((-1.0, -1.0), abs=1e-9)
+    assert fit.level_low == pytest.approx(1e-3, rel=1e-9) and fit.slope_stderr == pytest.approx(0, abs=1e-9)
+
+
 def test_the_fit_window_starts_at_t_start_inclusive_and_needs_six_points_above_the_rounding_floor():
     # t_start = 500 keeps 500 .. 10000: five points, too few; t_start = 200 keeps exactly six
     assert fit_decay([T], [law(1.0, -1.0)], 500.0) is None

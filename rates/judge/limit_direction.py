@@ -158,8 +158,11 @@ def _ols(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Slopes and intercepts along the last axis."""
     xm, ym = x.mean(axis=-1, keepdims=True), y.mean(axis=-1, keepdims=True)
     sxx = ((x - xm) ** 2).sum(axis=-1)
+    # one distinct x (a bootstrap replicate drawing one checkpoint throughout) has no slope; its sxx is the
+    # rounding of its mean (~1e-32), not 0, so the test is on the spread itself
+    distinct = np.ptp(x, axis=-1) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        slope = np.where(sxx > 0, ((x - xm) * (y - ym)).sum(axis=-1) / sxx, np.nan)
+        slope = np.where(distinct, ((x - xm) * (y - ym)).sum(axis=-1) / sxx, np.nan)
     return slope, ym[..., 0] - slope * xm[..., 0]
 
 

@@ -59,6 +59,12 @@ def test_a_narrow_window_is_fitted_and_the_bootstrap_is_seeded():
     g[0] *= 10
     fit = fit_decay([T], [g], 10.0)
     assert fit.slope_high == pytest.approx(-1.0, abs=1e-9) and fit.slope_low < -1.05
+    # with a second, exact seed, a quarter of the replicates average two draws of this seed's replicates, whose own
+    # 2.5% point is below -1.35: the two-seed interval reaches below -1.25 (pairing replicate i of each seed with
+    # replicate i of the other; averaging over all replicates instead would stop near their mean, -1.15)
+    assert fit.slope_low < -1.35
+    two = fit_decay([T, T], [g, law(1.0, -1.0)], 10.0)
+    assert two.slope_low < -1.25 and two.slope_high == pytest.approx(-1.0, abs=1e-9)
     # the same data give the same interval again (a seeded bootstrap), a different seed a different one
     again = fit_decay([T], [g], 10.0)
     assert (again.slope_low, again.level_low, again.slope_stderr) == (fit.slope_low, fit.level_low, fit.slope_stderr)

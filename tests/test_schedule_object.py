@@ -381,3 +381,42 @@ def test_a_schedule_with_a_large_but_allowed_number_is_parsed():
     assert schedule.unit_value(0) == pytest.approx(5e132, rel=1e-15)
     with pytest.raises(InputError, match="would have more than 400 digits"):
         Schedule.parse("eta0*10**134/(t+2)")
+
+
+def test_values_over_an_empty_range_and_far_out_are_float64():
+    assert Schedule.polynomial("1/2").unit_values(5, 5).tolist() == []
+    assert Schedule.parse("eta0/((t+2)*log(t+2))").unit_values(7, 7).tolist() == []
+    # (t+2)^3 overflows int64 past t ~ 2.1e6: the steps are floats, so the value is 1/(3000002^3 + 1)
+    far = Schedule.parse("eta0/(1 + (t+2)**3)").unit_values(3 * 10**6, 3 * 10**6 + 1)
+    assert far[0] == pytest.approx(1 / (3000002.0**3 + 1), rel=1e-15)
+
+
+def test_complex_values_of_an_evaluator_are_not_a_learning_rate():
+    from rates.schedule import _evaluate
+
+    values = _evaluate(lambda t: np.array([1 + 0j, 2 + 1j, 3 + 0j]), np.arange(3.0))
+    assert values.dtype == np.float64 and values[0] == 1.0 and np.isnan(values[1]) and values[2] == 3.0
+
+
+def test_the_polynomial_family_names_the_option_it_was_given():
+    for option in ("a", "gamma"):
+        with pytest.raises(InputError) as error:
+            Schedule.polynomial("2", *(() if option == "a" else (option,)))
+        assert error.value.parameter == option
+
+
+def test_a_cached_evaluator_runs_with_numpy_and_abs_only(tmp_path, monkeypatch):
+    from rates import cache, schedule
+
+    text = "eta0*(3+cos(t))/(t+2)"
+    parsed = Schedule.parse(text)
+    key = schedule._cache_key(text)
+    entry = cache.load(schedule.CACHE_KIND, key)
+    probe = [float(v).hex() for v in np.full(len(schedule.PROBE_STEPS), 2.0)]
+    # abs is there (Abs is printed as abs), Python's other builtins are not: such an entry is a miss
+    cache.store(schedule.CACHE_KIND, key, {**entry, "probe": probe,
+                                           "numpy": "def _lambdifygenerated(t):\n    return abs(0*t - 2.0)\n"})
+    assert schedule._restore(key) == parsed
+    cache.store(schedule.CACHE_KIND, key, {**entry, "probe": probe,
+                                           "numpy": "def _lambdifygenerated(t):\n    return 0*t + len('ab')\n"})
+    assert schedule._restore(key) is None

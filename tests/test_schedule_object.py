@@ -420,3 +420,21 @@ def test_a_cached_evaluator_runs_with_numpy_and_abs_only(tmp_path, monkeypatch):
     cache.store(schedule.CACHE_KIND, key, {**entry, "probe": probe,
                                            "numpy": "def _lambdifygenerated(t):\n    return 0*t + len('ab')\n"})
     assert schedule._restore(key) is None
+
+
+def test_the_dense_check_steps_in_floats_and_says_where_it_looked():
+    # (t+2)^4 passes int64's range at t ~ 55000: checked on float steps the rate is positive everywhere
+    Schedule.parse("eta0/(1 + (t+2)**4)")
+    with pytest.raises(InputError) as error:
+        Schedule.parse("eta0*sin(t)")
+    assert error.value.message.endswith("eta0*f(t) must be a finite positive learning rate at every step t >= 0")
+
+
+def test_a_bad_stretch_narrower_than_a_coarse_grid_is_found_on_the_601_point_grid():
+    # (t - 5e9)^2 - 1e16 <= 0 exactly on [4.9e9, 5.1e9]: one ratio of the log grid (10^(6/600) = 1.023) wide, far
+    # inside one of a 50-point grid (10^(6/49) = 1.33); f = 0 first at t = 4.9e9, and f > 0 at every t before
+    assert (4.9e9 - 5e9) ** 2 - 1e16 == 0 and (4899999999 - 5e9) ** 2 - 1e16 > 0
+    with pytest.raises(InputError) as error:
+        Schedule.parse("eta0*((t - 5*10**9)**2 - 10**16)/(t+2)**3")
+    assert "is not > 0 at t = 4900000000 " in error.value.message
+    assert error.value.message.endswith("(checked at each t <= 1000000 and on a log grid up to 1e12)")

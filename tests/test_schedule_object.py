@@ -270,7 +270,7 @@ def test_every_function_a_schedule_may_name_is_restored_from_the_cache(text, tmp
 
 
 @pytest.mark.parametrize("text, value", [("1/1 000", Fraction(1, 1000)), ("1/1000000000000000", Fraction(1, 10**15)),
-                                         (" 0.25 ", Fraction(1, 4)), ("1", Fraction(1))])
+                                         (" 0.25 ", Fraction(1, 4)), ("1", Fraction(1)), ("0.5/2", Fraction(1, 4))])
 def test_an_exponent_is_read_exactly_up_to_a_denominator_of_1e15(text, value):
     from rates.schedule import parse_exponent_fraction
 
@@ -347,6 +347,7 @@ def test_an_unknown_module_attribute_is_an_attribute_error():
     "(1/10)**133",              # 1/10: 1 + 2 digits
     "1**(10**100)", "0**(10**100)", "(-1)**(10**100)",  # powers of 0, 1 and -1 have no size
     "10**((-1)**2 + 132)",      # (-1)**2 = 1: 10**133
+    "10**((-1)**(2/3) + 133)",  # a root of -1 is not formed: it counts as -1 in the size estimate, 10**132
     "sqrt(2)**400", "sqrt(2)**3",  # a constant not formed exactly counts one digit a power
     "(100**(1/2))**150",        # a root is not formed exactly either: one digit a power
     "t**(10**6)",               # a power of t is not a number

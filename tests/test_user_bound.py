@@ -361,8 +361,8 @@ def test_a_bound_on_a_run_is_the_sum_of_its_members_and_refuses_a_non_positive_t
     # eta = 2/(s+2): S_2(2) / S_1(2) = (1 + 4/9) / (1 + 2/3)
     np.testing.assert_allclose(with_sums.bound_shape(np.array([2.0])), [(1 + 4 / 9) / (1 + 2 / 3)])
     negative = BoundOnRun(parse_bound("C*(log(t) - 5)"), Schedule.polynomial("1/2"), 1.0)
-    with pytest.raises(InputError, match=r"^the term log\(t\) - 5 is -4.31 at t = 2; every term must be positive and "
-                                         r"finite at the checkpoints it is judged on$"):
+    with pytest.raises(InputError, match=r"^--bound: the term log\(t\) - 5 is -4.31 at t = 2; every term must be "
+                                         r"positive and finite at the checkpoints it is judged on$"):
         negative.bound_shape(np.array([200.0, 2.0]))  # the first offending checkpoint in the order given
 
 

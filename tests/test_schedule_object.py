@@ -21,6 +21,17 @@ from rates.schedule import Schedule, schedule_from_options
 
 STEPS = range(0, 300)
 
+
+@pytest.fixture(autouse=True)
+def parsed_afresh(monkeypatch):
+    """Each test parses its schedules again: the per-process caches of parsed texts and evaluators would otherwise
+    answer with what an earlier test (or, under mutmut, the unmutated parent process) computed."""
+    from rates import schedule
+
+    schedule._parsed.cache_clear()
+    schedule._compiled.cache_clear()
+    monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+
 EXPRESSIONS = {  # text -> f(t) written with math, independently of the parser
     "eta0*(t+2)**(-1/2)": lambda t: (t + 2) ** -0.5,
     "eta0/((t+2)*log(t+2))": lambda t: 1 / ((t + 2) * math.log(t + 2)),
@@ -253,3 +264,178 @@ def test_every_function_a_schedule_may_name_is_restored_from_the_cache(text, tmp
         steps = np.arange(0, 500, dtype=np.float64)
         fresh = schedule._evaluate(schedule._compiled(parsed.text)[2], steps)
         assert np.array_equal(schedule._evaluate(schedule._NUMPY_EVALUATORS[parsed.text], steps), fresh)
+
+
+# ------------------------------------------------------------------ the exponent, the options, the size of numbers
+
+
+@pytest.mark.parametrize("text, value", [("1/1 000", Fraction(1, 1000)), ("1/1000000000000000", Fraction(1, 10**15)),
+                                         (" 0.25 ", Fraction(1, 4)), ("1", Fraction(1)), ("0.5/2", Fraction(1, 4))])
+def test_an_exponent_is_read_exactly_up_to_a_denominator_of_1e15(text, value):
+    from rates.schedule import parse_exponent_fraction
+
+    assert parse_exponent_fraction(text) == value
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1/2/3", "expected a number such as 1/2, 0.5 or 2/3, got '1/2/3'"),  # two slashes, not (1/2)/3
+    ("0", "must be in (0, 1], got 0"),
+    ("3/2", "must be in (0, 1], got 3/2"),
+    ("1/1000000000000001", "must be a fraction with denominator <= 1e15 (the engine steps in float64), "
+                           "got 1/1000000000000001"),
+])
+def test_an_exponent_outside_the_allowed_ones_is_refused_naming_the_option(text, message):
+    from rates.schedule import parse_exponent_fraction
+
+    with pytest.raises(InputError) as error:
+        parse_exponent_fraction(text)
+    assert (error.value.parameter, error.value.message) == ("a", message)
+    with pytest.raises(InputError) as error:
+        parse_exponent_fraction(text, "gamma")
+    assert error.value.parameter == "gamma"
+
+
+def test_the_options_name_themselves_in_every_refusal():
+    with pytest.raises(InputError) as error:
+        schedule_from_options("1/2", "eta0/(t+2)")
+    assert (error.value.parameter, error.value.message) == (
+        "schedule", "give either --a or --schedule, not both (got --a 1/2 and --schedule eta0/(t+2))")
+    with pytest.raises(InputError) as error:
+        schedule_from_options(None, None)
+    assert (error.value.parameter, error.value.message) == (
+        "schedule", "give the learning rate as --a A (eta0*(t+2)**(-A)) or --schedule EXPR")
+    with pytest.raises(InputError) as error:
+        schedule_from_options(None, "eta0*x")
+    assert error.value.parameter == "schedule"
+    with pytest.raises(InputError) as error:
+        schedule_from_options("2", None)
+    assert error.value.parameter == "a"
+
+
+def test_a_record_is_read_by_its_a_when_it_has_one():
+    # a file of the polynomial family is read by its a, whatever its expression says (older files wrote both)
+    assert Schedule.from_json({"expr": "not read", "a": "1/2"}) == Schedule.polynomial("1/2")
+    assert Schedule.from_json({"expr": "eta0/((t+2)*log(t+2))", "a": None}) == Schedule.parse("eta0/((t+2)*log(t+2))")
+    assert Schedule.from_json({"expr": "eta0/(t+2)"}) == Schedule.polynomial("1")
+
+
+def test_an_evaluator_is_restored_from_the_cache_without_compiling_and_compiled_on_a_miss(tmp_path, monkeypatch):
+    from rates import schedule
+
+    text = "eta0/((t+2)*log(t+2))"
+    parsed = Schedule.parse(text)  # stores the entry in this test's cache
+    schedule._compiled.cache_clear()
+    expected = [1 / ((t + 2) * math.log(t + 2)) for t in range(5)]
+    np.testing.assert_allclose(parsed.unit_values(0, 5), expected, rtol=1e-15)
+    assert schedule._compiled.cache_info().currsize == 0 and parsed.text in schedule._NUMPY_EVALUATORS
+    # an empty cache: compiled once from the text
+    monkeypatch.setenv("RATES_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(schedule, "_NUMPY_EVALUATORS", {})
+    np.testing.assert_allclose(parsed.unit_values(0, 5), expected, rtol=1e-15)
+    assert schedule._compiled.cache_info().currsize == 1 and schedule._NUMPY_EVALUATORS == {}
+
+
+def test_an_unknown_module_attribute_is_an_attribute_error():
+    import rates.schedule
+
+    with pytest.raises(AttributeError, match=r"^module 'rates.schedule' has no attribute 'nothing'$"):
+        rates.schedule.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize("text", [
+    "10**133",                  # 133 x (2 + 1) digits = 399 <= 400
+    "(1/10)**133",              # 1/10: 1 + 2 digits
+    "1**(10**100)", "0**(10**100)", "(-1)**(10**100)",  # powers of 0, 1 and -1 have no size
+    "10**((-1)**2 + 132)",      # (-1)**2 = 1: 10**133
+    "10**((-1)**(2/3) + 133)",  # a root of -1 is not formed: it counts as -1 in the size estimate, 10**132
+    "sqrt(2)**400", "sqrt(2)**3",  # a constant not formed exactly counts one digit a power
+    "(100**(1/2))**150",        # a root is not formed exactly either: one digit a power
+    "t**(10**6)",               # a power of t is not a number
+])
+def test_powers_of_numbers_within_400_digits_are_allowed(text):
+    from rates.schedule import check_number_sizes
+
+    check_number_sizes(text, "schedule")
+
+
+@pytest.mark.parametrize("text, power", [
+    ("10**134", "10 ** 134"),  # 402 digits
+    ("(1/10)**134", "(1 / 10) ** 134"),
+    ("eta0/(t+2) + 10**(-134)", "10 ** (-134)"),
+    ("10**((-1)**2 + 133)", "10 ** ((-1) ** 2 + 133)"),  # (-1)**2 = 1, not -1: 10**134
+    ("sqrt(2)**401", "sqrt(2) ** 401"),
+    ("(10**2)**150", "(10 ** 2) ** 150"),   # 100 has four digits: 600
+    ("9**9**9", "9 ** 9 ** 9"),
+])
+def test_a_power_of_numbers_beyond_400_digits_is_refused_before_it_is_formed(text, power):
+    from rates.schedule import check_number_sizes
+
+    with pytest.raises(InputError) as error:
+        check_number_sizes(text, "bound")
+    assert error.value.parameter == "bound"
+    assert error.value.message == (f"the power {power} would have more than 400 digits; powers of numbers must stay "
+                                   "within 10^400 (float64 reaches 1.8e308)")
+
+
+def test_a_schedule_with_a_large_but_allowed_number_is_parsed():
+    schedule = Schedule.parse("eta0*10**133/(t+2)")
+    assert schedule.unit_value(0) == pytest.approx(5e132, rel=1e-15)
+    with pytest.raises(InputError, match="would have more than 400 digits"):
+        Schedule.parse("eta0*10**134/(t+2)")
+
+
+def test_values_over_an_empty_range_and_far_out_are_float64():
+    assert Schedule.polynomial("1/2").unit_values(5, 5).tolist() == []
+    assert Schedule.parse("eta0/((t+2)*log(t+2))").unit_values(7, 7).tolist() == []
+    # (t+2)^3 overflows int64 past t ~ 2.1e6: the steps are floats, so the value is 1/(3000002^3 + 1)
+    far = Schedule.parse("eta0/(1 + (t+2)**3)").unit_values(3 * 10**6, 3 * 10**6 + 1)
+    assert far[0] == pytest.approx(1 / (3000002.0**3 + 1), rel=1e-15)
+
+
+def test_complex_values_of_an_evaluator_are_not_a_learning_rate():
+    from rates.schedule import _evaluate
+
+    values = _evaluate(lambda t: np.array([1 + 0j, 2 + 1j, 3 + 0j]), np.arange(3.0))
+    assert values.dtype == np.float64 and values[0] == 1.0 and np.isnan(values[1]) and values[2] == 3.0
+
+
+def test_the_polynomial_family_names_the_option_it_was_given():
+    for option in ("a", "gamma"):
+        with pytest.raises(InputError) as error:
+            Schedule.polynomial("2", *(() if option == "a" else (option,)))
+        assert error.value.parameter == option
+
+
+def test_a_cached_evaluator_runs_with_numpy_and_abs_only(tmp_path, monkeypatch):
+    from rates import cache, schedule
+
+    text = "eta0*(3+cos(t))/(t+2)"
+    parsed = Schedule.parse(text)
+    key = schedule._cache_key(text)
+    entry = cache.load(schedule.CACHE_KIND, key)
+    probe = [float(v).hex() for v in np.full(len(schedule.PROBE_STEPS), 2.0)]
+    # abs is there (Abs is printed as abs), Python's other builtins are not: such an entry is a miss
+    cache.store(schedule.CACHE_KIND, key, {**entry, "probe": probe,
+                                           "numpy": "def _lambdifygenerated(t):\n    return abs(0*t - 2.0)\n"})
+    assert schedule._restore(key) == parsed
+    cache.store(schedule.CACHE_KIND, key, {**entry, "probe": probe,
+                                           "numpy": "def _lambdifygenerated(t):\n    return 0*t + len('ab')\n"})
+    assert schedule._restore(key) is None
+
+
+def test_the_dense_check_steps_in_floats_and_says_where_it_looked():
+    # (t+2)^4 passes int64's range at t ~ 55000: checked on float steps the rate is positive everywhere
+    Schedule.parse("eta0/(1 + (t+2)**4)")
+    with pytest.raises(InputError) as error:
+        Schedule.parse("eta0*sin(t)")
+    assert error.value.message.endswith("eta0*f(t) must be a finite positive learning rate at every step t >= 0")
+
+
+def test_a_bad_stretch_narrower_than_a_coarse_grid_is_found_on_the_601_point_grid():
+    # (t - 5e9)^2 - 1e16 <= 0 exactly on [4.9e9, 5.1e9]: one ratio of the log grid (10^(6/600) = 1.023) wide, far
+    # inside one of a 50-point grid (10^(6/49) = 1.33); f = 0 first at t = 4.9e9, and f > 0 at every t before
+    assert (4.9e9 - 5e9) ** 2 - 1e16 == 0 and (4899999999 - 5e9) ** 2 - 1e16 > 0
+    with pytest.raises(InputError) as error:
+        Schedule.parse("eta0*((t - 5*10**9)**2 - 10**16)/(t+2)**3")
+    assert "is not > 0 at t = 4900000000 " in error.value.message
+    assert error.value.message.endswith("(checked at each t <= 1000000 and on a log grid up to 1e12)")

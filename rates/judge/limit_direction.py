@@ -158,8 +158,11 @@ def _ols(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Slopes and intercepts along the last axis."""
     xm, ym = x.mean(axis=-1, keepdims=True), y.mean(axis=-1, keepdims=True)
     sxx = ((x - xm) ** 2).sum(axis=-1)
+    # one distinct x (a bootstrap replicate drawing one checkpoint throughout) has no slope; its sxx is the
+    # rounding of its mean (~1e-32), not 0, so the test is on the spread itself
+    distinct = np.ptp(x, axis=-1) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        slope = np.where(sxx > 0, ((x - xm) * (y - ym)).sum(axis=-1) / sxx, np.nan)
+        slope = np.where(distinct, ((x - xm) * (y - ym)).sum(axis=-1) / sxx, np.nan)
     return slope, ym[..., 0] - slope * xm[..., 0]
 
 
@@ -224,9 +227,11 @@ def classify(ts: Sequence[np.ndarray], gs: Sequence[np.ndarray], t_start: float,
         return DOES_NOT_CONVERGE, (f"{numbers}: stays above {CLEAR_FACTOR:g} x the tolerance {tolerance:g} and "
                                    f"decays slower than t^{PLATEAU_SLOPE:g} with 95% confidence"), fit
     if fit.slope < 0 and fit.level > tolerance:
-        reach = fit.t_end * (tolerance / fit.level) ** (1 / fit.slope)
+        # in logs: a slope within rounding of 0 (a flat series) puts the time past float64's range
+        log_reach = math.log(fit.t_end) + math.log(tolerance / fit.level) / fit.slope
+        reach = f"near t = {math.exp(log_reach):.3g}" if log_reach < math.log(1e300) else "beyond t = 1e300"
         return INCONCLUSIVE, (f"no verdict, because {numbers}: still falling but not yet below the tolerance "
-                              f"{tolerance:g} (at the fitted slope it would be near t = {reach:.3g})"), fit
+                              f"{tolerance:g} (at the fitted slope it would be {reach})"), fit
     return INCONCLUSIVE, f"no verdict, because {numbers}: not clearly below {tolerance:g} nor clearly away from it", fit
 
 

@@ -9,6 +9,7 @@ hang (the budget of an answer is 20 s); they are not speed benchmarks.
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import mpmath
@@ -28,16 +29,23 @@ from rates.symbolic.schedule_hypotheses import (
 )
 from tests.cli_invoke import invoke
 
-HANG_GUARD_S = 40.0  # an answer is budgeted at 20 s; twice that on a loaded CI machine is still no hang
+HANG_GUARD_S = 40.0  # CPU seconds: an answer is budgeted at 20 s of CPU; twice that is still no hang
 CONSTANTS = ["--gamma", "0.5", "--B", "2", "--n", "30", "--k", "3"]
 WARM_UP = "Piecewise((eta0/1000000000, t<1000000), (eta0/sqrt(t+2), True))"
 RISING_WARM_UP = "Piecewise((eta0*(t+1)/10, t<10), (eta0*(t+2)**(-3/4), True))"
 
 
+def cpu_now() -> float:
+    """CPU seconds of this process and of its reaped children (the budget's forked questions): what a busy machine
+    does not inflate, unlike the wall clock."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def timed_predict(schedule: str, *extra: str) -> tuple[int, str, str, float]:
-    start = time.monotonic()
+    start = cpu_now()
     code, out, err = invoke(["predict", "--algo", "signgd", "--schedule", schedule, *extra])
-    return code, out, err, time.monotonic() - start
+    return code, out, err, cpu_now() - start
 
 
 def level() -> mpmath.mpf:
@@ -174,9 +182,9 @@ def test_a_step_schedule_is_non_increasing_and_has_its_exact_t0():
     ["check", "schedule-hypotheses", "--schedule", "eta0*(t+2)**(-(10**10**10))"],
 ])
 def test_huge_powers_are_refused_at_once_naming_the_option_and_the_range(argv):
-    start = time.monotonic()
+    start = cpu_now()
     code, out, err = invoke(argv)
-    assert time.monotonic() - start < HANG_GUARD_S
+    assert cpu_now() - start < HANG_GUARD_S
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith("rates: error: --schedule: the power") and "400 digits" in err
 
@@ -222,11 +230,37 @@ def test_a_question_past_its_budget_is_undecided_with_the_reason(monkeypatch):
     assert all(f.status == UNDECIDED and "did not answer within 0.05 s" in f.detail for f in hypotheses.findings)
 
 
-def test_the_budget_kills_a_question_and_passes_answers_and_errors_through():
+def _spin(seconds: float) -> float:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return seconds
+
+
+def test_the_budget_kills_a_question_and_passes_answers_and_errors_through(monkeypatch):
+    from rates.symbolic import budget
+
     start = time.monotonic()
     with pytest.raises(OutOfTime, match="did not answer within 0.3 s"):
-        answer_within(0.3, time.sleep, 30)
-    assert time.monotonic() - start < 10
+        answer_within(0.3, _spin, 30)  # 30 s of CPU asked, 0.3 s given
+    assert time.monotonic() - start < budget.WALL_FLOOR
     assert answer_within(5, sum, [1, 2, 3]) == 6
+    assert answer_within(5, _spin, 0.2) == 0.2  # 0.2 s of CPU fits a 5 s budget however busy the machine is
     with pytest.raises(ZeroDivisionError):
         answer_within(5, divmod, 1, 0)
+    # a question that waits instead of computing uses no CPU: the wall-clock cap ends it
+    monkeypatch.setattr(budget, "WALL_FLOOR", 1.0)
+    start = time.monotonic()
+    with pytest.raises(OutOfTime):
+        answer_within(0.01, time.sleep, 30)
+    assert time.monotonic() - start < 10
+
+
+def test_the_budget_reads_the_cpu_time_the_kernel_counts():
+    from rates.symbolic.budget import cpu_seconds
+
+    before, own = cpu_seconds(os.getpid()), time.process_time()
+    _spin(0.3)
+    used, own_used = cpu_seconds(os.getpid()) - before, time.process_time() - own
+    assert abs(used - own_used) < 0.05  # /proc's ticks against the interpreter's own clock
+    assert cpu_seconds(2**22 + 12345) is None  # no such process

@@ -7,10 +7,15 @@ pickled answer and then kills the copy (SIGKILL), so nothing it was doing -- a p
 big-integer operation alike -- outlives the budget, and no state of the parent is touched by a half-done
 computation. The caller turns :class:`OutOfTime` into "undecided, because ... did not answer within N s".
 
+The budget is the copy's own CPU time (read from ``/proc/PID/stat`` where the system has it), not the wall clock:
+an answer must not depend on how busy the machine is, or the same schedule would be decided on an idle machine
+and "undecided" on a loaded one. A wall-clock cap of :data:`WALL_FACTOR` times the budget (at least
+:data:`WALL_FLOOR` s) still ends a copy that waits instead of computing. Without ``/proc`` the budget is wall time.
+
 Where ``os.fork`` does not exist (Windows) the question runs in this process without a limit.
 
-Guarantee: the wall time of :func:`answer_within` is at most ``seconds`` plus the fork and the transfer of the
-answer (milliseconds); an answer that comes back is the question's own answer, unchanged.
+Guarantee: the CPU time the question is given is at most ``seconds`` (plus one polling interval, 50 ms), its
+wall time at most the cap; an answer that comes back is the question's own answer, unchanged.
 """
 
 from __future__ import annotations
@@ -23,6 +28,20 @@ import time
 from typing import Any, Callable
 
 QUESTION_SECONDS = 4.0  # default budget of one question (several are asked per schedule; the CLI answers in < 20 s)
+WALL_FACTOR = 20.0  # wall-clock cap of a question, in budgets: a 2-core machine at load 20 still answers
+WALL_FLOOR = 30.0
+POLL_SECONDS = 0.05
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) process ``pid`` has used so far, from ``/proc``; None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime and stime: fields 14 and 15 of proc(5)
 
 
 class OutOfTime(Exception):
@@ -60,16 +79,20 @@ def answer_within(seconds: float, question: Callable[..., Any], *args, what: str
             os._exit(status)
     os.close(write_end)
     chunks = []
-    deadline = time.monotonic() + seconds
+    by_cpu = cpu_seconds(pid) is not None
+    start = time.monotonic()
+    cap = max(WALL_FACTOR * seconds, WALL_FLOOR) if by_cpu else seconds
     finished = False
     try:
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            waited = time.monotonic() - start
+            used = cpu_seconds(pid) if by_cpu else waited
+            if waited >= cap or (used is not None and used >= seconds):
                 break
-            ready, _, _ = select.select([read_end], [], [], left)
+            ready, _, _ = select.select([read_end], [], [], min(POLL_SECONDS if by_cpu else seconds - waited,
+                                                                cap - waited))
             if not ready:
-                break
+                continue
             chunk = os.read(read_end, 1 << 20)
             if not chunk:
                 finished = True

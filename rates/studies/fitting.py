@@ -515,7 +515,7 @@ def _limit_direction_text(runs: Sequence[Run], facts: Optional[Sequence[Any]] = 
     """Margin of ``W_T`` against the margin of ``M/||M||`` (MINIBATCH Thm 4.9), from the recorded data facts."""
     from rates.symbolic.theorems import per_sample
 
-    facts = fact_sheets(runs[:1], None if facts is None else list(facts)[:1])[0]
+    facts = facts[0] if facts is not None else facts_of(runs[0])
     algorithm = {"max": "signsgd", "frobenius": "nsgd", "spectral": "spectral-sgd"}.get(facts.config.norm)
     if algorithm is None or not facts.class_counts or not facts.hardest_scales:
         return ""

@@ -34,6 +34,13 @@ POLL_SECONDS = 0.05
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def spent() -> float:
+    """CPU seconds used so far by this process and by the questions it has finished (reaped copies count in
+    ``os.times``): the clock of a deadline shared by several questions, for the same reason as the budget's."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def cpu_seconds(pid: int) -> float | None:
     """The CPU time (user + system) process ``pid`` has used so far, from ``/proc``; None where it cannot be read."""
     try:

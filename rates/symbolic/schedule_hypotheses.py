@@ -45,7 +45,6 @@ range ``[0, 10^12]``; anything else is ``undecided`` with the reason.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
@@ -53,7 +52,7 @@ from typing import Optional
 import mpmath
 import sympy as sp
 
-from rates.symbolic.budget import OutOfTime, answer_within
+from rates.symbolic.budget import OutOfTime, answer_within, spent
 from rates.symbolic.growth import Undecided, growth_of, power_sum_growth, x
 
 HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
@@ -527,7 +526,7 @@ def _undecided_all(f, why: str) -> ScheduleHypotheses:
 
 def _asked(name: str, question, *args, deadline: float) -> ScheduleFinding:
     """One hypothesis decided within its share of the time budget (:mod:`rates.symbolic.budget`)."""
-    seconds = max(min(QUESTION_SECONDS, deadline - time.monotonic()), MIN_QUESTION_SECONDS)
+    seconds = max(min(QUESTION_SECONDS, deadline - spent()), MIN_QUESTION_SECONDS)
     try:
         return answer_within(seconds, question, *args, what=f"sympy on '{name}'")
     except OutOfTime as late:
@@ -538,7 +537,7 @@ def _asked(name: str, question, *args, deadline: float) -> ScheduleFinding:
 
 @lru_cache(maxsize=64)
 def _decide_cached(f: sp.Expr) -> ScheduleHypotheses:
-    deadline = time.monotonic() + DECISION_SECONDS
+    deadline = spent() + DECISION_SECONDS
     try:
         branch = answer_within(QUESTION_SECONDS, eventual_branch, f, what="the eventual branch (sympy, interval "
                                "arithmetic)")

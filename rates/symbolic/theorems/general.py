@@ -30,7 +30,6 @@ Guarantee: the rate is *derived* (status ``derived``) from the family's template
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -39,7 +38,7 @@ import numpy as np
 import sympy as sp
 
 from rates.symbolic import asymptotics
-from rates.symbolic.budget import OutOfTime, answer_within
+from rates.symbolic.budget import OutOfTime, answer_within, spent
 from rates.symbolic.growth import (
     BOUNDED,
     Growth,
@@ -438,7 +437,7 @@ def step_majorant(g) -> Optional[sp.Expr]:
 
 
 def _share(seconds: float, deadline: float) -> float:
-    return max(min(seconds, deadline - time.monotonic()), MIN_SECONDS)
+    return max(min(seconds, deadline - spent()), MIN_SECONDS)
 
 
 class NoRate(Exception):
@@ -452,7 +451,7 @@ class NoRate(Exception):
 
 def predict_schedule(config, template: BoundTemplate, schedule, constants: Optional[dict] = None) -> SchedulePrediction:
     """The family's rate for ``schedule`` (module docstring); :class:`NoRate` names a failing hypothesis."""
-    deadline = time.monotonic() + PREDICTION_SECONDS
+    deadline = spent() + PREDICTION_SECONDS
     hypotheses = decide(schedule.expr)
     needed = required_hypotheses(config)
     failing = hypotheses.failing(needed)

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from test_certificate import certify_changed, last_failures
 
 from proofs.certificate import local_kappa
 from proofs.crossentropy import loss, proxy, sample_gradients
@@ -58,18 +59,7 @@ def _independent_adam_chain(H, y, gamma, etas, beta1=0.9, beta2=0.999):
         W = W - eta * D
     records.append(dict(L=loss(W, H, y), G=proxy(W, H, y)))
     T = len(etas)
-    last = {"descent": -1, "half-margin": -1, "low-loss": -1}
-    for s in range(T + 1):
-        r = records[s]
-        if r["L"] > math.log(2) / n:
-            last["low-loss"] = s
-        if s < T:
-            after = records[s + 1]["L"]
-            if after > r["L"] - r["eta"] * (r["pairing"] - r["kappa"] * r["eta"]) * r["G"] + 1e-14 * r["L"]:
-                last["descent"] = s
-            if after > r["L"] - 0.5 * gamma * r["eta"] * r["G"] + 1e-14 * r["L"]:
-                last["half-margin"] = s
-    s0 = max(v + 1 for v in last.values())
+    s0 = max(v + 1 for v in last_failures(records, gamma, n, pairing_lemma=False).values())
     ratio, envelope, curvature, deficit = 0.0, 1.0, 0.0, 0.0
     for r in records[s0:T]:
         ratio += r["eta"] * r["size"] * envelope
@@ -147,11 +137,7 @@ def test_steepest_directions_keep_the_pairing_lemma_and_b_bit_for_bit(algo, norm
     ({"gamma_factor": 0.75}, "max-margin"),
 ])
 def test_adam_negative_controls_break_the_certificate(adam_run, change, broken_fact):
-    change = dict(change)
-    factor = change.pop("gamma_factor", None)
-    if factor is not None:
-        change["gamma"] = adam_run.gamma["value"] * factor
-    cert = certify(adam_run, **change)
+    cert = certify_changed(adam_run, change)
     assert cert.failures[broken_fact]["count"] > 0
     assert cert.broken and cert.verdict_text().startswith("BROKEN")
 

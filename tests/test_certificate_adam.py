@@ -155,3 +155,16 @@ def test_a_mismatched_algorithm_is_caught_by_adams_engine_tolerance(adam_run, ad
     cert = certify(signgd)
     assert cert.engine_agrees is False and cert.broken and "DIFFER" in cert.verdict_text()
     assert cert.engine_difference > 100 * ADAM_MATCH_TOLERANCE
+
+
+def test_the_claims_hook_carries_the_pairing_deficit(adam_run, adam_certificate):
+    from rates.studies.certificates import claim_values
+    from rates.studies.fitting import fit_record_of
+
+    values = claim_values(fit_record_of([adam_run], 0.05, None))
+    assert values["applies"] and "never Thm 6.3's constant c_adam" in values["source"]
+    (run,) = values["runs"]
+    assert run["measured_pairing"] and run["s0"] == adam_certificate.s0
+    terms = run["bound_terms_at_horizon"]
+    assert terms["pairing deficit"] == adam_certificate.terms["pairing deficit"][-1] > 0.0
+    assert sum(terms.values()) / adam_certificate.n_total[-1] == pytest.approx(run["bound_at_horizon"], rel=1e-12)

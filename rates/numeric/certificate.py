@@ -422,8 +422,9 @@ WEIGHTS_TOLERANCE = 1e-5
 # MATCH_TOLERANCE), while a SignGD stepper on those runs differs by 14, 4.5, 2.0, 2.0; so the weights' tolerance.
 # With beta2 = 0.99 on small random sets the two runs part by 1e-5 to 8e-5 within 1e4 steps: DIFFER, no onset there
 ADAM_MATCH_TOLERANCE = WEIGHTS_TOLERANCE
-ADAM_SOURCE = ("SIGNADAM Thm 6.3's chain with Adam's pairing and max-norm measured on the run: it certifies the "
-               "chain, never Thm 6.3's constant c_adam, which the paper's lost lemma constants do not let us rebuild")
+ADAM_SOURCE = ("SIGNADAM Thm 6.3's chain with Adam's pairing and max-norm measured on the run, the pairing's "
+               "shortfall paid in B: it certifies the chain, never Thm 6.3's constant c_adam, which the paper's lost "
+               "lemma constants do not let us rebuild")
 
 
 @dataclass

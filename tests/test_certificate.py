@@ -37,6 +37,26 @@ def default_certificate(default_run):
     return certify(default_run)
 
 
+def last_failures(records, gamma, n, pairing_lemma=True):
+    """The last failing step of each fact over ``records`` (one per step, then the horizon's L and G); the pairing
+    only where it is a lemma (``pairing_lemma``), against ``gamma`` times the step's norm (``size``, default 1)."""
+    T = len(records) - 1
+    last = {"descent": -1, "half-margin": -1, "low-loss": -1} | ({"pairing": -1} if pairing_lemma else {})
+    for s in range(T + 1):
+        r = records[s]
+        if r["L"] > math.log(2) / n:
+            last["low-loss"] = s
+        if s < T:
+            after = records[s + 1]["L"]
+            if pairing_lemma and r["pairing"] < gamma * r.get("size", 1.0):
+                last["pairing"] = s
+            if after > r["L"] - r["eta"] * (r["pairing"] - r["kappa"] * r["eta"]) * r["G"] + 1e-14 * r["L"]:
+                last["descent"] = s
+            if after > r["L"] - 0.5 * gamma * r["eta"] * r["G"] + 1e-14 * r["L"]:
+                last["half-margin"] = s
+    return last
+
+
 def _independent_chain(H, y, gamma, etas):
     """SignGD from W_0 = 0 in plain numpy; every fact of the chain per step; onsets and B at the horizon."""
     n, k, d = len(y), int(y.max()) + 1, H.shape[1]
@@ -51,19 +71,7 @@ def _independent_chain(H, y, gamma, etas):
         W = W - eta * D
     records.append(dict(L=loss(W, H, y), G=proxy(W, H, y)))
     T = len(etas)
-    last = {"pairing": -1, "descent": -1, "half-margin": -1, "low-loss": -1}
-    for s in range(T + 1):
-        r = records[s]
-        if r["L"] > math.log(2) / n:
-            last["low-loss"] = s
-        if s < T:
-            after = records[s + 1]["L"]
-            if r["pairing"] < gamma:
-                last["pairing"] = s
-            if after > r["L"] - r["eta"] * (r["pairing"] - r["kappa"] * r["eta"]) * r["G"] + 1e-14 * r["L"]:
-                last["descent"] = s
-            if after > r["L"] - 0.5 * gamma * r["eta"] * r["G"] + 1e-14 * r["L"]:
-                last["half-margin"] = s
+    last = last_failures(records, gamma, n)
     s0 = max(v + 1 for v in last.values())
     ratio, envelope, curvature = 0.0, 1.0, 0.0
     for r in records[s0:T]:
@@ -108,6 +116,15 @@ def test_default_preset_signgd_is_certified_from_step_238(default_certificate, d
     assert cert.vacuous_worst_case_steps == STEPS - cert.s0
 
 
+def certify_changed(run, change):
+    """:func:`certify` with a negative control's change (``gamma_factor`` scales the run's own gamma)."""
+    change = dict(change)
+    factor = change.pop("gamma_factor", None)
+    if factor is not None:
+        change["gamma"] = run.gamma["value"] * factor
+    return certify(run, **change)
+
+
 @pytest.mark.parametrize("change, broken_fact", [
     ({"gamma_factor": 1.1}, "pairing"),  # a max margin too large: the pairing lemma fails
     ({"gamma_factor": 0.95}, "max-margin"),  # too small: the run's margin exceeds it
@@ -116,11 +133,7 @@ def test_default_preset_signgd_is_certified_from_step_238(default_certificate, d
     ({"norm": "lp:3"}, "pairing"),  # another algorithm's direction on SignGD's run and margin
 ])
 def test_negative_controls_break_the_certificate(default_run, change, broken_fact):
-    change = dict(change)
-    factor = change.pop("gamma_factor", None)
-    if factor is not None:
-        change["gamma"] = default_run.gamma["value"] * factor
-    cert = certify(default_run, **change)
+    cert = certify_changed(default_run, change)
     assert cert.broken
     assert cert.failures[broken_fact]["count"] > 0
     assert cert.verdict_text().startswith("BROKEN")

@@ -94,6 +94,10 @@ def claim_values(record: Any) -> Optional[dict[str, Any]]:
                     "s1": cert.s1, "t_d": None if start is None else start.to_json(), "onsets": cert.onsets,
                     "certified": cert.certified, "broken": cert.broken,
                     "bound_at_horizon": None if not np.isfinite(last) else float(last),
+                    # B's numerator at the horizon, term by term (Adam's 'pairing deficit' among them)
+                    "bound_terms_at_horizon": ({name: float(values[-1]) for name, values in cert.terms.items()}
+                                               if cert.terms and np.isfinite(last) else None),
+                    "measured_pairing": cert.measured_pairing,
                     "gap_at_horizon": float(cert.gap[-1]) if len(cert.gap) else None,
                     "worst_gap_over_bound": cert.worst_ratio, "verdict": cert.verdict_text()})
     return {"applies": True, "source": cert.source, "runs": out}

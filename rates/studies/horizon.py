@@ -191,7 +191,8 @@ def undecided_before_descent(record: Any, observed_onset: Optional[float] = None
         return None
     if observed_onset is not None:
         certified = (f"; it starts before the certified descent onset s0 = {observed_onset:.3g} too, and a run whose "
-                     "window starts past s0 decides")
+                     f"window starts past s0 decides (about {steps_to_decide(observed_onset):.2g} steps, "
+                     f"{DECIDING_DECADES:g} decades past s0, if s0 stays where it is)")
     else:
         certified = f"; {onset_why}" if onset_why else ""
     from rates.studies.fitting import descent_start_of, past_descent_start

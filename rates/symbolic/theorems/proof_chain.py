@@ -19,7 +19,12 @@ Derivation [derived; each step is a ``rates check`` claim, :data:`CHAIN`]. Fix a
 2. ``1 - x <= e^{-x}`` and ``G <= L`` (claim ``proxy-below-loss``):
    ``log L_t <= log L_r - sum_{s=r}^{t-1} eta_s pi_s G_s/L_s + sum_{s=r}^{t-1} kappa_s eta_s^2``.
 3. *Pairing* ``pi_s >= gamma nu_s`` (SIGNADAM Lemma B.1; claim ``gradient-dual-lower``, measured on the run):
-   the first sum is at least ``gamma sum eta_s nu_s G_s/L_s``.
+   the first sum is at least ``gamma sum eta_s nu_s G_s/L_s``. For a direction that is not the steepest one
+   (Adam without eps, SIGNADAM Thm 6.3) the pairing is measured instead: with the shortfall
+   ``delta_s = max(0, gamma nu_s - pi_s)``, ``pi_s >= gamma nu_s - delta_s`` and ``G_s/L_s <= 1`` make the first sum
+   at least ``gamma sum eta_s nu_s G_s/L_s - sum eta_s delta_s`` (the *pairing deficit*; 0 for the steepest
+   direction). Thm 6.3's proof bounds the same shortfall by ``c_adam eta_s^(1/2)``; the run's own ``delta_s``
+   takes its place, so this certifies the chain on the run, never the constant ``c_adam``.
 4. *Low loss separates* (Lemma B.4; claims ``low-loss-separability``, ``certificate-log-level``): for
    ``n L_t <= log 2``, ``min margin(W_t) >= -log(e^{n L_t} - 1) >= -log(n L_t) + log log 2 > 0``.
 5. *Norm* ``||W_t|| <= N(0, t)`` (triangle inequality from ``W_0 = 0``), so with a positive unnormalised margin
@@ -34,6 +39,7 @@ Together:
     gap(t) <= B(t) = [ gamma N(0, r)                                           (steps before the anchor)
                      + gamma (n/2) L_r sum_{s=r}^{t-1} eta_s nu_s prod_{u=r}^{s-1} (1 - gamma eta_u/4)   (ratio term)
                      + sum_{s=r}^{t-1} kappa_s eta_s^2                         (curvature at the iterates)
+                     + sum_{s=r}^{t-1} eta_s delta_s                           (pairing deficit; 0 but for Adam)
                      + log(n L_r / log 2) ]                                    (anchor loss, <= 0)
                      / N(0, t)
 
@@ -48,6 +54,7 @@ first step from which all hold through the horizon.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 import sympy as sp
@@ -59,12 +66,15 @@ N_anchor, N_t = sp.symbols("N_r N_t", positive=True)  # N(0, r), N(0, t)
 L_anchor = sp.Symbol("L_r", positive=True)
 ratio_sum = sp.Symbol("R", nonnegative=True)  # sum_{s=r}^{t-1} eta_s nu_s prod_{u=r}^{s-1} (1 - gamma eta_u / 4)
 curvature_sum = sp.Symbol("K", nonnegative=True)  # sum_{s=r}^{t-1} kappa_s eta_s^2
+deficit_sum = sp.Symbol("P", nonnegative=True)  # sum_{s=r}^{t-1} eta_s max(0, gamma nu_s - pi_s)
 
 TERMS = {
     "before anchor": gamma * N_anchor,
     "ratio": gamma * n / 2 * L_anchor * ratio_sum,
     "curvature": curvature_sum,
     "anchor loss": sp.log(n * L_anchor / sp.log(2)),
+    # last, so that a zero deficit (every steepest direction) leaves the sum of the terms bit for bit as without it
+    "pairing deficit": deficit_sum,
 }
 NUMERATOR = sum(TERMS.values())
 BOUND = NUMERATOR / N_t
@@ -73,7 +83,7 @@ BOUND = NUMERATOR / N_t
 CHAIN = (
     ("descent with the local curvature kappa_s", "local-curvature-step"),
     ("G <= L (drops G/L from the curvature term)", "proxy-below-loss"),
-    ("pairing <grad L, Delta> >= gamma ||Delta|| G", "gradient-dual-lower"),
+    ("pairing <grad L, Delta> >= gamma ||Delta|| G (Adam: its measured shortfall paid in B)", "gradient-dual-lower"),
     ("low loss separates: min margin >= -log(e^{nL} - 1)", "low-loss-separability"),
     ("-log(e^x - 1) >= -log x + log log 2 on (0, log 2]", "certificate-log-level"),
     ("1 - G/L <= n L / 2", "proxy-lower-bound"),
@@ -82,33 +92,36 @@ CHAIN = (
     ("gap(t) <= B(t) along runs", "certificate-on-runs"),
 )
 
-_TERM_FUNCTIONS = {name: sp.lambdify((gamma, n, N_anchor, L_anchor, ratio_sum, curvature_sum), term, "numpy")
+_TERM_FUNCTIONS = {name: sp.lambdify((gamma, n, N_anchor, L_anchor, ratio_sum, curvature_sum, deficit_sum), term,
+                                      "numpy")
                    for name, term in TERMS.items() if name != "anchor loss"}
 
 
 def bound_terms(gamma_value: float, n_value: int, n_anchor: float, log_loss_anchor: float, ratio: np.ndarray,
-                curvature: np.ndarray) -> dict[str, np.ndarray]:
-    """The numerator's terms of :data:`BOUND` (module docstring), the anchor loss given by its logarithm.
+                curvature: np.ndarray, deficit: Optional[np.ndarray] = None) -> dict[str, np.ndarray]:
+    """The numerator's terms of :data:`BOUND` (module docstring), the anchor loss given by its logarithm;
+    ``deficit`` is the pairing deficit sum (None: 0, the steepest direction).
 
-    >>> terms = bound_terms(1.0, 10, 2.0, math.log(0.05), np.array([4.0]), np.array([0.5]))
+    >>> terms = bound_terms(1.0, 10, 2.0, math.log(0.05), np.array([4.0]), np.array([0.5]), np.array([0.25]))
     >>> {k: round(float(v[0]), 4) for k, v in terms.items()}
-    {'before anchor': 2.0, 'ratio': 1.0, 'curvature': 0.5, 'anchor loss': -0.3266}
+    {'before anchor': 2.0, 'ratio': 1.0, 'curvature': 0.5, 'anchor loss': -0.3266, 'pairing deficit': 0.25}
     """
     anchor_loss = math.exp(log_loss_anchor)
-    out = {name: np.asarray(function(gamma_value, n_value, n_anchor, anchor_loss, ratio, curvature), dtype=float)
-           * np.ones(np.shape(ratio)) for name, function in _TERM_FUNCTIONS.items()}
+    deficit = np.zeros(np.shape(ratio)) if deficit is None else deficit
+    out = {name: np.asarray(function(gamma_value, n_value, n_anchor, anchor_loss, ratio, curvature, deficit),
+                            dtype=float) * np.ones(np.shape(ratio)) for name, function in _TERM_FUNCTIONS.items()}
     # in logs: L_r may lie far below the smallest float
     out["anchor loss"] = np.full(np.shape(ratio), math.log(n_value) + log_loss_anchor - math.log(math.log(2.0)))
-    return out
+    return {name: out[name] for name in TERMS}  # TERMS' order: the sum adds the deficit last
 
 
 def chain_bound(gamma_value: float, n_value: int, n_anchor: float, log_loss_anchor: float, ratio: np.ndarray,
-                curvature: np.ndarray, n_total: np.ndarray) -> np.ndarray:
+                curvature: np.ndarray, n_total: np.ndarray, deficit: Optional[np.ndarray] = None) -> np.ndarray:
     """``B(t)`` of the module docstring at the times whose running sums are given.
 
     >>> value = chain_bound(1.0, 10, 2.0, math.log(0.05), np.array([4.0]), np.array([0.5]), np.array([10.0]))
     >>> round(float(value[0]), 5)
     0.31734
     """
-    terms = bound_terms(gamma_value, n_value, n_anchor, log_loss_anchor, ratio, curvature)
+    terms = bound_terms(gamma_value, n_value, n_anchor, log_loss_anchor, ratio, curvature, deficit)
     return sum(terms.values()) / np.asarray(n_total, dtype=float)

@@ -110,3 +110,64 @@ def test_power_of_two_is_exact_and_flushes_below_2_to_the_minus_1000():
     for e in (0.0, -1.0, -3.0, -52.0, -1000.0):
         assert kernels._power_of_two(np.float64(e)) == 2.0**e
     assert kernels._power_of_two(np.float64(-1001.0)) == 0.0 and kernels._power_of_two(np.float64(-5e15)) == 0.0
+
+
+def test_entrywise_directions_attain_the_dual_norm_in_closed_form():
+    """Steepest directions of the entry-wise balls on one gradient Z: sign(Z) (l_inf, sign(0) = 0), the first entry of
+    largest magnitude (l_1, the first in row order on a tie, as argmax), Z / ||Z||_F (l_2) and, at q = 3 (p = 3/2),
+    sign(Z) |Z|^2 / ||Z||_3^2 (the 50-digit mpmath formula); each attains <D, Z> = ||Z||_q. Z = 0 gives D = 0."""
+    from rates.norms import _mp_lq_direction
+
+    Z = np.array([[0.5, -3.0, 0.0], [3.0, -0.25, 1.5]])
+    D = np.empty_like(Z)
+    kernels._entrywise_direction(Z, kernels.DIRECTION_SIGN, 1.0, D)
+    assert D.tolist() == [[1.0, -1.0, 0.0], [1.0, -1.0, 1.0]]
+    D[:] = 7.0
+    kernels._entrywise_direction(Z, kernels.DIRECTION_COORDINATE, math.inf, D)
+    assert D.tolist() == [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]]  # |-3| ties with |3|: the first
+    kernels._entrywise_direction(Z, kernels.DIRECTION_FROBENIUS, 2.0, D)
+    fro = math.sqrt(0.25 + 9.0 + 9.0 + 0.0625 + 2.25)
+    np.testing.assert_allclose(D, Z / fro, rtol=1e-15, atol=0)
+    assert float(np.sum(D * Z)) == pytest.approx(fro, rel=1e-15)
+    kernels._entrywise_direction(Z, kernels.DIRECTION_LP, 3.0, D)
+    mp.mp.dps = 50
+    expected = np.array(_mp_lq_direction([[mp.mpf(float(v)) for v in row] for row in Z], 3.0), dtype=float)
+    np.testing.assert_allclose(D, expected, rtol=1e-14, atol=0)
+    assert float(np.sum(D * Z)) == pytest.approx(float(np.sum(np.abs(Z) ** 3) ** (1 / 3)), rel=1e-14)
+    zero = np.zeros((2, 3))
+    for direction, q in ((kernels.DIRECTION_FROBENIUS, 2.0), (kernels.DIRECTION_LP, 3.0)):
+        D[:] = 7.0
+        kernels._entrywise_direction(zero, direction, q, D)
+        assert not D.any(), direction
+
+
+def test_open_entries_by_the_row_bound_then_the_entrys_own():
+    """The undecided-sign test of rates.numeric.exact_sign on dyadic numbers (every sum exact): an entry (r, c, l) is
+    open when max_j |x_jl| > 0 and |G| <= (rho_r sum_j |coef_cj| + flush) max_j |x_jl|, and then still open when
+    |G| <= rho_r sum_j |coef_cj x_jl| + flush max_j |x_jl|. Each entry sits exactly on a bound or one ulp above it."""
+    X = np.array([[1.0, 0.0, 0.0], [2.0, 0.5, 0.0], [-1.0, 0.0, 0.0]])  # the third column is all zero
+    column_max = np.abs(X).max(axis=0)
+    Z = np.array([[1.0, -1.0, 0.5], [0.0, 0.0, 0.0], [0.25, 0.25, -0.5], [2.0, 0.0, 0.0]])  # (R k, n), R = k = 2
+    rho, flush = np.array([0.25, 0.5]), 0.0625
+    R, k, d = 2, 2, 3
+    row_bound, own_bound = np.zeros((R, k, d)), np.zeros((R, k, d))
+    for r in range(R):
+        for c in range(k):
+            coef = Z[r * k + c]
+            row_bound[r, c] = (rho[r] * np.abs(coef).sum() + flush) * column_max
+            own_bound[r, c] = rho[r] * (np.abs(coef) @ np.abs(X)) + flush * column_max
+    # by hand: (0.25 x 2.5 + 1/16) x 2, 0.25 x 3.5 + 2/16; (0.5 x 2 + 1/16) x 2, 0.5 x 2 + 2/16
+    assert (row_bound[0, 0, 0], own_bound[0, 0, 0]) == (1.375, 1.0)
+    assert (row_bound[1, 1, 0], own_bound[1, 1, 0]) == (2.125, 1.125)
+    above = np.nextafter(own_bound, np.inf)
+    for name, G, open_count in (("on the entry's own bound", own_bound, 8),  # all but the zero column's 4
+                                ("one ulp above it", above, 0),
+                                ("one ulp above the row bound", np.nextafter(row_bound, np.inf), 0)):
+        undecided = np.zeros((R, k, d), bool)
+        expected = (G <= row_bound) & (G <= own_bound) & (column_max > 0)
+        assert int(expected.sum()) == open_count, name
+        anything = kernels.open_entries(-G, Z, X, column_max, rho, flush, undecided)
+        assert undecided.tolist() == expected.tolist(), name
+        assert anything == (open_count > 0), name
+    # one ulp above its own bound, (0, 0, 0) is still inside its row bound: the second test closes it
+    assert above[0, 0, 0] < row_bound[0, 0, 0]

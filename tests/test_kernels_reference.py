@@ -134,31 +134,40 @@ def test_entrywise_directions_attain_the_dual_norm_in_closed_form():
     expected = np.array(_mp_lq_direction([[mp.mpf(float(v)) for v in row] for row in Z], 3.0), dtype=float)
     np.testing.assert_allclose(D, expected, rtol=1e-14, atol=0)
     assert float(np.sum(D * Z)) == pytest.approx(float(np.sum(np.abs(Z) ** 3) ** (1 / 3)), rel=1e-14)
-    zero = np.zeros((2, 3))
-    for direction, q in ((kernels.DIRECTION_FROBENIUS, 2.0), (kernels.DIRECTION_LP, 3.0)):
-        D[:] = 7.0
-        kernels._entrywise_direction(zero, direction, q, D)
-        assert not D.any(), direction
+    # the directions do not depend on the gradient's scale, even where |Z|^3 under- or overflows
+    for scale in (1e-200, 1e200):
+        scaled = np.empty_like(Z)
+        kernels._entrywise_direction(Z * scale, kernels.DIRECTION_LP, 3.0, scaled)
+        np.testing.assert_allclose(scaled, expected, rtol=1e-14, atol=0)
+        kernels._entrywise_direction(Z * scale, kernels.DIRECTION_FROBENIUS, 2.0, scaled)
+        np.testing.assert_allclose(scaled, Z / fro, rtol=1e-14, atol=0)
+    for shape in ((2, 3), (1, 2), (2, 1)):
+        zero = np.zeros(shape)
+        for direction, q in ((kernels.DIRECTION_COORDINATE, math.inf), (kernels.DIRECTION_FROBENIUS, 2.0),
+                             (kernels.DIRECTION_LP, 3.0)):
+            D = np.full(shape, 7.0)
+            kernels._entrywise_direction(zero, direction, q, D)
+            assert not D.any(), (shape, direction)
 
 
 def test_open_entries_by_the_row_bound_then_the_entrys_own():
     """The undecided-sign test of rates.numeric.exact_sign on dyadic numbers (every sum exact): an entry (r, c, l) is
     open when max_j |x_jl| > 0 and |G| <= (rho_r sum_j |coef_cj| + flush) max_j |x_jl|, and then still open when
     |G| <= rho_r sum_j |coef_cj x_jl| + flush max_j |x_jl|. Each entry sits exactly on a bound or one ulp above it."""
-    X = np.array([[1.0, 0.0, 0.0], [2.0, 0.5, 0.0], [-1.0, 0.0, 0.0]])  # the third column is all zero
+    X = np.array([[1.0, 0.0, 0.0], [2.0, 0.5, 0.0], [-1.0, 0.0, 0.0], [0.5, 0.25, 0.0]])  # the last column is all 0
     column_max = np.abs(X).max(axis=0)
-    Z = np.array([[1.0, -1.0, 0.5], [0.0, 0.0, 0.0], [0.25, 0.25, -0.5], [2.0, 0.0, 0.0]])  # (R k, n), R = k = 2
+    Z = np.array([[1.0, -1.0, 0.5, 1.0], [0.0] * 4, [0.25, 0.25, -0.5, 0.0], [2.0, 0.0, 0.0, 0.5]])  # (R k, n)
     rho, flush = np.array([0.25, 0.5]), 0.0625
-    R, k, d = 2, 2, 3
+    R, k, d = 2, 2, 3  # four samples: n differs from d
     row_bound, own_bound = np.zeros((R, k, d)), np.zeros((R, k, d))
     for r in range(R):
         for c in range(k):
             coef = Z[r * k + c]
             row_bound[r, c] = (rho[r] * np.abs(coef).sum() + flush) * column_max
             own_bound[r, c] = rho[r] * (np.abs(coef) @ np.abs(X)) + flush * column_max
-    # by hand: (0.25 x 2.5 + 1/16) x 2, 0.25 x 3.5 + 2/16; (0.5 x 2 + 1/16) x 2, 0.5 x 2 + 2/16
-    assert (row_bound[0, 0, 0], own_bound[0, 0, 0]) == (1.375, 1.0)
-    assert (row_bound[1, 1, 0], own_bound[1, 1, 0]) == (2.125, 1.125)
+    # by hand: (0.25 x 3.5 + 1/16) x 2, 0.25 x 4 + 2/16; (0.5 x 2.5 + 1/16) x 2, 0.5 x 2.25 + 2/16
+    assert (row_bound[0, 0, 0], own_bound[0, 0, 0]) == (1.875, 1.125)
+    assert (row_bound[1, 1, 0], own_bound[1, 1, 0]) == (2.625, 1.25)
     above = np.nextafter(own_bound, np.inf)
     for name, G, open_count in (("on the entry's own bound", own_bound, 8),  # all but the zero column's 4
                                 ("one ulp above it", above, 0),
@@ -171,3 +180,46 @@ def test_open_entries_by_the_row_bound_then_the_entrys_own():
         assert anything == (open_count > 0), name
     # one ulp above its own bound, (0, 0, 0) is still inside its row bound: the second test closes it
     assert above[0, 0, 0] < row_bound[0, 0, 0]
+
+
+def test_undecided_signs_of_a_block_by_its_bounds():
+    """The block path's undecided-sign test (``_undecided_signs``, two lanes, k = d = 2, two samples shared by the
+    lanes) on dyadic numbers in units of eps = 2^-53. With W, rho_r = 4 eps (count + k + 16 + 4 (d + 2) M_r), M_r =
+    max_c sum_l |W_clr| max_j |x_jl|: M = (1, 4) gives rho = (144, 336) eps. An entry is open when |G| <= rho_r
+    sum_j |coef_cjr| max_j |x_jl| and then when |G| <= rho_r sum_j |coef_cjr x_jl| (+ the flush term 2.2 k 2^-1000
+    max_j |x_jl|, which only decides entries of a row without coefficients). By hand, the entry's own bounds are
+    (288, 576; 108, 144) eps on lane 0 and (0, 0; 504, 672) eps on lane 1, the row bounds twice or more of them."""
+    eps = 2.0**-53
+    X = np.array([[1.0, 0.0], [0.5, 2.0]])[:, :, None]  # (count, d, 1): both lanes read the same samples
+    column_max = np.array([[1.0, 1.0], [2.0, 2.0]])  # (d, lanes)
+    W = np.empty((2, 2, 2))
+    W[:, :, 0] = [[1.0, 0.0], [0.5, 0.0]]  # M_0 = max(1, 0.5) = 1
+    W[:, :, 1] = [[0.0, 2.0], [1.0, 1.0]]  # M_1 = max(4, 3) = 4
+    Z = np.empty((2, 2, 2))
+    Z[:, :, 0] = [[1.0, -2.0], [0.5, 0.5]]
+    Z[:, :, 1] = [[0.0, 0.0], [1.0, 1.0]]
+    G = np.empty((2, 2, 2))
+    G[:, :, 0] = [[288 * eps, -600 * eps], [120 * eps, -144 * eps]]
+    G[:, :, 1] = [[2.0**-1030, 1e-300], [-504 * eps, 700 * eps]]
+    expected = np.full((3, 2, 2), 5.0)  # rows 1 and 2 are the lanes' runs (first = 1); row 0 is not touched
+    expected[1] = [[np.nan, -1.0], [1.0, np.nan]]
+    expected[2] = [[np.nan, 1.0], [np.nan, 1.0]]
+
+    def signs_of(G, logit_bound):
+        signs = np.full((3, 2, 2), 5.0)
+        undecided = kernels._undecided_signs(W, G, Z, X, column_max, np.asarray(logit_bound, float), 1, 3, 2,
+                                             np.empty(2), np.empty((2, 2)), signs)
+        return bool(undecided), signs
+
+    undecided, signs = signs_of(G, [2.0**20, 2.0**20])  # the caller's logit bound leaves every entry open
+    assert undecided
+    np.testing.assert_array_equal(signs, expected)
+    # logit bound 0: the first pass's bound is 4 eps (20) 2.2 k max_j |x_jl| ~ 352 eps max_j |x_jl|; entries 800 eps
+    # max_j |x_jl| are decided at once (nothing written), one entry at 300 eps sends the block to the full test
+    clear = np.empty_like(G)
+    clear[...] = 800 * eps * column_max[None, :, :]
+    undecided, signs = signs_of(clear, [0.0, 0.0])
+    assert not undecided and (signs == 5.0).all()
+    clear[0, 0, 0] = 300 * eps  # above its own bound 288 eps: decided, +1
+    undecided, signs = signs_of(clear, [0.0, 0.0])
+    assert not undecided and (signs[1:] == 1.0).all() and (signs[0] == 5.0).all()

@@ -223,3 +223,63 @@ def test_undecided_signs_of_a_block_by_its_bounds():
     clear[0, 0, 0] = 300 * eps  # above its own bound 288 eps: decided, +1
     undecided, signs = signs_of(clear, [0.0, 0.0])
     assert not undecided and (signs[1:] == 1.0).all() and (signs[0] == 5.0).all()
+
+
+def _singular_values(A):
+    return np.linalg.svd(A, compute_uv=False)
+
+
+def test_schatten_directions_attain_the_dual_norm():
+    """Steepest directions of the Schatten balls on a full-rank Z (k = 2, d = 3) and on a gradient whose rows sum to 0
+    (rank k - 1, one singular value exactly 0 up to rounding): the polar factor (singular values 1 on Z's rank, 0
+    beyond it, <D, Z> = the nuclear norm, D Z^T symmetric), the top pair (<D, Z> = the spectral norm, rank one) and at
+    q = 3 (p = 3/2) U diag(s^2 / ||s||_3^2) V^T (<D, Z> = ||s||_3, ||D||_{S_3/2} = 1). Z = 0 gives 0; NaN gives NaN."""
+    full = np.array([[0.5, -3.0, 1.0], [2.0, -0.25, 1.5]])
+    rows_sum_to_zero = np.array([[1.0, -1.75, 0.5], [-1.0, 1.75, -0.5]])
+    for Z, rank in ((full, 2), (rows_sum_to_zero, 1)):
+        s = _singular_values(Z)
+        D = np.empty_like(Z)
+        kernels._schatten_direction(Z, kernels.DIRECTION_POLAR, 1.0, D)
+        np.testing.assert_allclose(_singular_values(D), [1.0] * rank + [0.0] * (2 - rank), atol=1e-14)
+        assert float(np.sum(D * Z)) == pytest.approx(s.sum(), rel=1e-14)
+        np.testing.assert_allclose(D @ Z.T, (D @ Z.T).T, atol=1e-14)
+        kernels._schatten_direction(Z, kernels.DIRECTION_NUCLEAR, math.inf, D)
+        np.testing.assert_allclose(_singular_values(D), [1.0, 0.0], atol=1e-14)
+        assert float(np.sum(D * Z)) == pytest.approx(s[0], rel=1e-14)
+        kernels._schatten_direction(Z, kernels.DIRECTION_SCHATTEN, 3.0, D)
+        assert float(np.sum(D * Z)) == pytest.approx(np.sum(s ** 3) ** (1 / 3), rel=1e-14)
+        d_values = _singular_values(D)
+        assert float(np.sum(d_values ** 1.5)) == pytest.approx(1.0, rel=1e-14)
+        np.testing.assert_allclose(d_values, list(s[:rank] ** 2 / np.sum(s ** 3) ** (2 / 3)) + [0.0] * (2 - rank),
+                                   atol=1e-14)
+    for direction, q in ((kernels.DIRECTION_POLAR, 1.0), (kernels.DIRECTION_NUCLEAR, math.inf),
+                         (kernels.DIRECTION_SCHATTEN, 3.0)):
+        D = np.full((2, 3), 7.0)
+        kernels._schatten_direction(np.zeros((2, 3)), direction, q, D)
+        assert not D.any(), direction
+        broken = full.copy()
+        broken[1, 2] = np.nan
+        kernels._schatten_direction(broken, direction, q, D)
+        assert np.isnan(D).all(), direction
+
+
+def test_newton_schulz_direction_is_muons_iteration():
+    """Five steps of Muon's quintic iteration X <- a X + (b A + c A^2) X, A = X X^T, (a, b, c) = (3.4445, -4.7750,
+    2.0315), from Z / ||Z||_F, written with numpy's matrix products; a tall Z (k > d) is iterated transposed."""
+    def muon(Z):
+        X = Z.T if Z.shape[0] > Z.shape[1] else Z
+        X = X / np.linalg.norm(X)
+        for _ in range(5):
+            A = X @ X.T
+            X = 3.4445 * X + (-4.7750 * A + 2.0315 * A @ A) @ X
+        return X.T if Z.shape[0] > Z.shape[1] else X
+
+    wide = np.array([[0.5, -3.0, 1.0], [2.0, -0.25, 1.5]])
+    for Z in (wide, wide.T, np.array([[1.0, 2.0], [3.0, 4.0]])):
+        D = np.empty_like(Z)
+        kernels._newton_schulz_direction(Z, D)
+        np.testing.assert_allclose(D, muon(Z), rtol=0, atol=1e-13)
+        assert 0.6 < _singular_values(D).min() and _singular_values(D).max() < 1.3  # near the polar factor's 1s
+    D = np.full((2, 3), 7.0)
+    kernels._newton_schulz_direction(np.zeros((2, 3)), D)
+    assert not D.any()

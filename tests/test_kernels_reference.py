@@ -188,7 +188,8 @@ def test_undecided_signs_of_a_block_by_its_bounds():
     max_c sum_l |W_clr| max_j |x_jl|: M = (1, 4) gives rho = (144, 336) eps. An entry is open when |G| <= rho_r
     sum_j |coef_cjr| max_j |x_jl| and then when |G| <= rho_r sum_j |coef_cjr x_jl| (+ the flush term 2.2 k 2^-1000
     max_j |x_jl|, which only decides entries of a row without coefficients). By hand, the entry's own bounds are
-    (288, 576; 108, 144) eps on lane 0 and (0, 0; 504, 672) eps on lane 1, the row bounds twice or more of them."""
+    (288, 576; 108, 144) eps on lane 0 and (4.4, 8.8 x 2^-1000; 504, 672 eps) on lane 1, the row bounds twice or
+    more of them."""
     eps = 2.0**-53
     X = np.array([[1.0, 0.0], [0.5, 2.0]])[:, :, None]  # (count, d, 1): both lanes read the same samples
     column_max = np.array([[1.0, 1.0], [2.0, 2.0]])  # (d, lanes)
@@ -200,10 +201,10 @@ def test_undecided_signs_of_a_block_by_its_bounds():
     Z[:, :, 1] = [[0.0, 0.0], [1.0, 1.0]]
     G = np.empty((2, 2, 2))
     G[:, :, 0] = [[288 * eps, -600 * eps], [120 * eps, -144 * eps]]
-    G[:, :, 1] = [[2.0**-1030, 1e-300], [-504 * eps, 700 * eps]]
+    G[:, :, 1] = [[2.0**-998, 2.0**-997], [-504 * eps, 700 * eps]]  # 4 and 8 x 2^-1000 <= the flush term's 4.4 and 8.8
     expected = np.full((3, 2, 2), 5.0)  # rows 1 and 2 are the lanes' runs (first = 1); row 0 is not touched
     expected[1] = [[np.nan, -1.0], [1.0, np.nan]]
-    expected[2] = [[np.nan, 1.0], [np.nan, 1.0]]
+    expected[2] = [[np.nan, np.nan], [np.nan, 1.0]]
 
     def signs_of(G, logit_bound):
         signs = np.full((3, 2, 2), 5.0)
@@ -283,3 +284,45 @@ def test_newton_schulz_direction_is_muons_iteration():
     D = np.full((2, 3), 7.0)
     kernels._newton_schulz_direction(np.zeros((2, 3)), D)
     assert not D.any()
+
+
+def test_undecided_signs_with_each_lanes_own_samples_a_tight_logit_bound_and_a_zero_column():
+    """Each lane reads its own samples (X (count, d, lanes)); lane 0's second column is all zero (G = 0 there is
+    decided: sign 0). M = (1/2, 1024), the caller's logit bound equal to it: rho = 4 eps (20 + 16 M) = (112, 65616)
+    eps. Lane 1's coefficients (4, 0) sit on the sample of largest |x| in both columns, so the entry's own bound
+    equals its row bound there: 4 rho max_j |x_jl| = (65616, 524928) eps. G on lane 1, column 1 exactly at 524928 eps
+    is the block's one open entry: the first pass (4 eps (20 + 16 M) 2.2 k max_j |x_jl| = 577421 eps) must send the
+    block on. One ulp above lane 0's own bound 224 eps is decided; a G of 1e-300 against a flush term of
+    2.2 k 2^-1000 x 0.25 ~ 1.0e-301 is decided."""
+    eps = 2.0**-53
+    X = np.empty((2, 2, 2))
+    X[:, :, 0] = [[1.0, 0.0], [0.5, 0.0]]
+    X[:, :, 1] = [[0.25, 2.0], [0.0, 1.0]]
+    column_max = np.abs(X).max(axis=0)  # (d, lanes): (1, 0) and (0.25, 2)
+    W = np.empty((2, 2, 2))
+    W[:, :, 0] = [[0.5, 3.0], [0.25, 0.0]]  # M_0 = max(0.5 x 1 + 3 x 0, 0.25) = 1/2
+    W[:, :, 1] = [[0.0, 512.0], [4.0, 0.0]]  # M_1 = max(512 x 2, 4 x 0.25) = 1024
+    Z = np.empty((2, 2, 2))
+    Z[:, :, 0] = [[1.0, 2.0], [0.0, 0.5]]
+    Z[:, :, 1] = [[4.0, 0.0], [0.0, 1.0]]
+    G = np.empty((2, 2, 2))
+    G[:, :, 0] = [[1000 * eps, 0.0], [-1000 * eps, 0.0]]
+    G[:, :, 1] = [[1e5 * eps, 524928 * eps], [-1e5 * eps, 6e5 * eps]]
+    expected = np.full((2, 2, 2), 5.0)
+    expected[0] = [[1.0, 0.0], [-1.0, 0.0]]
+    expected[1] = [[1.0, np.nan], [-1.0, 1.0]]
+
+    def signs_of(G):
+        signs = np.full((2, 2, 2), 5.0)
+        undecided = kernels._undecided_signs(W, G, Z, X, column_max, np.array([0.5, 1024.0]), 0, 2, 2, np.empty(2),
+                                             np.empty((2, 2)), signs)
+        return bool(undecided), signs
+
+    undecided, signs = signs_of(G)
+    assert undecided
+    np.testing.assert_array_equal(signs, expected)
+    G[0, 0, 0] = np.nextafter(224 * eps, 1.0)
+    G[1, 0, 1] = -1e-300
+    undecided, signs = signs_of(G)
+    assert undecided
+    np.testing.assert_array_equal(signs, expected)

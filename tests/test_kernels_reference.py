@@ -215,15 +215,19 @@ def test_undecided_signs_of_a_block_by_its_bounds():
     undecided, signs = signs_of(G, [2.0**20, 2.0**20])  # the caller's logit bound leaves every entry open
     assert undecided
     np.testing.assert_array_equal(signs, expected)
-    # logit bound 0: the first pass's bound is 4 eps (20) 2.2 k max_j |x_jl| ~ 352 eps max_j |x_jl|; entries 800 eps
-    # max_j |x_jl| are decided at once (nothing written), one entry at 300 eps sends the block to the full test
-    clear = np.empty_like(G)
-    clear[...] = 800 * eps * column_max[None, :, :]
-    undecided, signs = signs_of(clear, [0.0, 0.0])
+    # the first pass, with the caller's logit bound L = M = (1, 4): 4 eps (20 + 16 L) 2.2 k max_j |x_jl| (+ flush), i.e.
+    # (633.6, 1478.4) eps max_j |x_jl|. Entries 2% above it are decided at once (nothing written); one entry exactly
+    # on it, or at 300 eps (above its own bound 288 eps), sends the block to the full test, which decides every entry
+    first_pass = np.array([4.0 * (20 * eps + 16 * eps * L) * 2.2 * 2 for L in (1.0, 4.0)])
+    assert first_pass == pytest.approx(np.array([633.6, 1478.4]) * eps, rel=1e-15)
+    clear = 1.02 * first_pass[None, None, :] * column_max[None, :, :] * np.ones((2, 1, 1))
+    undecided, signs = signs_of(clear, [1.0, 4.0])
     assert not undecided and (signs == 5.0).all()
-    clear[0, 0, 0] = 300 * eps  # above its own bound 288 eps: decided, +1
-    undecided, signs = signs_of(clear, [0.0, 0.0])
-    assert not undecided and (signs[1:] == 1.0).all() and (signs[0] == 5.0).all()
+    for at, value in (((0, 0, 0), (first_pass[0] + 2.2 * 2 * 2.0**-1000) * 1.0), ((0, 0, 0), 300 * eps)):
+        nearly = clear.copy()
+        nearly[at] = value
+        undecided, signs = signs_of(nearly, [1.0, 4.0])
+        assert not undecided and (signs[1:] == 1.0).all() and (signs[0] == 5.0).all(), value
 
 
 def _singular_values(A):
@@ -307,7 +311,7 @@ def test_undecided_signs_with_each_lanes_own_samples_a_tight_logit_bound_and_a_z
     Z[:, :, 1] = [[4.0, 0.0], [0.0, 1.0]]
     G = np.empty((2, 2, 2))
     G[:, :, 0] = [[1000 * eps, 0.0], [-1000 * eps, 0.0]]
-    G[:, :, 1] = [[1e5 * eps, 524928 * eps], [-1e5 * eps, 6e5 * eps]]
+    G[:, :, 1] = [[2e6 * eps, 524928 * eps], [-2e6 * eps, 6e5 * eps]]
     expected = np.full((2, 2, 2), 5.0)
     expected[0] = [[1.0, 0.0], [-1.0, 0.0]]
     expected[1] = [[1.0, np.nan], [-1.0, 1.0]]
@@ -321,6 +325,10 @@ def test_undecided_signs_with_each_lanes_own_samples_a_tight_logit_bound_and_a_z
     undecided, signs = signs_of(G)
     assert undecided
     np.testing.assert_array_equal(signs, expected)
+    decided = G.copy()
+    decided[0, 1, 1] = 6e6 * eps  # every entry past the first pass (G = 0 in the zero column is decided there too)
+    undecided, signs = signs_of(decided)
+    assert not undecided and (signs == 5.0).all()
     G[0, 0, 0] = np.nextafter(224 * eps, 1.0)
     G[1, 0, 1] = -1e-300
     undecided, signs = signs_of(G)

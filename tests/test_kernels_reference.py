@@ -257,8 +257,17 @@ def test_schatten_directions_attain_the_dual_norm():
         assert float(np.sum(d_values ** 1.5)) == pytest.approx(1.0, rel=1e-14)
         np.testing.assert_allclose(d_values, list(s[:rank] ** 2 / np.sum(s ** 3) ** (2 / 3)) + [0.0] * (2 - rank),
                                    atol=1e-14)
+    # exactly rank one (a zero row: the second singular value is exactly 0): the top pair is (3, 0, 4) / 5 alone
+    D = np.empty((2, 3))
+    kernels._schatten_direction(np.array([[3.0, 0.0, 4.0], [0.0, 0.0, 0.0]]), kernels.DIRECTION_NUCLEAR, math.inf, D)
+    np.testing.assert_allclose(D, [[0.6, 0.0, 0.8], [0.0, 0.0, 0.0]], rtol=0, atol=1e-15)
     for direction, q in ((kernels.DIRECTION_POLAR, 1.0), (kernels.DIRECTION_NUCLEAR, math.inf),
                          (kernels.DIRECTION_SCHATTEN, 3.0)):
+        kernels._schatten_direction(full, direction, q, D)
+        for scale in (1e-200, 0.1, 1e200):  # no direction depends on the gradient's scale
+            scaled = np.empty_like(D)
+            kernels._schatten_direction(full * scale, direction, q, scaled)
+            np.testing.assert_allclose(scaled, D, rtol=0, atol=1e-14)
         D = np.full((2, 3), 7.0)
         kernels._schatten_direction(np.zeros((2, 3)), direction, q, D)
         assert not D.any(), direction

@@ -27,6 +27,7 @@ the same number (tests/test_schedules.py compares them).
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -349,8 +350,8 @@ def _number_of(node, names: frozenset) -> Fraction | _Opaque | None:
     import ast
 
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-            return _Opaque()
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or math.isinf(node.value):
+            return _Opaque()  # 1e999 reads as inf, which no fraction holds: the expression parser refuses it
         return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(node.value)
     if isinstance(node, ast.Name):
         return None if node.id in names else _Opaque()

@@ -110,3 +110,236 @@ def test_power_of_two_is_exact_and_flushes_below_2_to_the_minus_1000():
     for e in (0.0, -1.0, -3.0, -52.0, -1000.0):
         assert kernels._power_of_two(np.float64(e)) == 2.0**e
     assert kernels._power_of_two(np.float64(-1001.0)) == 0.0 and kernels._power_of_two(np.float64(-5e15)) == 0.0
+
+
+def test_entrywise_directions_attain_the_dual_norm_in_closed_form():
+    """Steepest directions of the entry-wise balls on one gradient Z: sign(Z) (l_inf, sign(0) = 0), the first entry of
+    largest magnitude (l_1, the first in row order on a tie, as argmax), Z / ||Z||_F (l_2) and, at q = 3 (p = 3/2),
+    sign(Z) |Z|^2 / ||Z||_3^2 (the 50-digit mpmath formula); each attains <D, Z> = ||Z||_q. Z = 0 gives D = 0."""
+    from rates.norms import _mp_lq_direction
+
+    Z = np.array([[0.5, -3.0, 0.0], [3.0, -0.25, 1.5]])
+    D = np.empty_like(Z)
+    kernels._entrywise_direction(Z, kernels.DIRECTION_SIGN, 1.0, D)
+    assert D.tolist() == [[1.0, -1.0, 0.0], [1.0, -1.0, 1.0]]
+    D[:] = 7.0
+    kernels._entrywise_direction(Z, kernels.DIRECTION_COORDINATE, math.inf, D)
+    assert D.tolist() == [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]]  # |-3| ties with |3|: the first
+    kernels._entrywise_direction(Z, kernels.DIRECTION_FROBENIUS, 2.0, D)
+    fro = math.sqrt(0.25 + 9.0 + 9.0 + 0.0625 + 2.25)
+    np.testing.assert_allclose(D, Z / fro, rtol=1e-15, atol=0)
+    assert float(np.sum(D * Z)) == pytest.approx(fro, rel=1e-15)
+    kernels._entrywise_direction(Z, kernels.DIRECTION_LP, 3.0, D)
+    mp.mp.dps = 50
+    expected = np.array(_mp_lq_direction([[mp.mpf(float(v)) for v in row] for row in Z], 3.0), dtype=float)
+    np.testing.assert_allclose(D, expected, rtol=1e-14, atol=0)
+    assert float(np.sum(D * Z)) == pytest.approx(float(np.sum(np.abs(Z) ** 3) ** (1 / 3)), rel=1e-14)
+    # the directions do not depend on the gradient's scale, even where |Z|^3 under- or overflows
+    for scale in (1e-200, 1e200):
+        scaled = np.empty_like(Z)
+        kernels._entrywise_direction(Z * scale, kernels.DIRECTION_LP, 3.0, scaled)
+        np.testing.assert_allclose(scaled, expected, rtol=1e-14, atol=0)
+        kernels._entrywise_direction(Z * scale, kernels.DIRECTION_FROBENIUS, 2.0, scaled)
+        np.testing.assert_allclose(scaled, Z / fro, rtol=1e-14, atol=0)
+    for shape in ((2, 3), (1, 2), (2, 1)):
+        zero = np.zeros(shape)
+        for direction, q in ((kernels.DIRECTION_COORDINATE, math.inf), (kernels.DIRECTION_FROBENIUS, 2.0),
+                             (kernels.DIRECTION_LP, 3.0)):
+            D = np.full(shape, 7.0)
+            kernels._entrywise_direction(zero, direction, q, D)
+            assert not D.any(), (shape, direction)
+
+
+def test_open_entries_by_the_row_bound_then_the_entrys_own():
+    """The undecided-sign test of rates.numeric.exact_sign on dyadic numbers (every sum exact): an entry (r, c, l) is
+    open when max_j |x_jl| > 0 and |G| <= (rho_r sum_j |coef_cj| + flush) max_j |x_jl|, and then still open when
+    |G| <= rho_r sum_j |coef_cj x_jl| + flush max_j |x_jl|. Each entry sits exactly on a bound or one ulp above it."""
+    X = np.array([[1.0, 0.0, 0.0], [2.0, 0.5, 0.0], [-1.0, 0.0, 0.0], [0.5, 0.25, 0.0]])  # the last column is all 0
+    column_max = np.abs(X).max(axis=0)
+    Z = np.array([[1.0, -1.0, 0.5, 1.0], [0.0] * 4, [0.25, 0.25, -0.5, 0.0], [2.0, 0.0, 0.0, 0.5]])  # (R k, n)
+    rho, flush = np.array([0.25, 0.5]), 0.0625
+    R, k, d = 2, 2, 3  # four samples: n differs from d
+    row_bound, own_bound = np.zeros((R, k, d)), np.zeros((R, k, d))
+    for r in range(R):
+        for c in range(k):
+            coef = Z[r * k + c]
+            row_bound[r, c] = (rho[r] * np.abs(coef).sum() + flush) * column_max
+            own_bound[r, c] = rho[r] * (np.abs(coef) @ np.abs(X)) + flush * column_max
+    # by hand: (0.25 x 3.5 + 1/16) x 2, 0.25 x 4 + 2/16; (0.5 x 2.5 + 1/16) x 2, 0.5 x 2.25 + 2/16
+    assert (row_bound[0, 0, 0], own_bound[0, 0, 0]) == (1.875, 1.125)
+    assert (row_bound[1, 1, 0], own_bound[1, 1, 0]) == (2.625, 1.25)
+    above = np.nextafter(own_bound, np.inf)
+    for name, G, open_count in (("on the entry's own bound", own_bound, 8),  # all but the zero column's 4
+                                ("one ulp above it", above, 0),
+                                ("one ulp above the row bound", np.nextafter(row_bound, np.inf), 0)):
+        undecided = np.zeros((R, k, d), bool)
+        expected = (G <= row_bound) & (G <= own_bound) & (column_max > 0)
+        assert int(expected.sum()) == open_count, name
+        anything = kernels.open_entries(-G, Z, X, column_max, rho, flush, undecided)
+        assert undecided.tolist() == expected.tolist(), name
+        assert anything == (open_count > 0), name
+    # one ulp above its own bound, (0, 0, 0) is still inside its row bound: the second test closes it
+    assert above[0, 0, 0] < row_bound[0, 0, 0]
+
+
+def test_undecided_signs_of_a_block_by_its_bounds():
+    """The block path's undecided-sign test (``_undecided_signs``, two lanes, k = d = 2, two samples shared by the
+    lanes) on dyadic numbers in units of eps = 2^-53. With W, rho_r = 4 eps (count + k + 16 + 4 (d + 2) M_r), M_r =
+    max_c sum_l |W_clr| max_j |x_jl|: M = (1, 4) gives rho = (144, 336) eps. An entry is open when |G| <= rho_r
+    sum_j |coef_cjr| max_j |x_jl| and then when |G| <= rho_r sum_j |coef_cjr x_jl| (+ the flush term 2.2 k 2^-1000
+    max_j |x_jl|, which only decides entries of a row without coefficients). By hand, the entry's own bounds are
+    (288, 576; 108, 144) eps on lane 0 and (4.4, 8.8 x 2^-1000; 504, 672 eps) on lane 1, the row bounds twice or
+    more of them."""
+    eps = 2.0**-53
+    X = np.array([[1.0, 0.0], [0.5, 2.0]])[:, :, None]  # (count, d, 1): both lanes read the same samples
+    column_max = np.array([[1.0, 1.0], [2.0, 2.0]])  # (d, lanes)
+    W = np.empty((2, 2, 2))
+    W[:, :, 0] = [[1.0, 0.0], [0.5, 0.0]]  # M_0 = max(1, 0.5) = 1
+    W[:, :, 1] = [[0.0, 2.0], [1.0, 1.0]]  # M_1 = max(4, 3) = 4
+    Z = np.empty((2, 2, 2))
+    Z[:, :, 0] = [[1.0, -2.0], [0.5, 0.5]]
+    Z[:, :, 1] = [[0.0, 0.0], [1.0, 1.0]]
+    G = np.empty((2, 2, 2))
+    G[:, :, 0] = [[288 * eps, -600 * eps], [120 * eps, -144 * eps]]
+    G[:, :, 1] = [[2.0**-998, 2.0**-997], [-504 * eps, 700 * eps]]  # 4 and 8 x 2^-1000 <= the flush term's 4.4 and 8.8
+    expected = np.full((3, 2, 2), 5.0)  # rows 1 and 2 are the lanes' runs (first = 1); row 0 is not touched
+    expected[1] = [[np.nan, -1.0], [1.0, np.nan]]
+    expected[2] = [[np.nan, np.nan], [np.nan, 1.0]]
+
+    def signs_of(G, logit_bound):
+        signs = np.full((3, 2, 2), 5.0)
+        undecided = kernels._undecided_signs(W, G, Z, X, column_max, np.asarray(logit_bound, float), 1, 3, 2,
+                                             np.empty(2), np.empty((2, 2)), signs)
+        return bool(undecided), signs
+
+    undecided, signs = signs_of(G, [2.0**20, 2.0**20])  # the caller's logit bound leaves every entry open
+    assert undecided
+    np.testing.assert_array_equal(signs, expected)
+    # the first pass, with the caller's logit bound L = M = (1, 4): 4 eps (20 + 16 L) 2.2 k max_j |x_jl| (+ flush), i.e.
+    # (633.6, 1478.4) eps max_j |x_jl|. Entries 2% above it are decided at once (nothing written); one entry exactly
+    # on it, or at 300 eps (above its own bound 288 eps), sends the block to the full test, which decides every entry
+    first_pass = np.array([4.0 * (20 * eps + 16 * eps * L) * 2.2 * 2 for L in (1.0, 4.0)])
+    assert first_pass == pytest.approx(np.array([633.6, 1478.4]) * eps, rel=1e-15)
+    clear = 1.02 * first_pass[None, None, :] * column_max[None, :, :] * np.ones((2, 1, 1))
+    undecided, signs = signs_of(clear, [1.0, 4.0])
+    assert not undecided and (signs == 5.0).all()
+    for at, value in (((0, 0, 0), (first_pass[0] + 2.2 * 2 * 2.0**-1000) * 1.0), ((0, 0, 0), 300 * eps)):
+        nearly = clear.copy()
+        nearly[at] = value
+        undecided, signs = signs_of(nearly, [1.0, 4.0])
+        assert not undecided and (signs[1:] == 1.0).all() and (signs[0] == 5.0).all(), value
+
+
+def _singular_values(A):
+    return np.linalg.svd(A, compute_uv=False)
+
+
+def test_schatten_directions_attain_the_dual_norm():
+    """Steepest directions of the Schatten balls on a full-rank Z (k = 2, d = 3) and on a gradient whose rows sum to 0
+    (rank k - 1, one singular value exactly 0 up to rounding): the polar factor (singular values 1 on Z's rank, 0
+    beyond it, <D, Z> = the nuclear norm, D Z^T symmetric), the top pair (<D, Z> = the spectral norm, rank one) and at
+    q = 3 (p = 3/2) U diag(s^2 / ||s||_3^2) V^T (<D, Z> = ||s||_3, ||D||_{S_3/2} = 1). Z = 0 gives 0; NaN gives NaN."""
+    full = np.array([[0.5, -3.0, 1.0], [2.0, -0.25, 1.5]])
+    rows_sum_to_zero = np.array([[1.0, -1.75, 0.5], [-1.0, 1.75, -0.5]])
+    for Z, rank in ((full, 2), (rows_sum_to_zero, 1)):
+        s = _singular_values(Z)
+        D = np.empty_like(Z)
+        kernels._schatten_direction(Z, kernels.DIRECTION_POLAR, 1.0, D)
+        np.testing.assert_allclose(_singular_values(D), [1.0] * rank + [0.0] * (2 - rank), atol=1e-14)
+        assert float(np.sum(D * Z)) == pytest.approx(s.sum(), rel=1e-14)
+        np.testing.assert_allclose(D @ Z.T, (D @ Z.T).T, atol=1e-14)
+        kernels._schatten_direction(Z, kernels.DIRECTION_NUCLEAR, math.inf, D)
+        np.testing.assert_allclose(_singular_values(D), [1.0, 0.0], atol=1e-14)
+        assert float(np.sum(D * Z)) == pytest.approx(s[0], rel=1e-14)
+        kernels._schatten_direction(Z, kernels.DIRECTION_SCHATTEN, 3.0, D)
+        assert float(np.sum(D * Z)) == pytest.approx(np.sum(s ** 3) ** (1 / 3), rel=1e-14)
+        d_values = _singular_values(D)
+        assert float(np.sum(d_values ** 1.5)) == pytest.approx(1.0, rel=1e-14)
+        np.testing.assert_allclose(d_values, list(s[:rank] ** 2 / np.sum(s ** 3) ** (2 / 3)) + [0.0] * (2 - rank),
+                                   atol=1e-14)
+    # exactly rank one (a zero row: the second singular value is exactly 0): the top pair is (3, 0, 4) / 5 alone
+    D = np.empty((2, 3))
+    kernels._schatten_direction(np.array([[3.0, 0.0, 4.0], [0.0, 0.0, 0.0]]), kernels.DIRECTION_NUCLEAR, math.inf, D)
+    np.testing.assert_allclose(D, [[0.6, 0.0, 0.8], [0.0, 0.0, 0.0]], rtol=0, atol=1e-15)
+    for direction, q in ((kernels.DIRECTION_POLAR, 1.0), (kernels.DIRECTION_NUCLEAR, math.inf),
+                         (kernels.DIRECTION_SCHATTEN, 3.0)):
+        kernels._schatten_direction(full, direction, q, D)
+        for scale in (1e-200, 0.1, 1e200):  # no direction depends on the gradient's scale
+            scaled = np.empty_like(D)
+            kernels._schatten_direction(full * scale, direction, q, scaled)
+            np.testing.assert_allclose(scaled, D, rtol=0, atol=1e-14)
+        D = np.full((2, 3), 7.0)
+        kernels._schatten_direction(np.zeros((2, 3)), direction, q, D)
+        assert not D.any(), direction
+        broken = full.copy()
+        broken[1, 2] = np.nan
+        kernels._schatten_direction(broken, direction, q, D)
+        assert np.isnan(D).all(), direction
+
+
+def test_newton_schulz_direction_is_muons_iteration():
+    """Five steps of Muon's quintic iteration X <- a X + (b A + c A^2) X, A = X X^T, (a, b, c) = (3.4445, -4.7750,
+    2.0315), from Z / ||Z||_F, written with numpy's matrix products; a tall Z (k > d) is iterated transposed."""
+    def muon(Z):
+        X = Z.T if Z.shape[0] > Z.shape[1] else Z
+        X = X / np.linalg.norm(X)
+        for _ in range(5):
+            A = X @ X.T
+            X = 3.4445 * X + (-4.7750 * A + 2.0315 * A @ A) @ X
+        return X.T if Z.shape[0] > Z.shape[1] else X
+
+    wide = np.array([[0.5, -3.0, 1.0], [2.0, -0.25, 1.5]])
+    for Z in (wide, wide.T, np.array([[1.0, 2.0], [3.0, 4.0]])):
+        D = np.empty_like(Z)
+        kernels._newton_schulz_direction(Z, D)
+        np.testing.assert_allclose(D, muon(Z), rtol=0, atol=1e-13)
+        assert 0.6 < _singular_values(D).min() and _singular_values(D).max() < 1.3  # near the polar factor's 1s
+    D = np.full((2, 3), 7.0)
+    kernels._newton_schulz_direction(np.zeros((2, 3)), D)
+    assert not D.any()
+
+
+def test_undecided_signs_with_each_lanes_own_samples_a_tight_logit_bound_and_a_zero_column():
+    """Each lane reads its own samples (X (count, d, lanes)); lane 0's second column is all zero (G = 0 there is
+    decided: sign 0). M = (1/2, 1024), the caller's logit bound equal to it: rho = 4 eps (20 + 16 M) = (112, 65616)
+    eps. Lane 1's coefficients (4, 0) sit on the sample of largest |x| in both columns, so the entry's own bound
+    equals its row bound there: 4 rho max_j |x_jl| = (65616, 524928) eps. G on lane 1, column 1 exactly at 524928 eps
+    is the block's one open entry: the first pass (4 eps (20 + 16 M) 2.2 k max_j |x_jl| = 577421 eps) must send the
+    block on. One ulp above lane 0's own bound 224 eps is decided; a G of 1e-300 against a flush term of
+    2.2 k 2^-1000 x 0.25 ~ 1.0e-301 is decided."""
+    eps = 2.0**-53
+    X = np.empty((2, 2, 2))
+    X[:, :, 0] = [[1.0, 0.0], [0.5, 0.0]]
+    X[:, :, 1] = [[0.25, 2.0], [0.0, 1.0]]
+    column_max = np.abs(X).max(axis=0)  # (d, lanes): (1, 0) and (0.25, 2)
+    W = np.empty((2, 2, 2))
+    W[:, :, 0] = [[0.5, 3.0], [0.25, 0.0]]  # M_0 = max(0.5 x 1 + 3 x 0, 0.25) = 1/2
+    W[:, :, 1] = [[0.0, 512.0], [4.0, 0.0]]  # M_1 = max(512 x 2, 4 x 0.25) = 1024
+    Z = np.empty((2, 2, 2))
+    Z[:, :, 0] = [[1.0, 2.0], [0.0, 0.5]]
+    Z[:, :, 1] = [[4.0, 0.0], [0.0, 1.0]]
+    G = np.empty((2, 2, 2))
+    G[:, :, 0] = [[1000 * eps, 0.0], [-1000 * eps, 0.0]]
+    G[:, :, 1] = [[2e6 * eps, 524928 * eps], [-2e6 * eps, 6e5 * eps]]
+    expected = np.full((2, 2, 2), 5.0)
+    expected[0] = [[1.0, 0.0], [-1.0, 0.0]]
+    expected[1] = [[1.0, np.nan], [-1.0, 1.0]]
+
+    def signs_of(G):
+        signs = np.full((2, 2, 2), 5.0)
+        undecided = kernels._undecided_signs(W, G, Z, X, column_max, np.array([0.5, 1024.0]), 0, 2, 2, np.empty(2),
+                                             np.empty((2, 2)), signs)
+        return bool(undecided), signs
+
+    undecided, signs = signs_of(G)
+    assert undecided
+    np.testing.assert_array_equal(signs, expected)
+    decided = G.copy()
+    decided[0, 1, 1] = 6e6 * eps  # every entry past the first pass (G = 0 in the zero column is decided there too)
+    undecided, signs = signs_of(decided)
+    assert not undecided and (signs == 5.0).all()
+    G[0, 0, 0] = np.nextafter(224 * eps, 1.0)
+    G[1, 0, 1] = -1e-300
+    undecided, signs = signs_of(G)
+    assert undecided
+    np.testing.assert_array_equal(signs, expected)

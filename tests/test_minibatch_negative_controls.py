@@ -574,3 +574,130 @@ def test_discrepancy_and_ordered_rules_word_for_word():
     assert verdict == NOT_REPRODUCED and reason == (f"x: {stalled_at(0.2).state()} stalled above "
                                                     f"{stalled_at(0.1).state()}")
     assert ordered_part(conv, config(lambda x, s=0: 0.2 * x ** -0.05, t=t), "x")[0] == NO_VERDICT  # still falling
+
+
+# ---------------------------------------------- the edges of the trend's windows and the rules' boundaries
+
+def _by_time(values, seeds=1):
+    """A configuration whose own-norm relative error at checkpoint t is ``values[t]`` (all seeds alike)."""
+    t = np.array(sorted(values))
+    return config(lambda x, s=0: values[x], t=t, seeds=seeds)
+
+
+def test_trend_windows_are_open_below_and_closed_at_their_end():
+    """End 1000: the late window is (1000 / 10^(1/4), 1000] = (562.34, 1000], the early one (56.234, 100], the
+    scatter's span (56.234, 1000]. Checkpoints sit exactly on both open edges (excluded), at 555 (outside: just
+    below 562.34) and several inside each window; the windows' means and the standard error are written out from
+    that membership (scatter about a least-squares line, scipy's fit, times sqrt(1/3 + 1/3))."""
+    from scipy.stats import linregress
+
+    from rates.studies.minibatch.protocols import TREND_WINDOW
+
+    late_edge, early_edge = 1000 / 10 ** TREND_WINDOW, 1000 / 10 ** (1 + TREND_WINDOW)
+    values = {1.0: 0.9, 10.0: 0.5, early_edge: 0.31, 58.0: 0.3, 80.0: 0.26, 100.0: 0.25, 300.0: 0.16, 555.0: 0.11,
+              late_edge: 0.135, 600.0: 0.12, 800.0: 0.1, 1000.0: 0.095}
+    c = _by_time(values)
+    assert c._window_mean(1000.0) == pytest.approx((0.12 + 0.1 + 0.095) / 3, rel=1e-12)
+    assert c._window_mean(100.0) == pytest.approx((0.3 + 0.26 + 0.25) / 3, rel=1e-12)
+    assert c.trend() == pytest.approx(0.105 / 0.27, rel=1e-12)
+    span = [58.0, 80.0, 100.0, 300.0, 555.0, late_edge, 600.0, 800.0, 1000.0]
+    x, y = np.log(span), np.log([values[s] for s in span])
+    fit = linregress(x, y)
+    scatter = np.sqrt(np.sum((y - fit.intercept - fit.slope * x) ** 2) / (len(span) - 2))
+    assert c.trend_se() == pytest.approx(scatter * np.sqrt(1 / 3 + 1 / 3), rel=1e-9)
+
+
+def test_no_checkpoint_in_the_early_window_gives_no_standard_error():
+    """Four checkpoints in (56.234, 1000] but none in the early window (56.234, 100]: no second window mean to weigh,
+    so the standard error is 0 (not a division by zero), and the state prints no band."""
+    c = _by_time({1.0: 0.5, 10.0: 0.4, 200.0: 0.3, 300.0: 0.25, 500.0: 0.22, 1000.0: 0.2})
+    assert c.trend_se() == 0.0
+    assert c.trend() == pytest.approx(0.2 / 0.4)  # the early window reads the last checkpoint before 100: t = 10
+    assert c.state() == "0.2 (x0.5/decade)"
+
+
+def test_last_decade_range_starts_a_decade_before_the_end():
+    """t >= 1000 / 10 = 100 only: the checkpoints at 1, 10 and 95 lie before the last decade."""
+    c = _by_time({1.0: 0.9, 10.0: 0.8, 95.0: 0.7, 100.0: 0.3, 1000.0: 0.1})
+    assert c.last_decade_range() == (0.1, 0.3)
+
+
+def test_seed_takes_one_seed_from_the_first_as_from_the_last():
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    c = config(lambda x, s=0: 0.2 / (1 + s), t=t, seeds=2)
+    first = c.seed(0)
+    assert first.rel["max"].shape == (1, 4) and first.cos["spectral"].shape == (1, 4)
+    assert first.final_rel() == pytest.approx(0.2) and first.final_cos() == pytest.approx(0.8)
+
+
+def test_converged_needs_an_error_strictly_below_five_percent():
+    """Final error exactly CONVERGED = 0.05, halving per decade: falling fast, but not below 5 %."""
+    c = _by_time({1.0: 0.4, 10.0: 0.2, 100.0: 0.1, 1000.0: 0.05})
+    assert c.final_rel() == 0.05 and c.trend() == pytest.approx(0.5)
+    assert not c.converged() and not c.converging()
+
+
+def test_stalled_within_noise_and_falling_partition_the_band_at_its_edges():
+    """Stalled: the band's low end at or above STALLED = 0.9; within noise: low end below it and high end at or
+    above it; otherwise falling beyond the noise."""
+    c = config(floor(0.2))
+    for band, stalled, within in (((0.9, 0.95), True, False), ((0.8, 0.9), False, True),
+                                  ((0.8, 0.95), False, True), ((0.8, 0.89), False, False)):
+        c.trend_band = lambda band=band: band
+        assert (c.stalled(), c.stall_within_noise()) == (stalled, within), band
+
+
+def test_converges_rule_states_its_band_and_the_horizon_that_decides():
+    """Still falling above 5 %: error 0.2 at t = 1000, x10^(-1/2) per decade (sqrt(10) x 0.2 at t = 100); kept up,
+    it reaches 0.05 after log(1/4) / log(10^(-1/2)) = 2 log10(4) = 1.2 decades, at t = 1000 x 16 = 1.6e4."""
+    falling = _by_time({1.0: 6.0, 100.0: 0.2 * 10 ** 0.5, 1000.0: 0.2})
+    assert converges_part(falling, "x") == (
+        NO_VERDICT, "x: relative error 0.2 (x0.32/decade) is above 0.05 but still falling (stalled means >= x0.9 per "
+                    "decade); at x0.32/decade it reaches 0.05 after 1.2 more decade(s), at t ~ 1.6e+04: a run that "
+                    "long decides")
+    rng = np.random.default_rng(3)
+    jitter = dict(zip(T, 1 + 0.1 * rng.choice([-1.0, 1.0], size=T.size)))
+    rough = config(lambda t, _s=0: 0.3 * (t / 1e5) ** np.log10(0.92) * jitter[t])
+    low, high = rough.trend_band()
+    assert low < high
+    verdict, reason = converges_part(rough, "x")
+    assert verdict == NO_VERDICT and f"of the trend: x{low:.3g}-x{high:.3g}); a longer run decides" in reason
+
+
+def test_discrepancy_rule_at_exactly_five_percent_and_its_open_reason():
+    conv = config(converging)
+    assert discrepancy_part([conv, config(floor(0.05), batch=4)], "x") == (REPRODUCED, "")  # stalled at 5 %
+    falling = config(lambda t, _s=0: 0.4 * (t / 2e5) ** -0.3, batch=4)
+    assert discrepancy_part([conv, falling], "x") == (
+        NO_VERDICT, f"x: beta = 0.5 neither converged nor stalled at every b (b=64: {conv.state()}, b=4: "
+                    f"{falling.state()}); a longer run decides")
+
+
+def _levels(rel, cos, beta=0.0, seeds=1):
+    """A stalled configuration with final error ``rel`` and final cosine ``cos`` (set apart)."""
+    t = np.array([1.0, 10.0, 100.0, 1000.0])
+    rel_rows, cos_rows = np.full((seeds, t.size), rel), np.full((seeds, t.size), cos)
+    return Fig1Config("signsgd", 4, beta, False, t, {n: rel_rows for n in NORMS}, {n: cos_rows for n in NORMS})
+
+
+def test_improves_rule_needs_both_a_lower_error_and_a_higher_cosine():
+    plain = _levels(0.2, 0.9)
+    assert improves_part(plain, _levels(0.1, 0.95, 0.5), "x") == (REPRODUCED, "")
+    for momentum in (_levels(0.1, 0.8, 0.5),    # lower error, lower cosine
+                     _levels(0.2, 0.95, 0.5),   # the same error
+                     _levels(0.1, 0.9, 0.5)):   # the same cosine
+        assert momentum.stalled()
+        assert improves_part(plain, momentum, "x") == (
+            NOT_REPRODUCED, f"x: beta = 0.5 ({momentum.state()}) no better than beta = 0 ({plain.state()})")
+
+
+def test_ordering_rule_refutes_only_disjoint_ranges():
+    """Two seeds stalled at 0.15 and 0.4 (mean 0.275, range [0.15, 0.4]) against one stalled at 0.2: the ranges
+    overlap, so the larger mean decides nothing; seeds at 0.2 and 0.4 touch 0.2 (not disjoint either)."""
+    lower = config(floor(0.2))
+    for low_seed in (0.15, 0.2):
+        higher = config(lambda t, s=0, low=low_seed: (low, 0.4)[s], seeds=2)
+        assert higher.stalled() and higher.last_decade_range() == (low_seed, 0.4)
+        assert ordered_part(lower, higher, "x") == (
+            NO_VERDICT, f"x: {higher.state()} above {lower.state()} but still falling or within the other's range "
+                        "over the last decade; a longer run or more seeds decide")

@@ -165,6 +165,7 @@ def test_a_value_that_goes_bad_beyond_the_dense_range_is_found_on_the_log_grid()
     ("1/sqrt(t+2)", r"must be eta0 times a function of t"),
     ("eta0 + 1/(t+2)", r"must be eta0 times a function of t"),
     ("Piecewise((eta0, t < eta0), (eta0/(t+2), True))", r"must be eta0 times a function of t"),
+    ("eta0/(t+2) + 2/(t+2)**2", r"must be eta0 times a function of t"),  # a product without eta0 in the sum
 ])
 def test_bad_expressions_are_refused_in_one_line(text, pattern):
     with pytest.raises(InputError, match=pattern) as error:
@@ -176,6 +177,12 @@ def test_eta0_is_taken_out_of_min_max_and_sums():
     assert str(Schedule.parse("Max(eta0/(t+2), eta0/100)").unit_expr) == "Max(1/100, 1/(t + 2))"
     values = Schedule.parse("eta0*t/(t+2)**2 + eta0/(t+2)**2").unit_values(0, 100)
     np.testing.assert_allclose(values, [(t + 1) / (t + 2) ** 2 for t in range(100)], rtol=1e-15)
+    # a constant times a Min: eta0 is taken out of the Min, the constant kept
+    values = Schedule.parse("2*Min(eta0/(t+2), eta0/100)").unit_values(0, 300)
+    np.testing.assert_allclose(values, [2 * min(1 / (t + 2), 1 / 100) for t in range(300)], rtol=1e-15)
+    # eta0 that cancels only once simplified: (eta0^2 + eta0) / (eta0 + 1) = eta0
+    values = Schedule.parse("(eta0**2 + eta0)/((eta0 + 1)*(t + 2))").unit_values(0, 100)
+    np.testing.assert_allclose(values, [1 / (t + 2) for t in range(100)], rtol=1e-15)
 
 
 def test_a_rate_that_underflows_in_float64_is_refused_where_it_reaches_zero():
@@ -351,6 +358,10 @@ def test_an_unknown_module_attribute_is_an_attribute_error():
     "sqrt(2)**400", "sqrt(2)**3",  # a constant not formed exactly counts one digit a power
     "(100**(1/2))**150",        # a root is not formed exactly either: one digit a power
     "t**(10**6)",               # a power of t is not a number
+    "0.1**100",                 # a decimal is read from its text, 1/10: 3 digits a power, 300
+    "(2 + 1j)**2",              # a complex constant is not formed: one digit a power
+    "(pi + 2)*t", "sqrt(t+2)**1000",  # a sum with a constant not formed; a function of t is not a number
+    "Piecewise((1, t < 10), (1/(t+2), True))**1000",  # a piece and its condition hold t
 ])
 def test_powers_of_numbers_within_400_digits_are_allowed(text):
     from rates.schedule import check_number_sizes
@@ -366,6 +377,9 @@ def test_powers_of_numbers_within_400_digits_are_allowed(text):
     ("sqrt(2)**401", "sqrt(2) ** 401"),
     ("(10**2)**150", "(10 ** 2) ** 150"),   # 100 has four digits: 600
     ("9**9**9", "9 ** 9 ** 9"),
+    ("10^134", "10 ** 134"),  # ^ is read as **
+    ("pi**401", "pi ** 401"),  # a constant not formed counts one digit a power
+    ("Piecewise((2, 1 < 2), (3, True))**401", "Piecewise((2, 1 < 2), (3, True)) ** 401"),
 ])
 def test_a_power_of_numbers_beyond_400_digits_is_refused_before_it_is_formed(text, power):
     from rates.schedule import check_number_sizes
@@ -375,6 +389,28 @@ def test_a_power_of_numbers_beyond_400_digits_is_refused_before_it_is_formed(tex
     assert error.value.parameter == "bound"
     assert error.value.message == (f"the power {power} would have more than 400 digits; powers of numbers must stay "
                                    "within 10^400 (float64 reaches 1.8e308)")
+
+
+def test_a_refused_power_is_echoed_to_60_characters_and_deep_nesting_is_refused():
+    from rates.schedule import check_number_sizes
+
+    power = "(1000000000000000000000 + 2000000000000000000000 + 3000000000000000000000) ** 100"  # 23 digits x 100
+    with pytest.raises(InputError) as error:
+        check_number_sizes(power.replace(" ** ", "**"), "schedule")
+    assert error.value.message.startswith(f"the power {power[:60]} would have more than 400 digits")
+    with pytest.raises(InputError) as error:
+        check_number_sizes("+".join(["t"] * 1500), "bound")  # 1500 nested sums, past Python's recursion limit
+    assert (error.value.parameter, error.value.message) == ("bound", "expression nested too deeply")
+
+
+def test_a_number_literal_beyond_float64_is_refused_with_a_message_not_a_crash():
+    """1e999 is inf to Python's parser (no fraction holds it; the size check used to raise ValueError)."""
+    from rates.schedule import check_number_sizes
+
+    check_number_sizes("eta0*1e999/(t+2)", "schedule")
+    with pytest.raises(InputError) as error:
+        Schedule.parse("eta0*1e999/(t+2)")
+    assert str(error.value).startswith("--schedule: ") and "\n" not in str(error.value)
 
 
 def test_a_schedule_with_a_large_but_allowed_number_is_parsed():

@@ -455,3 +455,50 @@ def test_rem_6_5_needs_a_tight_bound_to_read_the_constant_from_the_gap_level():
     assert constant_reading(REPRODUCED, "", {3: "tight", 5: "tight", 10: "tight"})[0] == REPRODUCED
     # a gap growing like k shows a growing constant whatever the fit
     assert constant_reading(NOT_REPRODUCED, "grows", {3: "loose"}) == (NOT_REPRODUCED, "grows")
+
+
+def test_own_margins_reading_reads_the_last_half_and_a_lead_of_exactly_tol_is_a_tie():
+    """Window [T/2, T] = {500, 600, 1000} of T_LATE: a lead of -1 at t = 400 (< T/2) is outside it, a tie at t = 500
+    (= T/2) inside; a lead or a trail of exactly tol (0.75 - 0.5 = 0.25, exact in binary) is a tie."""
+    from rates.studies.signadam.rules import own_ordering
+
+    other = {"Adam": [np.full(6, 0.5)]}
+
+    def reading(lead, tol=0.25):
+        return own_ordering(T_LATE, {"Adam": [0.5 + np.asarray(lead, float)]}, other, "Adam", tol=tol)[0]
+
+    assert reading([-1.0, -1.0, -1.0, 0.5, 0.5, 0.5]) == REPRODUCED
+    assert reading([0.5, 0.5, 0.5, 0.0, 0.5, 0.5]) == NO_VERDICT
+    assert reading([0.25] * 6) == NO_VERDICT
+    assert reading([-0.25] * 6) == NO_VERDICT
+    assert reading([-0.5] * 6) == NOT_REPRODUCED
+
+
+def test_own_margins_reading_output_word_for_word():
+    from rates.studies.signadam.rules import own_ordering
+
+    favoured = np.array([0.9, 0.8, 0.7, 0.2, 0.15, 0.1])
+    other = np.array([0.45, 0.5, 0.55, 0.6, 0.65, 0.7])  # leads -0.4, -0.5, -0.6 over [500, 1000]
+    draw = "0.1000 vs 0.7000 at t = 1000 (least lead over [500, 1000]: -0.6000): reversed"
+    assert own_ordering(T_LATE, {"Adam": [favoured]}, {"Adam": [other]}, "Adam", tol=0.25) == (
+        NOT_REPRODUCED, f"Adam's own margin is smaller in the norm it favours: draw 0: {draw}", f"Adam: draw 0: {draw}")
+    flipped = "0.7000 vs 0.1000 at t = 1000 (least lead over [500, 1000]: +0.4000): holds"
+    verdict, reason, measured = own_ordering(T_LATE, {"Adam": [favoured, other]}, {"Adam": [other, favoured]}, "Adam",
+                                             tol=0.25)
+    draws = f"draw 0: {draw}; draw 1: {flipped}"
+    assert verdict == NO_VERDICT
+    assert reason == ("Adam: reversed, holds over the draws; the draws split (the claim read as a statement about the "
+                      "typical draw, since the figure shows one: P(a draw confirms) > 1/2): two-sided sign test on the "
+                      "2 deciding draws: p = 1 (> 0.05); an even split: more draws at this split never decide; 1 of 2 "
+                      f"draws confirm, 1 refute, 0 undecided; {draws}")
+    assert measured == ("Adam: 1 of 2 draws confirm, 1 refute, 0 undecided (two-sided sign test on the 2 deciding "
+                        f"draws: p = 1 (> 0.05)); {draws}")
+
+
+def test_rem_6_5_constant_reading_output_word_for_word():
+    from rates.studies.signadam.rules import constant_reading
+
+    assert constant_reading(REPRODUCED, "", {3: "loose", 5: "tight", 10: "inconclusive"}) == (
+        NO_VERDICT, "the gap's level does not grow like k, but the bound is not tight on these runs (k = 3: loose, "
+                    "k = 10: inconclusive), so the level is not the bound's constant, and Thm 6.3's constant (c_adam) "
+                    "cannot be rebuilt from the paper to compute it; tight fits at every k, or c_adam, would decide")

@@ -441,3 +441,35 @@ def test_a_largest_term_with_a_fractional_log_power_is_compared_by_shape():
     assert record.verdict.notes[1] == ("the largest term's log power 1/2 is not an integer: finding (iii) compares "
                                        "the gap with the bound's shape, unit constants")
     assert len(record.verdict.notes) == 2 and record.verdict.label == "tight", record.verdict.reason
+
+
+LONG_T_POWER = "t**(1000000000000000000000000000000000000000000000000000000000000001)"
+LONG_POWER = "(1000000000000000000000000000000 + 2000000000000000000000000000000)**20"  # 32 digits x 20
+
+
+@pytest.mark.parametrize("text, message", [
+    ("  ", "is empty; write a bound such as 'C1/S(1) + C2*S(2)/S(1)'"),
+    ("C1 - C1 + C2/t", "C1 multiplies nothing"),
+    ("C1*sqrt(-t)", "the term I*sqrt(t) of C1 is never positive; a bound's terms are positive"),  # imaginary
+    ("C1/t + 1", "the part 1 carries no constant; give every term its own (e.g. C9*(1))"),
+    ("C1/t**1000000", "the exponent in t**1000000 is 1000000; exponents must lie in [-1000, 1000]"),
+    ("C1/t**1500000", "the exponent in t**1500000 is beyond 1e6; exponents must lie in [-1000, 1000]"),
+    (f"C1/{LONG_T_POWER}", f"the exponent in {LONG_T_POWER[:60]} is beyond 1e6; exponents must lie in [-1000, 1000]"),
+    (f"C1*{LONG_POWER}/t", f"the power {LONG_POWER[:60]} would have more than 400 digits; powers of numbers must stay "
+                           "within 10^400"),  # each power echoed to its first 60 characters
+])
+def test_refused_bounds_say_why_word_for_word(text, message):
+    with pytest.raises(InputError) as error:
+        parse_bound(text)
+    assert (error.value.parameter, error.value.message) == ("bound", message)
+
+
+def test_bound_numbers_are_read_exactly_and_its_constants_are_positive():
+    """0 ** n, (-1) ** n and a power of exactly 400 digits by the size count (2**200: 2 = 2/1, two digits a power,
+    200 x 2 = 400) are allowed; a decimal is read as written, beyond float64's 17 digits; the constants are positive."""
+    t, C1 = sp.Symbol("t", positive=True), sp.Symbol("C1", positive=True)
+    assert parse_bound("C1*(1 + 0**1000)/t").expr == C1 / t
+    assert parse_bound("C1*(-1)**1000/t").expr == C1 / t
+    assert parse_bound("C1*2**200/t").expr == 2**200 * C1 / t
+    assert parse_bound("C1*0.10000000000000000001/t").expr == sp.Rational(10**19 + 1, 10**20) * C1 / t  # 0.1 + 1e-20
+    assert all(c.is_positive for c in parse_bound("C1/t + C_noise*log(t)/t").constants)

@@ -350,8 +350,10 @@ def _number_of(node, names: frozenset) -> Fraction | _Opaque | None:
     import ast
 
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or math.isinf(node.value):
-            return _Opaque()  # 1e999 reads as inf, which no fraction holds: the expression parser refuses it
+        if isinstance(node.value, float) and math.isinf(node.value):
+            raise _BeyondFloat()  # 1e999 reads as inf, which no fraction holds
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            return _Opaque()
         return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(node.value)
     if isinstance(node, ast.Name):
         return None if node.id in names else _Opaque()
@@ -380,6 +382,10 @@ def _number_of(node, names: frozenset) -> Fraction | _Opaque | None:
 
 class _TooLarge(Exception):
     pass
+
+
+class _BeyondFloat(Exception):
+    """A number literal that Python's parser reads as inf (``1e999``)."""
 
 
 def _digits(value: Fraction) -> int:
@@ -419,6 +425,9 @@ def check_number_sizes(text: str, option: str, names=("t", "eta0")) -> None:
         raise InputError(option, f"the power {str(too_large)[:60]} would have more than {MAX_POWER_DIGITS} digits; "
                                  f"powers of numbers must stay within 10^{MAX_POWER_DIGITS} (float64 reaches "
                                  "1.8e308)") from None
+    except _BeyondFloat:
+        raise InputError(option, "a number literal beyond float64's largest (1.8e308), such as 1e999; write large "
+                                 "constants as powers (10**300)") from None
     except RecursionError:
         raise InputError(option, "expression nested too deeply") from None
 

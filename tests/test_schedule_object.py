@@ -407,10 +407,13 @@ def test_a_number_literal_beyond_float64_is_refused_with_a_message_not_a_crash()
     """1e999 is inf to Python's parser (no fraction holds it; the size check used to raise ValueError)."""
     from rates.schedule import check_number_sizes
 
-    check_number_sizes("eta0*1e999/(t+2)", "schedule")
+    with pytest.raises(InputError) as error:
+        check_number_sizes("eta0*1e999/(t+2)", "schedule")
+    assert error.value.message.startswith("a number literal beyond float64's largest (1.8e308)")
     with pytest.raises(InputError) as error:
         Schedule.parse("eta0*1e999/(t+2)")
-    assert str(error.value).startswith("--schedule: ") and "\n" not in str(error.value)
+    assert str(error.value).startswith("--schedule: a number literal beyond float64") and "\n" not in str(error.value)
+    check_number_sizes("eta0*1e308/(t+2)", "schedule")  # the largest decade float64 holds passes the check
 
 
 def test_a_schedule_with_a_large_but_allowed_number_is_parsed():

@@ -102,3 +102,65 @@ def test_the_pool_certifies_at_1e_9_relative_by_its_best_bounds():
     assert _pool(0.5, 0.5 * (1 + 5e-10)).certified()  # gamma below 1 is certified as well
     assert not _pool(0.0, 0.0).certified()  # a zero margin is never certified
     assert _pool(1.0, 1.0 + 2.0**-30).certified(goal=2.0**-30)  # a bracket of exactly the goal meets it
+
+
+@pytest.mark.parametrize(
+    "lower,upper,expected",
+    [
+        (2.0, 2.0 * (1 + 5e-8), 5e-8),  # inside the failure tolerance: reported with its accuracy
+        (1e7, 1e7 + 1, 1e-7),  # exactly TOLERANCE_FAIL (1 / 1e7 rounds to the float 1e-7): still reported
+        (1e7, 1e7 + 1.5, None),  # 1.5e-7: wider than the failure tolerance
+        (1.0, 1.0 - 1e-14, 0.0),  # a crossing by rounding is an exact margin
+        (1e12, 1e12 - 0.5, 0.0),  # a crossing of 5e-13, inside the rounding allowance
+        (1e12, 1e12 - 1, None),  # a crossing of exactly 1e-12: no longer rounding
+        (1.0, 0.99, None),  # bounds crossing by 1%: one of them is wrong
+        (1.0, 1.0 - 1e-10, None),
+        (0.0, 1e-12, None),
+        (-1.0, 1.0, None),
+        (0.0, 0.0, None),  # no positive margin certified
+        (1.0, math.inf, None),
+        (1.0, math.nan, None),
+        (math.nan, 1.0, None),
+    ],
+)
+def test_the_certified_accuracy_is_the_relative_bracket_within_its_limits(lower, upper, expected):
+    accuracy = margins._certified_accuracy(lower, upper)
+    if expected is None:
+        assert accuracy is None
+    else:
+        assert accuracy == pytest.approx(expected, rel=1e-6, abs=0.0)
+        assert accuracy == (upper - lower) / lower if expected else accuracy == 0.0
+
+
+def two_point_problem(norm: str) -> margins._Problem:
+    """h_0 = (1, 0) in class 0, h_1 = (0, 2) in class 1: the rows vec((e_0 - e_1) h_0^T) = (1, 0, -1, 0) and
+    vec((e_1 - e_0) h_1^T) = (0, -2, 0, 2)."""
+    H, y = np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([0, 1])
+    problem = margins._Problem(margins.constraint_matrix(H, y, 2), 2, 2, parse_norm(norm, "norm"))
+    assert problem.M.toarray().tolist() == [[1.0, 0.0, -1.0, 0.0], [0.0, -2.0, 0.0, 2.0]]
+    return problem
+
+
+def test_the_lower_bound_is_the_achieved_margin_of_W_by_definition():
+    problem = two_point_problem("max")
+    W = np.array([[1.0, -1.0], [-1.0, 1.0]])  # max norm 1; margins <W, A_0> = 2, <W, A_1> = 4
+    assert problem.lower(W) == 2.0
+    assert problem.lower(3 * W) == 2.0  # normalised by ||W|| = 3
+    assert problem.lower(W, margins=np.array([3.0, 5.0])) == 3.0  # the caller's margins, divided by ||W|| = 1
+    assert problem.lower(np.array([[0, -1], [-1, 1]])) == 1.0  # integer W: the margins 1 and 4
+    assert problem.lower(np.zeros((2, 2))) == -math.inf  # W = 0 has no margin
+    assert problem.lower(np.array([[1.0, -1.0], [-1.0, math.inf]])) == -math.inf
+    assert problem.lower(np.array([[1.0, -1.0], [-1.0, math.nan]])) == -math.inf
+
+
+def test_the_upper_bound_is_the_dual_norm_of_Z_on_the_simplex_by_definition():
+    problem = two_point_problem("max")  # the dual of the max norm is the sum of absolute entries
+    assert problem.upper(np.array([1.0, 0.0])) == 2.0  # Z = A_0: |1| + |-1|
+    assert problem.upper(np.array([0.0, 1.0])) == 4.0  # Z = A_1: |-2| + |2|
+    assert problem.upper(np.array([3.0, 0.0])) == 2.0  # projected onto the simplex: scaled to sum 1
+    assert problem.upper(np.array([1.0, 1.0])) == 3.0  # Z = (A_0 + A_1) / 2 = [[1/2, -1], [-1/2, 1]]
+    assert problem.upper(np.array([1.0, -5.0])) == 2.0  # negative weights clipped to 0
+    assert problem.upper(np.array([math.nan, 1.0])) == 4.0  # a NaN weight counts as 0
+    assert problem.upper(np.array([0.0, 0.0])) == math.inf and problem.upper(np.array([-1.0, -2.0])) == math.inf
+    # weak duality on this problem: the W above achieves 2, the weights (1, 0) bound it by 2, so gamma = 2
+    assert problem.lower(np.array([[1.0, -1.0], [-1.0, 1.0]])) == problem.upper(np.array([1.0, 0.0]))

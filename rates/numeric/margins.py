@@ -109,6 +109,7 @@ NormLike = Union[str, Norm]
 TARGET_ACCURACY = 1e-9  # docs/theory.md section 7: gamma to <= 1e-9 relative
 POLISH_GOAL = 1e-11  # cheap active-set polishing continues until here, retries with other settings stop at target
 TOLERANCE_FAIL = 1e-7  # beyond this the bracket is not trusted at all and the solve fails loudly
+CROSSING_BY_ROUNDING = 1e-12  # relative: bounds crossing by less are equal up to float rounding
 WIDE_LP_UNKNOWNS = 3000  # above this many entries of W, an LP's separate dual solve is skipped once certified
 # constraint rows x unknowns above which an LP is first solved on a working set of rows (constraint generation);
 # below it the whole LP is solved at once, as always (the presets' solutions stay the same vertices, bit for bit)
@@ -1125,6 +1126,19 @@ def _uncertified(norm: Norm, H: np.ndarray, lower: float, upper: float, separabl
             + advice)
 
 
+def _certified_accuracy(lower: float, upper: float) -> float | None:
+    """The certified relative accuracy ``(upper - lower) / lower`` of the bracket ``[lower, upper]``, or None when
+    the bracket certifies nothing: a lower bound not positive, a bracket wider than :data:`TOLERANCE_FAIL`, or
+    bounds that cross by more than float rounding (weak duality puts every achieved margin at or below every dual
+    bound, so a larger crossing means one of the two is wrong, never an exact margin)."""
+    if not lower > 0:
+        return None
+    accuracy = (upper - lower) / lower
+    if -CROSSING_BY_ROUNDING < accuracy < 0:
+        accuracy = 0.0
+    return accuracy if 0.0 <= accuracy <= TOLERANCE_FAIL else None
+
+
 def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
     n, d = H.shape
     # gamma is linear in the data: solve on data of unit max entry so solver tolerances are relative.
@@ -1193,12 +1207,8 @@ def _solve(H: np.ndarray, y: np.ndarray, k: int, norm: Norm) -> MarginResult:
             f"(dual certificate {upper * scale:.2g}, and no W with all margins positive exists"
             f"{_least_hinge_errors(problem)}); need gamma > 0 (docs/theory.md section 1)",
         )
-    if not lower > 0 or (upper - lower) > TOLERANCE_FAIL * lower:
-        raise SolverError(_uncertified(norm, H, lower * scale, upper * scale, separable))
-    accuracy = (upper - lower) / lower
-    if -1e-12 < accuracy < 0:  # the two bounds cross only by rounding
-        accuracy = 0.0
-    if not (0.0 <= accuracy <= TOLERANCE_FAIL):
+    accuracy = _certified_accuracy(lower, upper)
+    if accuracy is None:
         raise SolverError(_uncertified(norm, H, lower * scale, upper * scale, separable))
 
     W = pool.W[best_W]

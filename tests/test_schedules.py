@@ -127,3 +127,102 @@ def test_sympy_free_exponent_parser_reads_what_sympy_reads(text):
     fraction = parse_exponent_fraction(text)
     assert (fraction.numerator, fraction.denominator) == (expected.p, expected.q)
     assert parse_exponent(text) == expected and float(fraction) == float(expected)
+
+
+def test_eta_is_eta0_times_t_plus_2_to_the_minus_a():
+    schedule = Schedule(R(1, 2), R(3))
+    assert schedule.eta(2) == R(3, 2)  # 3 (2 + 2)^(-1/2)
+    assert schedule.eta(7) == 1  # 3 (7 + 2)^(-1/2)
+    assert sp.simplify(Schedule(R(2, 3)).eta(sp.Symbol("s")) - sp.Symbol("eta_0", positive=True)
+                       * (sp.Symbol("s") + 2) ** R(-2, 3)) == 0
+
+
+def test_orders_divide_exponent_by_exponent_and_log_power_by_log_power():
+    from rates.symbolic.schedules import Order
+
+    ratio = Order(R(1, 2), 1) / Order(R(1, 3), 3)
+    assert ratio == Order(R(1, 6), -2) and ratio.key() == (R(1, 6), -2)
+    assert isinstance(ratio.key()[1], int)
+
+
+@pytest.mark.parametrize("t0,t", [(5, 5), (7, 3)])
+def test_an_empty_or_reversed_range_sums_to_zero(t0, t):
+    assert Schedule(R(1, 2), 1).partial_sum_numeric(1, t0, t) == 0
+    assert Schedule(R(1, 2), 1).partial_sum_numeric(2, t0, t) == 0  # the digamma branch
+
+
+def test_numeric_sum_with_an_eta0_override_scales_by_eta0_to_the_p():
+    schedule = Schedule(R(1, 2))  # eta_0 symbolic: the numeric value needs the override
+    value = schedule.partial_sum_numeric(R(3, 2), 0, 50, dps=30, eta0=0.25)
+    reference = direct_sum(R(1, 2), R(3, 2), 0, 50, R(1, 4), dps=50)
+    with mpmath.workdps(50):
+        assert abs(value - reference) <= mpmath.mpf(10) ** -28 * reference
+    assert Schedule(R(1, 2), 4).partial_sum_numeric(1, 0, 50, eta0=1) == Schedule(R(1, 2), 1).partial_sum_numeric(
+        1, 0, 50)  # the override wins over the schedule's own eta_0
+
+
+@pytest.mark.parametrize("p", [R(1), R(2)])
+def test_numeric_sum_is_rounded_to_the_digits_asked(p):
+    """The value comes back rounded to ``dps`` digits (mpmath's precision in bits for them), not carrying the
+    extra working digits."""
+    value = Schedule(R(1, 2), 1).partial_sum_numeric(p, 3, 10**6, dps=20)
+    assert value._mpf_[3] <= mpmath.libmp.dps_to_prec(20)  # the mantissa's bit count
+    with mpmath.workdps(60):
+        exact = Schedule(R(1, 2), 1).partial_sum_numeric(p, 3, 10**6, dps=60)
+        assert abs(value - exact) <= mpmath.mpf(10) ** -19 * exact
+
+
+def test_parse_exponent_names_the_callers_option():
+    from rates.symbolic.schedules import parse_exponent
+
+    with pytest.raises(InputError) as err:
+        parse_exponent("3/2", "alpha")
+    assert err.value.option == "--alpha"
+
+
+def test_a_schedule_holds_a_and_eta0_as_exact_sympy_numbers():
+    schedule = Schedule("0.3", "1/3")  # read as written: 3/10, and the string "1/3" as the Rational 1/3
+    assert schedule.a == R(3, 10) and isinstance(schedule.a, sp.Rational)
+    assert schedule.eta0 == R(1, 3) and isinstance(schedule.eta0, sp.Rational)
+    assert schedule.eta(7) == R(1, 3) * 9 ** R(-3, 10)
+
+
+def test_the_exact_sum_keeps_harmonic_numbers_unevaluated_at_a_concrete_t():
+    """At a p = 1 the closed form is H_{t+1} - H_{t0+1}, left unevaluated (evaluated, H_{t+1} is a rational of
+    about t digits); its value is the direct sum."""
+    total = Schedule(R(1, 2), 1).partial_sum_exact(2, 5, 1000)
+    assert {h.args[0] for h in total.atoms(sp.harmonic)} == {6, 1001}
+    assert abs(float(total.evalf(30)) - float(direct_sum(R(1, 2), R(2), 5, 1000, R(1)))) < 1e-14
+
+
+def test_the_leading_term_of_a_convergent_sum_is_its_limit():
+    """For a p > 1 the sum converges: its leading term is sum_{s >= 0} (s + 2)^(-ap), here the first 2000 terms
+    added one by one and the rest by Euler-Maclaurin."""
+    for a, p in [(R(3, 4), R(2)), (R(1), R(2)), (R(2, 3), R(5, 2))]:
+        sigma = a * p
+        with mpmath.workdps(40):
+            exponent = mpmath.mpf(sigma.p) / sigma.q
+            limit = direct_sum(a, p, 0, 2000, R(1), dps=40) + euler_maclaurin_tail(exponent, 2000, 10**60)
+            leading = mpmath.mpf(str(Schedule(a, 1).partial_sum_leading(p).evalf(40)))
+            assert abs(leading - limit) < 1e-15
+
+
+def test_array_sums_keep_the_shape_of_t():
+    import numpy as np
+
+    t = np.array([[1, 2], [10, 1000]])
+    values = Schedule(R(1, 2), 1).partial_sums_array(2, t)
+    assert values.shape == (2, 2)
+    assert values[1, 0] == pytest.approx(sum(1 / (s + 2.0) for s in range(10)), rel=1e-14)
+
+
+@pytest.mark.parametrize("t0,t", [(0, 3), (0, 10), (1, 7), (2, 5), (10**12, 10**12 + 3)])
+@pytest.mark.parametrize("p", [R(1), R(2), R(3, 2)])
+def test_numeric_sum_is_correct_to_the_last_bit_of_the_digits_asked(t0, t, p):
+    """Within one unit in the last place of ``dps`` digits of the direct sum at 100 digits, also where the two zeta
+    values at t0 = 1e12 cancel in 12 digits (the working precision grows with the digits of t)."""
+    dps = 30
+    value = Schedule(R(1, 2), 1).partial_sum_numeric(p, t0, t, dps=dps)
+    reference = direct_sum(R(1, 2), p, t0, t, R(1), dps=100)
+    with mpmath.workdps(100):
+        assert abs(value - reference) <= abs(reference) * mpmath.mpf(2) ** -mpmath.libmp.dps_to_prec(dps)

@@ -226,3 +226,14 @@ def test_numeric_sum_is_correct_to_the_last_bit_of_the_digits_asked(t0, t, p):
     reference = direct_sum(R(1, 2), p, t0, t, R(1), dps=100)
     with mpmath.workdps(100):
         assert abs(value - reference) <= abs(reference) * mpmath.mpf(2) ** -mpmath.libmp.dps_to_prec(dps)
+
+
+def test_the_defaults_sum_from_t0_0_to_30_digits():
+    schedule = Schedule(R(1, 2), 1)
+    assert schedule.partial_sum_exact(2, t=10).doit() == sp.harmonic(11) - 1  # sum_{s=0}^{9} 1/(s + 2)
+    for p, t in [(2, 10), (1, 10), (2, 100), (R(3, 2), 10)]:
+        value = schedule.partial_sum_numeric(p, 0, t)
+        assert value._mpf_[3] <= mpmath.libmp.dps_to_prec(30)  # the mantissa holds 30 digits, not more
+        reference = direct_sum(R(1, 2), R(p), 0, t, R(1), dps=60)
+        with mpmath.workdps(60):
+            assert abs(value - reference) <= abs(reference) * mpmath.mpf(2) ** -mpmath.libmp.dps_to_prec(30)

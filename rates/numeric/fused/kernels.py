@@ -827,6 +827,26 @@ def _renormalise(value, scale, per_row):
             scale[c] += math.log(top)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _logit_size(W_run, column_max):
+    """``max_c sum_l |W_cl| max_j |x_jl|``: a bound on the size of every logit of one run ``W_run`` (k, d)."""
+    largest = 0.0
+    for c in range(W_run.shape[0]):
+        total = 0.0
+        for l in range(W_run.shape[1]):
+            total += abs(W_run[c, l]) * column_max[l]
+        largest = max(largest, total)
+    return largest
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relative_error(n, k, d, logit_size):
+    """:func:`rates.numeric.exact_sign.relative_error` with its ``logit_error`` written out (``(d + 2) eps`` times
+    the logits' size bound), compiled for the kernels' exact-sign checks."""
+    half_ulp = 2.0**-53
+    return 4.0 * ((n + k + 16) * half_ulp + 4.0 * (d + 2) * half_ulp * logit_size)
+
+
 @njit(cache=True, inline='always')
 def _undecided_signs(W_lanes, G_lanes, Z, X, column_max, logit_bound, first, stop, count, rho, row_mass, signs):
     """Whether an entry of a block's gradient (``G_lanes`` (k, d, lanes), coefficients in ``Z`` (k, count, lanes),
@@ -842,13 +862,12 @@ def _undecided_signs(W_lanes, G_lanes, Z, X, column_max, logit_bound, first, sto
     configuration's step on the default preset. A NaN entry (a diverged run) counts as decided."""
     k, d, lanes = G_lanes.shape
     used = stop - first
-    half_ulp = 2.0**-53
     flush = 2.2 * k * 2.0**FLUSH_EXPONENT
     # first with the caller's logit bound and sum_j |coef_cj| <= 2.2 k (each coefficient is at most ~2.02 k / count
     # of its row's unit): where that decides every entry, the passes over W and the coefficients are saved
     # (measured: 1.1M -> 1.6M single configuration-steps per CPU second on the default preset)
     for r in range(used):
-        rho[r] = 4.0 * ((count + k + 16) * half_ulp + 4.0 * (d + 2) * half_ulp * logit_bound[r])
+        rho[r] = _relative_error(count, k, d, logit_bound[r])
     undecided = 0
     for c in range(k):
         for l in range(d):
@@ -868,7 +887,7 @@ def _undecided_signs(W_lanes, G_lanes, Z, X, column_max, logit_bound, first, sto
         for r in range(used):
             rho[r] = _larger(rho[r], row_mass[c, r])
     for r in range(used):
-        rho[r] = 4.0 * ((count + k + 16) * half_ulp + 4.0 * (d + 2) * half_ulp * rho[r])
+        rho[r] = _relative_error(count, k, d, rho[r])
     for c in range(k):
         for r in range(used):
             row_mass[c, r] = 0.0
@@ -1401,15 +1420,10 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, lo
     Z_runs = Z.reshape(R, k, n)
     Z_flat = Z.reshape(R, k * n)
     K_flat = K.reshape(k * n)
-    half_ulp = 2.0**-53
     flush = 2.2 * k * 2.0**FLUSH_EXPONENT
     logit_bound = np.zeros(R)
     for r in range(R):
-        for c in range(k):
-            total = 0.0
-            for l in range(d):
-                total += abs(W[r, c, l]) * column_max[l]
-            logit_bound[r] = max(logit_bound[r], total)
+        logit_bound[r] = _logit_size(W[r], column_max)
     for t in range(t0, t1):
         if logit_tiles:
             rows_times_rows(stacked, X, Z)
@@ -1424,20 +1438,14 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, lo
         # the coefficients are at most ~2.02 k / n of their row's unit each, so sum_j |coef_cj| <= 2.2 k
         loose = False
         for r in range(R):
-            rho[r] = 4.0 * ((n + k + 16) * half_ulp + 4.0 * (d + 2) * half_ulp * logit_bound[r])
+            rho[r] = _relative_error(n, k, d, logit_bound[r])
             for c in range(k):
                 for l in range(d):
                     size = column_max[l]
                     loose = loose or (abs(G[r, c, l]) <= (rho[r] * 2.2 * k + flush) * size and size > 0.0)
         if loose:
             for r in range(R):
-                largest = 0.0
-                for c in range(k):
-                    total = 0.0
-                    for l in range(d):
-                        total += abs(W[r, c, l]) * column_max[l]
-                    largest = max(largest, total)
-                rho[r] = 4.0 * ((n + k + 16) * half_ulp + 4.0 * (d + 2) * half_ulp * largest)
+                rho[r] = _relative_error(n, k, d, _logit_size(W[r], column_max))
             if open_entries(G, Z, X, column_max, rho, flush, undecided):
                 for r in range(R):
                     for c in range(k):

@@ -457,9 +457,17 @@ class Certificate:
     kernel_bound: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the stepper's own B(t), the same
     n_total: np.ndarray = field(default_factory=lambda: np.zeros(0))  # N(0, t)
     terms: dict[str, np.ndarray] = field(default_factory=dict)  # B's numerator terms at the recorded t
-    universal: tuple[str, ...] = UNIVERSAL  # the facts whose failure anywhere breaks the certificate
     measured_pairing: bool = False  # Adam: the pairing's shortfall is paid in B (its "pairing deficit" term)
-    match_tolerance: float = MATCH_TOLERANCE  # engine vs stepper, relative (margin, log-loss)
+
+    @property
+    def universal(self) -> tuple[str, ...]:
+        """The facts whose failure anywhere breaks the certificate (a measured pairing is not a lemma)."""
+        return tuple(name for name in UNIVERSAL if not (self.measured_pairing and name == "pairing"))
+
+    @property
+    def match_tolerance(self) -> float:
+        """Engine vs stepper, relative (margin, log-loss): Adam's own where its pairing is measured."""
+        return ADAM_MATCH_TOLERANCE if self.measured_pairing else MATCH_TOLERANCE
 
     @property
     def broken(self) -> bool:
@@ -644,10 +652,8 @@ def certify(run: Any, dataset: Any = None, perturbation: float = 0.0, perturbati
     onsets = {name: table[name]["last"] + 1 for name in FACTS}
     anchor = int(state[0])
     cert = Certificate(True, None, source, steps, onsets, table)
-    if adam:  # Adam's direction is not the steepest one: its pairing is measured, its shortfall paid in B
-        cert.universal = tuple(name for name in UNIVERSAL if name != "pairing")
-        cert.measured_pairing = True
-        cert.match_tolerance = ADAM_MATCH_TOLERANCE
+    # Adam's direction is not the steepest one: its pairing is measured, its shortfall paid in B
+    cert.measured_pairing = adam
     cert.t, cert.gap, cert.kernel_bound = recorded[:, 0].astype(np.int64), recorded[:, 1], recorded[:, 4]
     cert.n_total = recorded[:, 8]
     cert.s1 = onsets["low-loss"]

@@ -99,15 +99,6 @@ def plan(spec: Any, data: Any, default_steps: int, probe: bool = True) -> Horizo
     return replace(planned, steps=needed) if planned.within_budget else planned
 
 
-def window_past_descent(runs: Sequence[Any], start: Any, entry: Optional[float],
-                        t_end: float) -> Optional[tuple[float, float]]:
-    """The window from ``max(t_d, entry, 1e3)`` to ``t_end`` (the comparator's window end), as checkpoint times,
-    when it spans ``DECIDING_DECADES`` (None otherwise, or when ``t_d`` is not known)."""
-    if start is None or not start.complete or start.t is None:
-        return None
-    return window_past(runs, float(start.t), entry, t_end)
-
-
 def window_past(runs: Sequence[Any], onset: float, entry: Optional[float],
                 t_end: float) -> Optional[tuple[float, float]]:
     """The window from the first checkpoint at or past ``max(onset, entry, 1e3)`` to ``t_end``, when it spans
@@ -146,8 +137,8 @@ def _refit_past(runs: Sequence[Any], record: Any, certified_s0: Optional[int]) -
 
 
 def fit_past_descent(runs: Sequence[Any], fit: Any = None) -> Any:
-    """``fit(runs)`` (:func:`rates.studies.fitting.fit_group`), refitted on :func:`window_past_descent` where the
-    comparator's window starts before a known ``t_d`` and the run reaches ``DECIDING_DECADES`` past it."""
+    """``fit(runs)`` (:func:`rates.studies.fitting.fit_group`), refitted on :func:`window_past` from a known ``t_d``
+    where the comparator's window starts before it and the run reaches ``DECIDING_DECADES`` past it."""
     from rates.studies.fitting import fit_group
 
     return _refit_past(runs, (fit or fit_group)(runs), None)

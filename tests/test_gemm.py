@@ -25,6 +25,8 @@ from rates.numeric.gemm import (
     GEMM_MIN_WORK_SIGNS,
     GemmGradient,
     SignSteps,
+    SteepestSteps,
+    compiled_steepest,
     host_gradient,
     one_scale,
     worth_gemm,
@@ -285,3 +287,60 @@ def test_compiled_signgd_loop_stops_at_undecided_signs_and_equals_the_fused_kern
     assert np.array_equal(W_gemm, W_fused)
     for expected, got in zip(fused, gemm):
         assert np.array_equal(got["W"], expected["W"])
+
+
+STEEPEST = [RunSpec("ngd", "1/2", 1.0), RunSpec("cd", "1/2", 1.0), RunSpec("nsd", "1/2", 1.0, norm="lp:3"),
+            RunSpec("spectral-gd", "1/2", 1.0), RunSpec("spectral-gd", "1/2", 1.0, polar="newton-schulz")]
+
+
+def test_plain_steepest_recipes_and_only_those_take_the_compiled_loop():
+    """The compiled steepest loop takes plain full-batch steepest descent for the built-in norms other than the sign
+    (NGD, CD, l3, spectral, Muon's Newton-Schulz factor); SignGD has its own loop, and momentum, Adam, mini-batches,
+    VR and schedules outside the polynomial family stay on the torch program."""
+    n = 100
+    for spec in STEEPEST:
+        run = resolve_spec(spec, n)
+        assert compiled_steepest(run.recipe, [run]), spec.algo
+    others = [RunSpec("signgd", "1/2", 1.0), RunSpec("momentum-ngd", "1/2", 1.0, momentum=0.5),
+              RunSpec("adam", "1/2", 0.5), RunSpec("nsgd", "1/2", 1.0, batch=10),
+              RunSpec("muon", "1/2", 1.0, momentum=0.9),
+              RunSpec("ngd", None, 1.0, schedule="eta0/((t+2)*log(t+2))")]
+    for spec in others:
+        run = resolve_spec(spec, n)
+        assert not compiled_steepest(run.recipe, [run]), spec.algo
+
+
+@pytest.mark.parametrize("spec", STEEPEST, ids=lambda s: s.algo + ("-" + s.norm if s.norm else "") + "-" + s.polar)
+def test_compiled_steepest_loop_follows_the_torch_program_on_the_same_products(spec, monkeypatch):
+    """Three runs of a recipe on a set the size rule gives to the GEMMs (k = 10, d = 20, n = 1000), in the compiled
+    loop and in the torch program around the same two products (the loop switched off): within 1e-12 relative at
+    every checkpoint of 300 steps (the same gradient; the directions are computed by two implementations, the
+    fused kernels' and rates.norms'); the polar factors over fewer steps and wider, since their sensitivity
+    sigma_max / sigma_min amplifies two SVDs' rounding (measured on this set: 68 at t = 1, 3.3e3 at t = 30, so
+    ~7e-13 per step; 5e-12 relative seen at t = 30: 30 steps to 1e-10), Muon's Newton-Schulz factor more: its quintic
+    has slope 3.4445 at 0, so five iterations multiply the rounding of the gradient's zero singular value (its rows
+    sum to 0) by ~485 each step (the fused kernels and the torch engine differ by 3.5e-10 at t = 10 on this set,
+    and by percents at t = 30: 10 steps to 1e-8). The loop's own class is what ran."""
+    import rates.numeric.gemm as gemm_module
+
+    k, d, n = 10, 20, 1000
+    H, y = gaussian(k, d, n, seed=5)
+    runs = [resolve_spec(RunSpec(**{**spec.__dict__, "eta0": eta0, "a": a}), n)
+            for eta0, a in ((1.0, "1/2"), (0.5, "1/3"), (2.0, "3/4"))]
+    assert group_stepper("auto", "cpu", runs[0].recipe, k, d, n) == "gemm"
+    made = []
+    original_init = SteepestSteps.__init__
+    monkeypatch.setattr(SteepestSteps, "__init__", lambda self, *args: (made.append(1), original_init(self, *args))[1])
+    steps = {"exact": 30, "newton-schulz": 10}[spec.polar] if spec.algo == "spectral-gd" else 300
+    times = np.array([1, 10, steps])
+    _, compiled = run_group(runs, H, y, k, steps, times)
+    assert made == [1]
+    monkeypatch.setattr(gemm_module, "compiled_steepest", lambda recipe, runs: False)
+    _, program = run_group(runs, H, y, k, steps, times)
+    assert made == [1]
+    for t, expected, got in zip(times, program, compiled):
+        for r in range(len(runs)):
+            scale = np.abs(expected["W"][r]).max()
+            tolerance = {"exact": 1e-10, "newton-schulz": 1e-8}[spec.polar] if spec.algo == "spectral-gd" else TOLERANCE
+            assert np.abs(got["W"][r] - expected["W"][r]).max() <= tolerance * scale, (spec.algo, t, r)
+

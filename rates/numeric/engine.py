@@ -421,12 +421,15 @@ def run_group(runs: Sequence[ResolvedRun], H: Any, y: Any, k: int, steps: int, t
             raise InputError("engine", f"the fused kernels have no steepest direction for norm {recipe.norm!r}; "
                                        "use --engine torch")
     if stepper == "gemm" and (on_host or H.device.type == "cpu"):
-        from rates.numeric.gemm import compiled_signs
+        from rates.numeric.gemm import SignSteps, SteepestSteps, compiled_signs, compiled_steepest
 
-        if compiled_signs(recipe, runs):
+        stepper_class = SignSteps if compiled_signs(recipe, runs) else (
+            SteepestSteps if compiled_steepest(recipe, runs) else None)
+        if stepper_class is not None:
             if on_host:
-                return _run_group_gemm_signs(runs, H, np.asarray(y), k, steps, times, advance)
-            W, records = _run_group_gemm_signs(runs, H.numpy(), y.numpy(), k, steps, times, advance)
+                return _run_group_gemm_compiled(stepper_class, runs, H, np.asarray(y), k, steps, times, advance)
+            W, records = _run_group_gemm_compiled(stepper_class, runs, H.numpy(), y.numpy(), k, steps, times,
+                                                  advance)
             return torch.from_numpy(W), records
     if on_host:
         W, records = run_group(runs, torch.as_tensor(H, dtype=torch.float64), torch.as_tensor(y, dtype=torch.long),
@@ -563,16 +566,17 @@ def _run_group_fused(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, 
     return group.W.copy(), records
 
 
-def _run_group_gemm_signs(runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, k: int, steps: int,
-                          times: np.ndarray, advance=None) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
-    """:func:`run_group` for plain SignGD on the GEMM stepper (CPU): the compiled loop of
-    :class:`rates.numeric.gemm.SignSteps` on one BLAS thread, measured in numpy as the fused path is."""
+def _run_group_gemm_compiled(stepper_class: Any, runs: Sequence[ResolvedRun], H: np.ndarray, y: np.ndarray, k: int,
+                             steps: int, times: np.ndarray,
+                             advance=None) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
+    """:func:`run_group` for the GEMM stepper's compiled loops (CPU): plain SignGD
+    (:class:`rates.numeric.gemm.SignSteps`) or plain steepest descent for another built-in norm
+    (:class:`rates.numeric.gemm.SteepestSteps`), on one BLAS thread, measured in numpy as the fused path is."""
     import scipy.linalg.cython_blas  # noqa: F401  (the BLAS the compiled loop calls: loaded before it is limited)
 
     from rates.numeric.fused.measure import NumpyMeasure
-    from rates.numeric.gemm import SignSteps
 
-    group = SignSteps(runs, H, y, k)
+    group = stepper_class(runs, H, y, k)
     if any(r.spec.init_scale for r in runs):
         group.W[...] = initial_weights(runs, k, group.W.shape[2])
     measure = NumpyMeasure(H, y, k, runs[0].recipe.norm, REPORTED_NORMS)

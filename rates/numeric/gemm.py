@@ -26,7 +26,10 @@ the exception: its whole step -- the two GEMMs, the coefficients, the exact-sign
 -- is one compiled loop (:class:`SignSteps`, :func:`rates.numeric.fused.kernels.gemm_sign_advance`), because at
 mid sizes (10 classes, 32-100 features, 500-2,000 samples, one configuration) the torch program's Python and
 calls around the products cost ~100 us a step, as much as the products; the loop's steps are the fused kernels'
-float64 operations, so its iterates equal theirs bit for bit (tests/test_gemm.py).
+float64 operations, so its iterates equal theirs bit for bit (tests/test_gemm.py). Plain steepest descent for the
+other built-in norms (NGD, coordinate descent, l_p, the Schatten norms and Muon's Newton-Schulz factor, without
+momentum) runs the same way in :class:`SteepestSteps` (:func:`rates.numeric.fused.kernels.gemm_steepest_advance`),
+with the fused kernels' direction functions.
 
 Exact signs (tests/test_exact_sign.py, tests/test_gemm.py). The coefficients follow the fused rules: each
 class row carries its own exponent for sign-type directions (SignGD, Signum, Adam), and for the others the
@@ -294,3 +297,56 @@ class SignSteps:
                 for (c, l), sign in zip(entries, decide(self.W[r], self.X, self.y, entries)):
                     D[c, l] = sign
             self.W[r] -= (self.eta0[r] * (t + 2.0) ** (-self.a[r])) * D
+
+
+def compiled_steepest(recipe: Any, runs: Any) -> bool:
+    """Whether the GEMM stepper's group runs in the compiled steepest-descent loop
+    (:func:`rates.numeric.fused.kernels.gemm_steepest_advance`) rather than the torch program: plain full-batch
+    steepest descent for a built-in norm other than the sign's (no momentum, no Adam: NGD, coordinate descent,
+    l_p, the Schatten norms, Muon's polar factor) whose runs all follow the polynomial family ``eta0 (t + 2)^-a``;
+    on the CPU (the caller's check)."""
+    from rates.numeric.fused import kernels
+    from rates.numeric.fused.group import direction_of, supports
+
+    roles = {piece.role for piece in recipe.composition.pieces}
+    if recipe.source != "full" or not roles <= {"source", "direction", "schedule"} or not supports(recipe):
+        return False
+    return direction_of(recipe)[0] != kernels.DIRECTION_SIGN and all(r.schedule.is_polynomial for r in runs)
+
+
+class SteepestSteps:
+    """Plain full-batch steepest descent of a group on the CPU (:func:`compiled_steepest`), the GEMM stepper's
+    gradient in one compiled loop (:func:`rates.numeric.fused.kernels.gemm_steepest_advance`); the interface of
+    :class:`SignSteps` (``W``, ``t``, :meth:`advance_to`). Run it under one BLAS thread."""
+
+    def __init__(self, runs: Any, H: np.ndarray, y: np.ndarray, k: int):
+        from rates.numeric.fused.group import direction_of
+        from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
+
+        self.X = np.ascontiguousarray(H, dtype=np.float64)
+        self.Xt = np.ascontiguousarray(self.X.T)
+        self.y = np.ascontiguousarray(y, dtype=np.int64)
+        n, d = self.X.shape
+        R = len(runs)
+        self.direction, self.q = direction_of(runs[0].recipe)
+        self.eta0 = np.array([r.spec.eta0 for r in runs], dtype=np.float64)
+        self.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
+        self.W = np.zeros((R, k, d))
+        self.t = 0
+        self.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
+                        np.empty((R, k, d)), np.empty((k, d)), np.empty((k, d)))
+        self.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
+        self.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
+
+    def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
+        """Advance every run to step ``t_end`` (>= the current step)."""
+        from rates.numeric.fused import kernels
+
+        while self.t < t_end:
+            t1 = min(t_end, self.t + self.chunk)
+            start = self.t
+            self.t = int(kernels.gemm_steepest_advance(self.W, self.t, t1, self.X, self.Xt, self.y, self.eta0,
+                                                       self.a, self.direction, self.q, *self.tiles, *self.scratch))
+            if progress is not None:
+                progress(self.t - start)
+

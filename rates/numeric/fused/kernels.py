@@ -1461,6 +1461,67 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, lo
     return t1
 
 
+@njit(cache=True, nogil=True)
+def gemm_steepest_advance(W, t0, t1, X, Xt, y, eta0, a, direction, q, logit_tiles, gradient_tiles, Z, K, T, L, U, P,
+                          log_scale, G, one, D):
+    """Plain full-batch steepest descent (no momentum, no VR, not Adam, not the sign: NGD, coordinate descent,
+    entry-wise l_p, the polar factor, Schatten-p and Muon's Newton-Schulz factor) of the R runs of ``W`` (R, k, d)
+    from step ``t0`` to ``t1``, the GEMM stepper's gradient in one compiled loop, as :func:`gemm_sign_advance` is
+    for SignGD: the stacked logits ``Z = W X^T`` (a BLAS GEMM or the tiles with ``logit_tiles``), the coefficients
+    of :func:`_coefficients_of_logits` run by run, ``G = Z X`` (a GEMM or the tiles with ``gradient_tiles``); then
+    per run the rows brought to one scale by exact powers of two (row c times ``2^{N_c - max N}``, 0 below
+    ``2^FLUSH_EXPONENT``: :func:`rates.numeric.gemm.one_scale`, the fused kernels' rule for directions that weigh
+    entries against each other), the steepest direction of :func:`advance` (:func:`_entrywise_direction`,
+    :func:`_newton_schulz_direction` or :func:`_schatten_direction`, by the switch ``direction`` and dual exponent
+    ``q``) and ``W <- W - eta_t D`` with ``eta_t = eta0 (t + 2)^-a``.
+
+    Why here and not in the torch program: at one configuration of 10 classes on 32-100 features and 500-2,000
+    samples the program's Python and torch calls around the products cost ~100 us a step, as much as the
+    products (measured: NGD on scikit-learn's digits, docs/benchmarks.md). The float64 operations of the direction
+    and the update are the fused kernels'; the sums of the two products are a GEMM's (:mod:`rates.numeric.gemm`
+    says what that changes: rounding, not the iterates beyond it).
+
+    Scratch ``Z`` (R k, n), ``K`` (k, n), ``T``, ``L``, ``U``, ``P`` (n,), ``log_scale`` (R, k), ``G`` (R, k, d),
+    ``one`` and ``D`` (k, d)."""
+    R, k, d = W.shape
+    n = X.shape[0]
+    stacked = W.reshape(R * k, d)
+    G_rows = G.reshape(R * k, d)
+    Z_runs = Z.reshape(R, k, n)
+    Z_flat = Z.reshape(R, k * n)
+    K_flat = K.reshape(k * n)
+    for t in range(t0, t1):
+        if logit_tiles:
+            rows_times_rows(stacked, X, Z)
+        else:
+            np.dot(stacked, Xt, Z)
+        for r in range(R):
+            _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K, K_flat, T, L, U, P, log_scale[r])
+        if gradient_tiles:
+            rows_times_rows(Z, Xt, G_rows)
+        else:
+            np.dot(Z, X, G_rows)
+        for r in range(R):
+            top = log_scale[r, 0]
+            for c in range(1, k):
+                top = max(top, log_scale[r, c])
+            for c in range(k):
+                factor = _power_of_two(log_scale[r, c] - top)
+                for l in range(d):
+                    one[c, l] = G[r, c, l] * factor
+            if direction <= DIRECTION_LP:
+                _entrywise_direction(one, direction, q, D)
+            elif direction == DIRECTION_NEWTON_SCHULZ:
+                _newton_schulz_direction(one, D)
+            else:
+                _schatten_direction(one, direction, q, D)
+            eta = eta0[r] * (t + 2.0) ** (-a[r])
+            for c in range(k):
+                for l in range(d):
+                    W[r, c, l] -= eta * D[c, l]
+    return t1
+
+
 # The tiles of rates.numeric.fused.products (the module docstring there says why and what they measured): sums
 # over the inner dimension that LLVM may split across vector lanes (reassociation, fused multiply-adds; no other
 # fast-math assumption).

@@ -344,3 +344,26 @@ def test_compiled_steepest_loop_follows_the_torch_program_on_the_same_products(s
             tolerance = {"exact": 1e-10, "newton-schulz": 1e-8}[spec.polar] if spec.algo == "spectral-gd" else TOLERANCE
             assert np.abs(got["W"][r] - expected["W"][r]).max() <= tolerance * scale, (spec.algo, t, r)
 
+
+
+def test_compiled_signgd_loop_decides_entries_far_below_their_row_without_leaving_the_loop(monkeypatch):
+    """SignGD on scikit-learn's digits (integer pixels, sparse columns), a = 1/2, eta0 = 1, 400 steps from W = 0: from
+    t = 254 entries of sparse columns lie more than 2^1000 below their row's largest and the bound leaves them open at
+    most steps; the loop decides them itself (stage 1 of rates.numeric.exact_sign), so it returns to Python only at
+    step 0, for the exact ties at W = 0. Its iterates equal the fused kernels' bit for bit at every checkpoint (both
+    take exact signs)."""
+    datasets = pytest.importorskip("sklearn.datasets")
+    digits = datasets.load_digits()
+    H, y = digits.data.astype(np.float64), digits.target.astype(np.int64)
+    k = 10
+    run = resolve_spec(RunSpec("signgd", "1/2", 1.0), len(y))
+    assert group_stepper("auto", "cpu", run.recipe, k, H.shape[1], len(y)) == "gemm"
+    settled = []
+    original = SignSteps._settle
+    monkeypatch.setattr(SignSteps, "_settle", lambda self, t: (settled.append(t), original(self, t)))
+    times = np.array([1, 100, 254, 300, 400])
+    _, gemm_records = run_group([run], H, y, k, 400, times, engine="gemm")
+    assert settled == [0]
+    _, fused_records = run_group([run], H, y, k, 400, times, engine="fused")
+    for t, expected, got in zip(times, fused_records, gemm_records):
+        assert np.array_equal(got["W"], expected["W"]), t

@@ -175,7 +175,7 @@ def test_open_entries_by_the_row_bound_then_the_entrys_own():
         undecided = np.zeros((R, k, d), bool)
         expected = (G <= row_bound) & (G <= own_bound) & (column_max > 0)
         assert int(expected.sum()) == open_count, name
-        anything = kernels.open_entries(-G, Z, X, column_max, rho, flush, undecided)
+        anything = kernels.open_entries(-G, Z, X, column_max, *kernels.lit_samples(X), rho, flush, undecided)
         assert undecided.tolist() == expected.tolist(), name
         assert anything == (open_count > 0), name
     # one ulp above its own bound, (0, 0, 0) is still inside its row bound: the second test closes it

@@ -20,7 +20,9 @@ to 8 entries at 361 of the first 600 steps, all but one decided in stage 1).
 
 Algorithm (:func:`decide`, one run, its undecided entries):
 
-1. Log domain, the entry's own scale, float64 (compiled: :func:`_float_signs`): every sample's ``log |coef_cj|``
+1. Log domain, the entry's own scale, float64 (compiled: :func:`rates.numeric.fused.kernels.float_signs`, also
+   called inside the compiled SignGD loop of the GEMM stepper, so that a step whose open entries it decides does
+   not return to Python): every sample's ``log |coef_cj|``
    with a bound on its absolute error, every term ``coef_cj x_jl`` as ``exp(log|term| - m)`` with ``m`` the entry's
    largest log-term (so no term underflows against a row it does not belong to), the sum and the bound of its
    error. Decides every entry that is not a near-cancellation of its own terms.
@@ -43,10 +45,9 @@ from fractions import Fraction
 from typing import Any, Iterable, Optional
 
 import numpy as np
-from numba import njit
 
-# the GEMM paths' check, compiled beside the loop that calls it (one file per compiled entry point)
-from rates.numeric.fused.kernels import open_entries  # noqa: F401
+# the GEMM paths' check and stage 1, compiled beside the loop that calls them (one file per compiled entry point)
+from rates.numeric.fused.kernels import float_signs, lit_samples, open_entries  # noqa: F401
 
 EPS = 2.0**-53
 # The engines flush a coefficient below 2^FLUSH_EXPONENT of its row's largest (rates.numeric.fused.kernels).
@@ -89,84 +90,6 @@ def flush_error(k: int) -> float:
     """What the coefficients flushed to 0 (below 2^FLUSH_EXPONENT of their row's largest, each below ``2.2 k / count``
     of it) can add to an entry of the mean gradient, in row units, per unit of ``max_j |x_jl|``."""
     return 2.2 * k * 2.0**FLUSH_EXPONENT
-
-
-@njit(cache=True)
-def _float_signs(W, X, y, classes, features, out):
-    """Stage 1 for the entries ``(classes[e], features[e])``: ``out[e]`` their signs, NaN where the rounding bound
-    holds 0. Per sample lighting up one of the features: the logits (feature order), a bound on their rounding,
-    ``log |coef_c|`` in the log domain (``log S_c = z_c - log sum e^z``, ``log(1 - S_y) = log sum_{c != y} e^z -
-    log sum e^z``: nothing underflows) and a bound on its absolute error; per entry the terms ``coef_c x_l`` as
-    ``exp(log |term| - m)`` with ``m`` the entry's largest log-term, their sum and the bound of its error. Compiled:
-    as NumPy array operations this was ~1 ms per call, four times a whole GEMM step on digits. libm exp and log
-    (correctly rounded to within 1 ulp)."""
-    n, d = X.shape
-    k = W.shape[0]
-    wanted = np.zeros(d, dtype=np.bool_)
-    for e in range(features.shape[0]):
-        wanted[features[e]] = True
-    lit = np.zeros(n, dtype=np.int64)
-    m = 0
-    for j in range(n):
-        for l in range(d):
-            if wanted[l] and X[j, l] != 0.0:
-                lit[m] = j
-                m += 1
-                break
-    log_coeff = np.empty((m, k))
-    error = np.empty(m)
-    z = np.empty(k)
-    for jj in range(m):
-        j = lit[jj]
-        slack = 0.0
-        for c in range(k):
-            total, size = 0.0, 0.0
-            for l in range(d):
-                total += W[c, l] * X[j, l]
-                size += abs(W[c, l] * X[j, l])
-            z[c] = total
-            slack = max(slack, size)
-        label = y[j]
-        top_wrong = -np.inf
-        largest = abs(z[label])
-        for c in range(k):
-            largest = max(largest, abs(z[c]))
-            if c != label and z[c] > top_wrong:
-                top_wrong = z[c]
-        wrong_sum = 0.0
-        for c in range(k):
-            if c != label:
-                wrong_sum += math.exp(z[c] - top_wrong)
-        log_wrong = top_wrong + math.log(wrong_sum)
-        top = max(log_wrong, z[label])
-        log_total = top + math.log(math.exp(log_wrong - top) + math.exp(z[label] - top))
-        for c in range(k):
-            log_coeff[jj, c] = (z[c] if c != label else log_wrong) - log_total
-        error[jj] = 2.0 * (d + 2) * EPS * slack + 16.0 * EPS * (largest + abs(log_total) + k + 2)
-    for e in range(features.shape[0]):
-        c, l = classes[e], features[e]
-        top = -np.inf
-        count = 0
-        for jj in range(m):
-            x = X[lit[jj], l]
-            if x != 0.0:
-                top = max(top, log_coeff[jj, c] + math.log(abs(x)))
-                count += 1
-        if count == 0:
-            out[e] = 0.0
-            continue
-        total, mass, bound = 0.0, 0.0, 0.0
-        for jj in range(m):
-            x = X[lit[jj], l]
-            if x != 0.0:
-                log_term = log_coeff[jj, c] + math.log(abs(x))
-                size = math.exp(log_term - top)
-                negative = (y[lit[jj]] == c) != (x < 0.0)
-                total += -size if negative else size
-                mass += size
-                bound += size * (math.expm1(error[jj] + 8.0 * EPS * (abs(log_term) + abs(top) + 1.0)) + 2.0 * EPS)
-        bound += (count + 2) * EPS * mass + count * 2.0**-1000
-        out[e] = math.copysign(1.0, total) if abs(total) > 2.0 * bound else np.nan
 
 
 def _as_integers(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -249,7 +172,8 @@ def decide(W: np.ndarray, X: np.ndarray, y: np.ndarray, entries: Iterable[tuple[
     classes = np.array([c for c, _ in entries], dtype=np.int64)
     features = np.array([l for _, l in entries], dtype=np.int64)
     signs = np.empty(len(entries))
-    _float_signs(W, X, y, classes, features, signs)
+    starts, rows = lit_samples(X)
+    float_signs(W, X, y, classes, features, starts, rows, np.zeros(X.shape[0], dtype=np.bool_), signs)
     exact: Optional[_ExactLogits] = None
     out = []
     for (c, l), decided in zip(entries, signs.tolist()):

@@ -117,12 +117,15 @@ class GemmGradient:
         self.k, self.per_row, self.exact_signs = k, per_row, exact_signs
         self.on_host = H.device.type == "cpu"
         if self.on_host:
+            from rates.numeric.fused.kernels import lit_samples
+
             # the samples as rows (n, d) and as columns (d, n): the few-row products read each as rows, the GEMMs
             # read Xt for both (the second as its transpose)
             self.X = np.ascontiguousarray(H.numpy(), dtype=np.float64)
             self.Xt = np.ascontiguousarray(self.X.T)
             self.y = np.ascontiguousarray(y.numpy(), dtype=np.int64)
             self.column_max = np.abs(self.X).max(axis=0)  # max_j |x_jl|, for the exact signs' bound
+            self.lit = lit_samples(self.X) if exact_signs else None
         else:
             from rates.numeric.losses import labels
 
@@ -148,7 +151,7 @@ class GemmGradient:
             return Signal(G, log_scale), state
         G, log2_scale = host_gradient(W.numpy(), self.X, self.Xt, self.y, state)
         if self.exact_signs:
-            settle_signs(W.numpy(), self.X, self.column_max, self.y, G, state, k)
+            settle_signs(W.numpy(), self.X, self.column_max, self.y, G, state, k, self.lit)
         if self.per_row:
             log_scale = log2_scale * math.log(2.0)
         else:
@@ -193,16 +196,18 @@ def host_gradient(W: np.ndarray, X: np.ndarray, Xt: np.ndarray, y: np.ndarray,
 
 
 def settle_signs(W: np.ndarray, X: np.ndarray, column_max: np.ndarray, y: np.ndarray, G: np.ndarray,
-                 state: GemmState, k: int) -> None:
+                 state: GemmState, k: int, lit: Optional[tuple[np.ndarray, np.ndarray]] = None) -> None:
     """Give the entries of ``G`` (R, k, d) from :func:`host_gradient` (coefficients left in ``state.Z``) whose
     rounding bound straddles 0 their exact signs (:mod:`rates.numeric.exact_sign`): first with each class row's
     ``sum_j |coef_j|`` (one pass over the coefficients), then, where that leaves entries open, with each entry's own
-    ``sum_j |coef_j x_jl|`` (:func:`rates.numeric.exact_sign.open_entries`). ``column_max`` is ``max_j |x_jl|``."""
+    ``sum_j |coef_j x_jl|`` (:func:`rates.numeric.exact_sign.open_entries`). ``column_max`` is ``max_j |x_jl|``, ``lit``
+    the columns' nonzero rows (:func:`rates.numeric.fused.kernels.lit_samples`, made here when not given)."""
     from rates.numeric import exact_sign
 
     rho = exact_sign.relative_error(X.shape[0], k, exact_sign.logit_error(W, column_max))
     undecided = np.empty(G.shape, dtype=bool)
-    if exact_sign.open_entries(G, state.Z, X, column_max, rho, exact_sign.flush_error(k), undecided):
+    starts, rows = lit if lit is not None else exact_sign.lit_samples(X)
+    if exact_sign.open_entries(G, state.Z, X, column_max, starts, rows, rho, exact_sign.flush_error(k), undecided):
         exact_sign.settle(W, X, y, G, undecided)
 
 
@@ -247,6 +252,7 @@ class SignSteps:
     (:func:`rates.numeric.engine.one_blas_thread`)."""
 
     def __init__(self, runs: Any, H: np.ndarray, y: np.ndarray, k: int):
+        from rates.numeric.fused import kernels
         from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
 
         self.X = np.ascontiguousarray(H, dtype=np.float64)
@@ -256,12 +262,14 @@ class SignSteps:
         R = len(runs)
         self.column_max = np.abs(self.X).max(axis=0)
         self.column_total = float(self.column_max.sum())
+        self.lit = kernels.lit_samples(self.X)
         self.eta0 = np.array([r.spec.eta0 for r in runs], dtype=np.float64)
         self.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
         self.W = np.zeros((R, k, d))
         self.t = 0
         self.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
-                        np.empty((R, k, d)), np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)))
+                        np.empty((R, k, d)), np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)),
+                        np.zeros(n, dtype=np.bool_))
         self.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
         self.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
 
@@ -274,8 +282,8 @@ class SignSteps:
             start = self.t
             while self.t < t1:
                 stopped = int(kernels.gemm_sign_advance(self.W, self.t, t1, self.X, self.Xt, self.y, self.eta0,
-                                                        self.a, self.column_max, self.column_total, *self.tiles,
-                                                        *self.scratch))
+                                                        self.a, self.column_max, self.column_total, *self.lit,
+                                                        *self.tiles, *self.scratch))
                 if stopped < t1:
                     self._settle(stopped)
                     stopped += 1
@@ -288,7 +296,7 @@ class SignSteps:
         step sizes (the same float64 operations)."""
         from rates.numeric.exact_sign import decide
 
-        signs = self.scratch[-1]
+        signs = self.scratch[-2]
         for r in range(self.W.shape[0]):
             D = signs[r].copy()
             open_ = np.isnan(D)

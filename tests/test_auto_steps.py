@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from cli_invoke import invoke
 
@@ -81,3 +82,26 @@ def test_fit_with_auto_steps_judges_the_window_it_reached():
                                    "--no-progress"])
     assert code == 0 and "window reached" in stderr
     assert "fitted slope   :" in stdout and "t in [1.03e+03, 1.37e+04]" in stdout and "verdict        :" in stdout
+
+
+def _run_with_gap(t, gap, gamma):
+    from types import SimpleNamespace
+
+    t, gap = np.asarray(t, float), np.asarray(gap, float)
+    return SimpleNamespace(t=t, gap=gap, margin=gamma - gap, gamma={"value": gamma})
+
+
+def test_separation_estimate_follows_the_gaps_slope_down_to_gamma():
+    """A gap 5 t^-1/2 exactly with gamma = 0.01: the margins turn positive where 5 t^-1/2 = 0.01, t = 2.5e5 (closed
+    form); the fit uses the last decade only, so an earlier stretch of another slope does not move it."""
+    from rates.studies.auto_steps import separation_estimate
+
+    t = np.unique(np.geomspace(1, 1e5, 60).round())
+    gap = np.where(t < 1e3, 1.0, 5.0 * t ** -0.5)
+    t_cross, slope, t_from, t_to = separation_estimate(_run_with_gap(t, gap, 0.01))
+    assert t_cross == pytest.approx(2.5e5, rel=1e-9) and slope == pytest.approx(-0.5, rel=1e-12)
+    assert t_from >= 1e4 and t_to == 1e5
+    # a margin already positive at the end, a gap not falling, or too few checkpoints: no estimate
+    assert separation_estimate(_run_with_gap(t, 5.0 * t ** -0.5, 1.0)) is None
+    assert separation_estimate(_run_with_gap(t, 0.5 + 0 * t, 0.1)) is None
+    assert separation_estimate(_run_with_gap(t[-3:], 5.0 * t[-3:] ** -0.5, 0.01)) is None

@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from rates.errors import InputError
 
 AUTO = "auto"
@@ -163,6 +165,54 @@ def _entry_text(stage: Stage) -> str:
     return f"entered at t = {latest:.6g}"
 
 
+ESTIMATE_DECADES = 1.0  # the extrapolated entry is fitted on the stage's last decade of checkpoints
+ESTIMATE_MIN_POINTS = 4
+
+
+def separation_estimate(run: Any) -> Optional[tuple[float, float, float, float]]:
+    """Where a run whose margin is not yet positive would separate, if its gap kept its current slope:
+    ``(t_cross, slope, t_from, t_to)`` or None (no estimate: the margin is positive at the end already, the gap is
+    not falling, or too few checkpoints).
+
+    The normalised margin is ``gamma - gap``, so the margins turn positive where the gap falls below ``gamma``. The
+    estimate fits ``log gap`` against ``log t`` (least squares) over the last :data:`ESTIMATE_DECADES` of
+    checkpoints and follows that line down to ``gamma``: an extrapolation of the measured slope, not a bound (a
+    gap that slows down separates later)."""
+    t = np.asarray(run.t, dtype=float)
+    gap = np.asarray(run.gap, dtype=float)
+    margin = np.asarray(run.margin, dtype=float)
+    try:
+        gamma = float(run.gamma["value"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if len(t) == 0 or not (gamma > 0) or margin[-1] > 0:
+        return None
+    keep = (t >= t[-1] * 10.0 ** -ESTIMATE_DECADES) & (t >= 1) & np.isfinite(gap) & (gap > 0)
+    if keep.sum() < ESTIMATE_MIN_POINTS:
+        return None
+    slope, intercept = np.polyfit(np.log10(t[keep]), np.log10(gap[keep]), 1)
+    if not slope < 0:
+        return None
+    t_cross = 10.0 ** ((math.log10(gamma) - intercept) / slope)
+    return float(t_cross), float(slope), float(t[keep][0]), float(t[keep][-1])
+
+
+def _separation_text(trajectory: Any, stage: Stage, checkpoints: int) -> str:
+    """The extrapolated separation of the latest run that has not separated, and the run a window past it needs
+    (steps and, at the stage's own speed, seconds); empty when every run's margin is positive."""
+    estimates = [(e, run) for run in trajectory.runs if (e := separation_estimate(run)) is not None]
+    if not estimates:
+        return ""
+    (t_cross, slope, t_from, t_to), run = max(estimates, key=lambda item: item[0][0])
+    needed = shortest_with_window(t_cross, checkpoints)
+    seconds = stage.seconds * needed / stage.steps
+    margin, gamma = float(np.asarray(run.margin)[-1]), float(run.gamma["value"])
+    return (f"; the margin is {margin:.3g} at t = {stage.steps} (gamma {gamma:.3g}); "
+            f"if the gap kept its slope {slope:.3f} (fitted on t in [{t_from:.3g}, {t_to:.3g}]; an extrapolation, "
+            f"not a bound) the margins would turn positive near t = {t_cross:.2g}, and a window past that needs about "
+            f"{needed:.2g} steps, about {seconds:.2g} s at this stage's speed")
+
+
 def _next_steps(stage: Stage, t_d: Optional[float], checkpoints: int) -> int:
     """The next stage's length: past the entry by a decade (and past t_d when it is a target), else 10x."""
     entries = [w.entry_t for w in stage.windows]
@@ -208,7 +258,8 @@ def run_until_window(simulate: Callable[[int], Any], budget_steps: int, budget_s
         following = _next_steps(stage, t_d, checkpoints)
         entered = all(w.entry_t is not None for w in stage.windows)
         if steps >= budget_steps:
-            outcome.why = f"the budget of {budget_steps} steps is spent ({problems[0]})"
+            outcome.why = (f"the budget of {budget_steps} steps is spent ({problems[0]})"
+                           + _separation_text(trajectory, stage, checkpoints))
             return trajectory, outcome
         if following > budget_steps:
             if entered:
@@ -220,6 +271,7 @@ def run_until_window(simulate: Callable[[int], Any], budget_steps: int, budget_s
         expected = stage.seconds * following / steps
         if spent + expected > budget_seconds:
             outcome.why = (f"the next stage ({following} steps) would take about {expected:.0f} s, past "
-                           f"--budget-seconds {budget_seconds:g} ({spent:.0f} s spent; {problems[0]})")
+                           f"--budget-seconds {budget_seconds:g} ({spent:.0f} s spent; {problems[0]})"
+                           + _separation_text(trajectory, stage, checkpoints))
             return trajectory, outcome
         steps = following

@@ -244,6 +244,28 @@ def compiled_signs(recipe: Any, runs: Any) -> bool:
     return takes_exact_signs(recipe) and all(r.schedule.is_polynomial for r in runs)
 
 
+def _compiled_group(stepper: Any, runs: Any, H: np.ndarray, y: np.ndarray, k: int) -> None:
+    """What both compiled loops' steppers hold: the samples as rows ``X`` and columns ``Xt``, the labels, each run's
+    ``eta0`` and ``a``, the iterates ``W`` (R, k, d) from 0 at step ``t`` = 0, the scratch of
+    :func:`rates.numeric.fused.kernels._stacked_gradient` (``Z``, ``K``, ``T``, ``L``, ``U``, ``P``, the row
+    exponents, ``G``), the steps of one call and which products run in the tiles."""
+    from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
+
+    stepper.X = np.ascontiguousarray(H, dtype=np.float64)
+    stepper.Xt = np.ascontiguousarray(stepper.X.T)
+    stepper.y = np.ascontiguousarray(y, dtype=np.int64)
+    n, d = stepper.X.shape
+    R = len(runs)
+    stepper.eta0 = np.array([r.spec.eta0 for r in runs], dtype=np.float64)
+    stepper.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
+    stepper.W = np.zeros((R, k, d))
+    stepper.t = 0
+    stepper.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
+                       np.empty((R, k, d)))
+    stepper.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
+    stepper.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
+
+
 class SignSteps:
     """Plain full-batch SignGD of a group on the CPU, the GEMM stepper's gradient in one compiled loop
     (:func:`rates.numeric.fused.kernels.gemm_sign_advance`): its iterates ``W`` (R, k, d), from 0, advanced by
@@ -253,25 +275,14 @@ class SignSteps:
 
     def __init__(self, runs: Any, H: np.ndarray, y: np.ndarray, k: int):
         from rates.numeric.fused import kernels
-        from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
 
-        self.X = np.ascontiguousarray(H, dtype=np.float64)
-        self.Xt = np.ascontiguousarray(self.X.T)
-        self.y = np.ascontiguousarray(y, dtype=np.int64)
-        n, d = self.X.shape
-        R = len(runs)
+        _compiled_group(self, runs, H, y, k)
+        R, (n, d) = len(runs), self.X.shape
         self.column_max = np.abs(self.X).max(axis=0)
         self.column_total = float(self.column_max.sum())
         self.lit = kernels.lit_samples(self.X)
-        self.eta0 = np.array([r.spec.eta0 for r in runs], dtype=np.float64)
-        self.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
-        self.W = np.zeros((R, k, d))
-        self.t = 0
-        self.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
-                        np.empty((R, k, d)), np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)),
-                        np.zeros(n, dtype=np.bool_))
-        self.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
-        self.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
+        self.scratch = self.scratch + (np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)),
+                                       np.zeros(n, dtype=np.bool_))
 
     def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""
@@ -329,22 +340,11 @@ class SteepestSteps:
 
     def __init__(self, runs: Any, H: np.ndarray, y: np.ndarray, k: int):
         from rates.numeric.fused.group import direction_of
-        from rates.numeric.fused.products import worth_gradient_tiles, worth_tiles
 
-        self.X = np.ascontiguousarray(H, dtype=np.float64)
-        self.Xt = np.ascontiguousarray(self.X.T)
-        self.y = np.ascontiguousarray(y, dtype=np.int64)
-        n, d = self.X.shape
-        R = len(runs)
+        _compiled_group(self, runs, H, y, k)
         self.direction, self.q = direction_of(runs[0].recipe)
-        self.eta0 = np.array([r.spec.eta0 for r in runs], dtype=np.float64)
-        self.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
-        self.W = np.zeros((R, k, d))
-        self.t = 0
-        self.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
-                        np.empty((R, k, d)), np.empty((k, d)), np.empty((k, d)))
-        self.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
-        self.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
+        d = self.X.shape[1]
+        self.scratch = self.scratch + (np.empty((k, d)), np.empty((k, d)))
 
     def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""

@@ -663,20 +663,20 @@ def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale):
             L[j] = _pick(wrong, L[j], z)
     for j in range(count):
         L[j] -= T[j]
+        U[j] = 0.0
+    # one pass: the shifted logits, their exponentials and the sums V_j of the wrong classes' (in U until the
+    # label's slot is gathered; the sums over the classes in class order, as three passes summed them)
     for c in range(k):
         for j in range(count):
-            shifted = Z[c, j] - T[j]
-            Z[c, j] = shifted if c != Y[j] else -abs(L[j])
-    for i in range(Z_flat.size):
-        Z_flat[i], K_flat[i] = _exp_parts(Z_flat[i])
+            wrong = c != Y[j]
+            mantissa, exponent = _exp_parts(Z[c, j] - T[j] if wrong else -abs(L[j]))
+            Z[c, j] = mantissa
+            K[c, j] = exponent
+            U[j] += mantissa * _power_of_two(exponent) if wrong else 0.0
     for j in range(count):
+        T[j] = U[j]
         U[j] = Z[Y[j], j]
         P[j] = K[Y[j], j]
-        T[j] = 0.0
-    for c in range(k):
-        for j in range(count):
-            term = Z[c, j] * _power_of_two(K[c, j])
-            T[j] += term if c != Y[j] else 0.0
     inv_count = 1.0 / count
     for j in range(count):
         above = L[j] > 0.0
@@ -1057,6 +1057,18 @@ def _newton_schulz_direction(Z, D):
                 D[i, j] = X[i, j]
 
 
+@njit(cache=True, inline="always")
+def _steepest_direction(Z, direction, q, D):
+    """The steepest direction ``D`` of the norm switch ``direction`` (not Adam) for the signal ``Z`` (k, d): the
+    entry-wise norms, Muon's Newton-Schulz factor or the Schatten norms."""
+    if direction <= DIRECTION_LP:
+        _entrywise_direction(Z, direction, q, D)
+    elif direction == DIRECTION_NEWTON_SCHULZ:
+        _newton_schulz_direction(Z, D)
+    else:
+        _schatten_direction(Z, direction, q, D)
+
+
 @njit(cache=True, nogil=True)
 def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a, beta, beta1, beta2, eps,
             mom, mom_scale, adam_m, adam_v, adam_s, perms, epoch0, snap_coeff, snap_full, snap_scale,
@@ -1338,12 +1350,8 @@ def advance(W, t0, t1, H, y, source, batch, direction, q, use_momentum, eta0, a,
                             adam_v[g, c, l] /= largest
                             denom = adam_v[g, c, l] / bias2 + floor
                             D[c, l] = (adam_m[g, c, l] / bias1) / denom if denom > 0.0 else 0.0
-                elif direction <= DIRECTION_LP:
-                    _entrywise_direction(G, direction, q, D)
-                elif direction == DIRECTION_NEWTON_SCHULZ:
-                    _newton_schulz_direction(G, D)
                 else:
-                    _schatten_direction(G, direction, q, D)
+                    _steepest_direction(G, direction, q, D)
                 for c in range(k):
                     for l in range(d):
                         D_lanes[c, l, r] = D[c, l]
@@ -1491,6 +1499,29 @@ def float_signs(W, X, y, classes, features, starts, rows, marked, out):
         out[e] = math.copysign(1.0, total) if abs(total) > 2.0 * bound else np.nan
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G):
+    """One step's gradient of the GEMM stepper's compiled loops: every run's logits stacked, ``Z = W X^T``
+    ((R k) x n: one BLAS GEMM through ``np.dot``, or the tiles of :func:`rows_times_rows` with ``logit_tiles``),
+    the coefficients of :func:`_coefficients_of_logits` run by run, then ``G = Z X`` (a GEMM, or the tiles with
+    ``gradient_tiles``): row c of run r's mean gradient is ``2^{log_scale[r, c]} G[r, c]``."""
+    R, k, d = W.shape
+    n = X.shape[0]
+    Z_runs = Z.reshape(R, k, n)
+    Z_flat = Z.reshape(R, k * n)
+    K_flat = K.reshape(k * n)
+    if logit_tiles:
+        rows_times_rows(W.reshape(R * k, d), X, Z)
+    else:
+        np.dot(W.reshape(R * k, d), Xt, Z)
+    for r in range(R):
+        _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K, K_flat, T, L, U, P, log_scale[r])
+    if gradient_tiles:
+        rows_times_rows(Z, Xt, G.reshape(R * k, d))
+    else:
+        np.dot(Z, X, G.reshape(R * k, d))
+
+
 @njit(cache=True, nogil=True)
 def _settle_in_loop(W, X, y, G, undecided, starts, rows, marked):
     """Stage 1 of the exact signs (:func:`float_signs`) for the undecided entries of every run of ``G`` (R, k, d):
@@ -1559,26 +1590,12 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
     with NaN at the undecided entries, and the caller settles those exactly, takes the step and calls again."""
     R, k, d = W.shape
     n = X.shape[0]
-    stacked = W.reshape(R * k, d)
-    G_rows = G.reshape(R * k, d)
-    Z_runs = Z.reshape(R, k, n)
-    Z_flat = Z.reshape(R, k * n)
-    K_flat = K.reshape(k * n)
     flush = 2.2 * k * 2.0**FLUSH_EXPONENT
     logit_bound = np.zeros(R)
     for r in range(R):
         logit_bound[r] = _logit_size(W[r], column_max)
     for t in range(t0, t1):
-        if logit_tiles:
-            rows_times_rows(stacked, X, Z)
-        else:
-            np.dot(stacked, Xt, Z)
-        for r in range(R):
-            _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K, K_flat, T, L, U, P, log_scale[r])
-        if gradient_tiles:
-            rows_times_rows(Z, Xt, G_rows)
-        else:
-            np.dot(Z, X, G_rows)
+        _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G)
         # the coefficients are at most ~2.02 k / n of their row's unit each, so sum_j |coef_cj| <= 2.2 k
         loose = False
         for r in range(R):
@@ -1629,23 +1646,8 @@ def gemm_steepest_advance(W, t0, t1, X, Xt, y, eta0, a, direction, q, logit_tile
     Scratch ``Z`` (R k, n), ``K`` (k, n), ``T``, ``L``, ``U``, ``P`` (n,), ``log_scale`` (R, k), ``G`` (R, k, d),
     ``one`` and ``D`` (k, d)."""
     R, k, d = W.shape
-    n = X.shape[0]
-    stacked = W.reshape(R * k, d)
-    G_rows = G.reshape(R * k, d)
-    Z_runs = Z.reshape(R, k, n)
-    Z_flat = Z.reshape(R, k * n)
-    K_flat = K.reshape(k * n)
     for t in range(t0, t1):
-        if logit_tiles:
-            rows_times_rows(stacked, X, Z)
-        else:
-            np.dot(stacked, Xt, Z)
-        for r in range(R):
-            _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K, K_flat, T, L, U, P, log_scale[r])
-        if gradient_tiles:
-            rows_times_rows(Z, Xt, G_rows)
-        else:
-            np.dot(Z, X, G_rows)
+        _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G)
         for r in range(R):
             top = log_scale[r, 0]
             for c in range(1, k):
@@ -1654,12 +1656,7 @@ def gemm_steepest_advance(W, t0, t1, X, Xt, y, eta0, a, direction, q, logit_tile
                 factor = _power_of_two(log_scale[r, c] - top)
                 for l in range(d):
                     one[c, l] = G[r, c, l] * factor
-            if direction <= DIRECTION_LP:
-                _entrywise_direction(one, direction, q, D)
-            elif direction == DIRECTION_NEWTON_SCHULZ:
-                _newton_schulz_direction(one, D)
-            else:
-                _schatten_direction(one, direction, q, D)
+            _steepest_direction(one, direction, q, D)
             eta = eta0[r] * (t + 2.0) ** (-a[r])
             for c in range(k):
                 for l in range(d):

@@ -260,7 +260,7 @@ def _compiled_group(stepper: Any, runs: Any, H: np.ndarray, y: np.ndarray, k: in
     stepper.a = np.array([float(r.schedule.a) for r in runs], dtype=np.float64)
     stepper.W = np.zeros((R, k, d))
     stepper.t = 0
-    stepper.scratch = (np.empty((R * k, n)), np.empty((k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
+    stepper.scratch = (np.empty((R * k, n)), np.empty((R, k, n)), *(np.empty(n) for _ in range(4)), np.empty((R, k)),
                        np.empty((R, k, d)))
     stepper.chunk = max(1, SIGN_CALL_WORK // (R * k * d * n))
     stepper.tiles = (worth_tiles(R * k, d), worth_gradient_tiles(R * k, d, n))
@@ -282,7 +282,7 @@ class SignSteps:
         self.column_total = float(self.column_max.sum())
         self.lit = kernels.lit_samples(self.X)
         self.scratch = self.scratch + (np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)),
-                                       np.zeros(n, dtype=np.bool_))
+                                       np.zeros(n, dtype=np.bool_), np.empty((R, k, n)))
 
     def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""
@@ -307,7 +307,7 @@ class SignSteps:
         step sizes (the same float64 operations)."""
         from rates.numeric.exact_sign import decide
 
-        signs = self.scratch[-2]
+        signs = self.scratch[-3]
         for r in range(self.W.shape[0]):
             D = signs[r].copy()
             open_ = np.isnan(D)
@@ -344,7 +344,7 @@ class SteepestSteps:
         _compiled_group(self, runs, H, y, k)
         self.direction, self.q = direction_of(runs[0].recipe)
         d = self.X.shape[1]
-        self.scratch = self.scratch + (np.empty((k, d)), np.empty((k, d)))
+        self.scratch = self.scratch + (np.empty((k, d)), np.empty((k, d)), np.empty((0, k, self.X.shape[0])))
 
     def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""

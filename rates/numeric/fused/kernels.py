@@ -642,7 +642,7 @@ if numba_config.DISABLE_JIT:
 
 
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")
-def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale):
+def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale, M, keep):
     """The gradient's coefficients from one run's logits ``Z`` (k, count), in place, with ``Z_flat`` and
     ``K_flat`` flat views of ``Z`` and the scratch ``K`` (k, count): the top wrong logit, exponentials as
     mantissa and exact integer exponent by :func:`_exp_parts` (over the flat views: one vector loop), ``A_j``,
@@ -650,7 +650,10 @@ def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale):
     maximum of ``E`` (over the bits of ``E + 1.5 * 2^52``: exact integers below 2^51 in a double are ordered as
     their bits), so that row c of the mean gradient is ``2^{log_scale[c]} sum_j Z[c, j] x_j``. The one
     definition shared by :func:`_gradient_one` and :func:`logit_coefficients`; ``T``, ``L``, ``U``, ``P``
-    (count,) are scratch."""
+    (count,) are scratch. With ``keep``, every coefficient is also
+    kept unflushed as ``M[c, j] 2^{K[c, j]}`` (its mantissa times the mean's 1/count, and its exact exponent ``E``
+    left in ``K``), so that an entry whose terms all lie 2^1000 below their row can still be summed at its own scale
+    (:func:`_own_scale_signs`)."""
     k, count = Z.shape[0], Z.shape[1]
     for j in range(count):
         T[j] = -np.inf
@@ -694,7 +697,10 @@ def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale):
         for j in range(count):
             wrong = c != Y[j]
             exponent = K[c, j] - log_scale[c]
-            Z[c, j] = (Z[c, j] if wrong else -T[j]) * U[j] * _power_of_two(exponent)
+            mantissa = (Z[c, j] if wrong else -T[j]) * U[j]
+            if keep:
+                M[c, j] = mantissa
+            Z[c, j] = mantissa * _power_of_two(exponent)
 
 
 @njit(cache=True, error_model="numpy")
@@ -722,7 +728,7 @@ def _gradient_one(W, XT, X_quads, Y, Z, Z_flat, K, K_flat, T, L, U, P, G, G_quad
             w = W[c, l]
             for j in range(count):
                 Z[c, j] += w * XT[l, j]
-    _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale)
+    _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale, K, False)
     for i in range(G_quads.size):
         G_quads[i] = 0.0
     for c in range(k):
@@ -750,7 +756,7 @@ def logit_coefficients(Z, y, K, T, L, U, P, log_scale):
     rows = Z.reshape(R, k * n)  # each run's logits as one flat row (Z is C-contiguous)
     K_flat = K.reshape(k * n)
     for r in range(R):
-        _coefficients_of_logits(Z[r], rows[r], y, K, K_flat, T, L, U, P, log_scale[r])
+        _coefficients_of_logits(Z[r], rows[r], y, K, K_flat, T, L, U, P, log_scale[r], K, False)
 
 
 @njit(cache=True)
@@ -1500,26 +1506,71 @@ def float_signs(W, X, y, classes, features, starts, rows, marked, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G):
+def _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G, M):
     """One step's gradient of the GEMM stepper's compiled loops: every run's logits stacked, ``Z = W X^T``
     ((R k) x n: one BLAS GEMM through ``np.dot``, or the tiles of :func:`rows_times_rows` with ``logit_tiles``),
     the coefficients of :func:`_coefficients_of_logits` run by run, then ``G = Z X`` (a GEMM, or the tiles with
-    ``gradient_tiles``): row c of run r's mean gradient is ``2^{log_scale[r, c]} G[r, c]``."""
+    ``gradient_tiles``): row c of run r's mean gradient is ``2^{log_scale[r, c]} G[r, c]``. ``K`` (R, k, n) keeps
+    each run's exponents; ``M`` (R, k, n) their unflushed mantissas, or (0, k, n) for none."""
     R, k, d = W.shape
     n = X.shape[0]
     Z_runs = Z.reshape(R, k, n)
     Z_flat = Z.reshape(R, k * n)
-    K_flat = K.reshape(k * n)
+    K_flat = K.reshape(R, k * n)
     if logit_tiles:
         rows_times_rows(W.reshape(R * k, d), X, Z)
     else:
         np.dot(W.reshape(R * k, d), Xt, Z)
     for r in range(R):
-        _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K, K_flat, T, L, U, P, log_scale[r])
+        keep = M.shape[0] > 0
+        _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K[r], K_flat[r], T, L, U, P, log_scale[r],
+                                M[r] if keep else K[r], keep)
     if gradient_tiles:
         rows_times_rows(Z, Xt, G.reshape(R * k, d))
     else:
         np.dot(Z, X, G.reshape(R * k, d))
+
+
+@njit(cache=True, nogil=True)
+def _own_scale_signs(G, M, K, X, starts, rows, rho, undecided):
+    """The undecided entries of ``G`` (R, k, d) summed again at their own scale from the coefficients the step kept
+    unflushed (``M[r, c, j] 2^{K[r, c, j]}``: :func:`_coefficients_of_logits`): each entry's terms over the samples
+    its column lights up (``rows[starts[l]:starts[l + 1]]``), scaled by exact powers of two to the largest term's
+    exponent instead of the row's. Where every term lies 2^1000 below its row the row's sum holds only the flush
+    bound, while here the largest term is of order 1; the error is the row's ``rho`` (:mod:`rates.numeric.exact_sign`:
+    the coefficients' and the sum's rounding) of ``sum |terms|``, plus ``2^-1000 |term|`` for each term more than
+    2^1000 below the entry's largest (left out of the sum). An entry whose sum exceeds that bound gets its sign in
+    ``G`` and leaves ``undecided``; returns whether any entry is still undecided (a near-cancellation of its own
+    terms, or an exact tie: stage 1 and the exact stage decide those)."""
+    R, k, d = G.shape
+    left = False
+    for r in range(R):
+        for c in range(k):
+            for l in range(d):
+                if not undecided[r, c, l]:
+                    continue
+                lo, hi = starts[l], starts[l + 1]
+                top = -np.inf
+                for i in range(lo, hi):
+                    top = max(top, K[r, c, rows[i]])
+                total, mass, dropped = 0.0, 0.0, 0.0
+                for i in range(lo, hi):
+                    j = rows[i]
+                    term = M[r, c, j] * X[j, l]
+                    shift = K[r, c, j] - top
+                    if shift >= FLUSH_EXPONENT:
+                        value = term * _power_of_two(shift)
+                        total += value
+                        mass += abs(value)
+                    else:
+                        dropped += abs(term)
+                bound = (rho[r] + (hi - lo + 4) * _HALF_EPS) * mass + dropped * 2.0**FLUSH_EXPONENT
+                if abs(total) > bound and hi > lo:
+                    G[r, c, l] = 1.0 if total > 0.0 else -1.0
+                    undecided[r, c, l] = False
+                else:
+                    left = True
+    return left
 
 
 @njit(cache=True, nogil=True)
@@ -1560,7 +1611,7 @@ def _settle_in_loop(W, X, y, G, undecided, starts, rows, marked):
 
 @njit(cache=True, nogil=True)
 def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, starts, rows, logit_tiles,
-                      gradient_tiles, Z, K, T, L, U, P, log_scale, G, rho, undecided, signs, marked):
+                      gradient_tiles, Z, K, T, L, U, P, log_scale, G, rho, undecided, signs, marked, M):
     """Plain full-batch SignGD of the R runs of ``W`` (R, k, d) from step ``t0`` towards ``t1`` as the GEMM stepper
     computes its gradient (:mod:`rates.numeric.gemm`), every step in this one compiled loop: the logits of all runs
     stacked, ``Z = W X^T`` ((R k) x n, one BLAS GEMM through ``np.dot``, or the tiles of :func:`rows_times_rows`
@@ -1573,17 +1624,19 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
     around them ~100 us more.
 
     ``X`` (n, d) and ``Xt`` (d, n) the samples, ``y`` (n,) labels, ``eta0``, ``a`` (R,), ``column_max`` (d,)
-    ``max_j |x_jl|`` and ``column_total`` its sum; scratch ``Z`` (R k, n), ``K`` (k, n), ``T``, ``L``, ``U``, ``P``
+    ``max_j |x_jl|`` and ``column_total`` its sum; scratch ``Z`` (R k, n), ``K`` (R, k, n), ``T``, ``L``, ``U``, ``P``
     (n,), ``log_scale`` (R, k), ``G`` (R, k, d), ``rho`` (R,), ``undecided`` (R, k, d) booleans. The exact-sign
     bound is :mod:`rates.numeric.exact_sign`'s (``relative_error``, ``logit_error``, ``flush_error``, written out
     here), first with a running upper bound on the logits' size (``max_c sum_l |W_cl| max_j |x_jl|`` grows by at
     most ``eta_t sum_l max_j |x_jl|`` per step), and only where that leaves an entry open with the iterate's own.
 
-    Entries the bound leaves open are decided here, where they can be, by stage 1 of
-    :mod:`rates.numeric.exact_sign` (:func:`float_signs`: each entry in the log domain at its own scale, from the
-    samples of its column, ``starts`` and ``rows`` of :func:`lit_samples`; ``marked`` (n,) False booleans): on
-    integer pixels a sparse column's entries lie below 2^-1000 of their row at most steps, and returning to Python
-    for each such step cost ~1 ms (SignGD on scikit-learn's digits: ~2,800 of the first 3,000 steps).
+    Entries the bound leaves open are decided here, where they can be: first summed at their own scale from the
+    step's unflushed coefficients (:func:`_own_scale_signs`; ``M`` (R, k, n) their mantissas, ``K`` (R, k, n) their
+    exponents), then by stage 1 of :mod:`rates.numeric.exact_sign` (:func:`float_signs`: each entry in the log domain
+    from the samples of its column, ``starts`` and ``rows`` of :func:`lit_samples`; ``marked`` (n,) False
+    booleans). On integer pixels a sparse column's entries lie below 2^-1000 of their row at most steps: returning to
+    Python for each such step cost ~1 ms (SignGD on scikit-learn's digits: ~2,800 of the first 3,000 steps), stage 1
+    for every one of them ~150-200 us, the sums at their own scale a few us.
 
     Returns the step at which it stopped: ``t1``, or the first step with an entry whose sign neither the bound nor
     stage 1 decides; then ``W`` is that step's iterate (not updated), ``signs`` (R, k, d) the signs of its gradient
@@ -1595,7 +1648,7 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
     for r in range(R):
         logit_bound[r] = _logit_size(W[r], column_max)
     for t in range(t0, t1):
-        _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G)
+        _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G, M)
         # the coefficients are at most ~2.02 k / n of their row's unit each, so sum_j |coef_cj| <= 2.2 k
         loose = False
         for r in range(R):
@@ -1607,7 +1660,8 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
         if loose:
             for r in range(R):
                 rho[r] = _relative_error(n, k, d, _logit_size(W[r], column_max))
-            if open_entries(G, Z, X, column_max, starts, rows, rho, flush, undecided) and not _settle_in_loop(
+            if open_entries(G, Z, X, column_max, starts, rows, rho, flush, undecided) and _own_scale_signs(
+                    G, M, K, X, starts, rows, rho, undecided) and not _settle_in_loop(
                     W, X, y, G, undecided, starts, rows, marked):
                 for r in range(R):
                     for c in range(k):
@@ -1625,7 +1679,7 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
 
 @njit(cache=True, nogil=True)
 def gemm_steepest_advance(W, t0, t1, X, Xt, y, eta0, a, direction, q, logit_tiles, gradient_tiles, Z, K, T, L, U, P,
-                          log_scale, G, one, D):
+                          log_scale, G, one, D, M):
     """Plain full-batch steepest descent (no momentum, no VR, not Adam, not the sign: NGD, coordinate descent,
     entry-wise l_p, the polar factor, Schatten-p and Muon's Newton-Schulz factor) of the R runs of ``W`` (R, k, d)
     from step ``t0`` to ``t1``, the GEMM stepper's gradient in one compiled loop, as :func:`gemm_sign_advance` is
@@ -1643,11 +1697,11 @@ def gemm_steepest_advance(W, t0, t1, X, Xt, y, eta0, a, direction, q, logit_tile
     and the update are the fused kernels'; the sums of the two products are a GEMM's (:mod:`rates.numeric.gemm`
     says what that changes: rounding, not the iterates beyond it).
 
-    Scratch ``Z`` (R k, n), ``K`` (k, n), ``T``, ``L``, ``U``, ``P`` (n,), ``log_scale`` (R, k), ``G`` (R, k, d),
-    ``one`` and ``D`` (k, d)."""
+    Scratch ``Z`` (R k, n), ``K`` (R, k, n), ``T``, ``L``, ``U``, ``P`` (n,), ``log_scale`` (R, k), ``G`` (R, k, d),
+    ``one`` and ``D`` (k, d), ``M`` (0, k, n) (no mantissas kept)."""
     R, k, d = W.shape
     for t in range(t0, t1):
-        _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G)
+        _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P, log_scale, G, M)
         for r in range(R):
             top = log_scale[r, 0]
             for c in range(1, k):

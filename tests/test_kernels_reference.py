@@ -182,6 +182,43 @@ def test_open_entries_by_the_row_bound_then_the_entrys_own():
     assert above[0, 0, 0] < row_bound[0, 0, 0]
 
 
+def test_own_scale_sums_decide_entries_far_below_their_row_and_leave_ties_open():
+    """``_own_scale_signs`` on dyadic coefficients ``M 2^K`` (one run, k = 2, d = 3, three samples; rho = 2^-40), each
+    entry's true value by hand:
+    (0, 0): 0.5 x 1 x 2^-1100 - 0.25 x 3 x 2^-1101 = 2^-1103 > 0 (every term ~2^-1100, far below any row) -> +1;
+    (0, 1): sample 2 alone, 1 x (-2) x 2^-5 -> -1;
+    (0, 2): 2^-60 x 1 - 1 x 1 x 2^-1061: the second term is 2^-1001 of the first's exponent, left out with its bound
+    2^-1000 |term| = 2^-1000, far below 2^-60 -> +1;
+    (1, 0): 0.75 x 1 x 2^-1100 - 0.25 x 3 x 2^-1100 = 0 exactly: a tie stays undecided;
+    (1, 2): 2^-1001 x 2^0 x 1 - 1 x 1 x 2^-1001 = 0: the second term lies 2^-1001 below the first's exponent, so it is
+    left out with its bound 2^-1000, which exceeds the sum 2^-1001: it stays undecided (its true value is the tie 0).
+    Entries not undecided on entry keep their G."""
+    X = np.array([[1.0, 0.0, 1.0], [3.0, 0.0, 0.0], [0.0, -2.0, 1.0]])
+    starts, rows = kernels.lit_samples(X)
+    assert starts.tolist() == [0, 2, 3, 5] and rows.tolist() == [0, 1, 2, 0, 2]
+    M = np.zeros((1, 2, 3))
+    K = np.zeros((1, 2, 3))
+    M[0, 0], K[0, 0] = [0.5, -0.25, 1.0], [-1100.0, -1101.0, -5.0]
+    M[0, 1], K[0, 1] = [0.75, -0.25, -1.0], [-1100.0, -1100.0, -1001.0]
+    # entries (0, 2) and (1, 2) read column 2 (samples 0 and 2): checked below with their own coefficients
+    G = np.full((1, 2, 3), 7.0)
+    undecided = np.array([[[True, True, False], [True, False, False]]])
+    rho = np.array([2.0**-40])
+    left = kernels._own_scale_signs(G, M, K, X, starts, rows, rho, undecided)
+    assert G[0].tolist() == [[1.0, -1.0, 7.0], [7.0, 7.0, 7.0]]
+    assert undecided[0].tolist() == [[False, False, False], [True, False, False]] and left
+    # (0, 2) and (1, 2): column 2 is lit by samples 0 and 2
+    M[0, 0, 0], K[0, 0, 0], M[0, 0, 2], K[0, 0, 2] = 2.0**-60, 0.0, -1.0, -1061.0
+    M[0, 1, 0], K[0, 1, 0], M[0, 1, 2], K[0, 1, 2] = 2.0**-1001, 0.0, -1.0, -1001.0
+    G[:] = 7.0
+    undecided = np.array([[[False, False, True], [False, False, True]]])
+    left = kernels._own_scale_signs(G, M, K, X, starts, rows, rho, undecided)
+    assert G[0, 0, 2] == 1.0 and not undecided[0, 0, 2]
+    assert G[0, 1, 2] == 7.0 and undecided[0, 1, 2] and left
+    # nothing open: nothing left
+    assert not kernels._own_scale_signs(G, M, K, X, starts, rows, rho, np.zeros((1, 2, 3), bool))
+
+
 def test_undecided_signs_of_a_block_by_its_bounds():
     """The block path's undecided-sign test (``_undecided_signs``, two lanes, k = d = 2, two samples shared by the
     lanes) on dyadic numbers in units of eps = 2^-53. With W, rho_r = 4 eps (count + k + 16 + 4 (d + 2) M_r), M_r =

@@ -92,30 +92,55 @@ def flush_error(k: int) -> float:
     return 2.2 * k * 2.0**FLUSH_EXPONENT
 
 
+def _shift_of(values: np.ndarray) -> int:
+    """The least ``s >= 0`` with every float64 of ``values`` an integer times ``2^-s`` (53 past the smallest binary
+    exponent of a nonzero entry)."""
+    finite = values[values != 0]
+    if finite.size == 0:
+        return 0
+    _, exponents = np.frexp(finite)
+    return max(0, 53 - int(exponents.min()))
+
+
+def _integers(values: Iterable[float], shift: int) -> list[int]:
+    """``values`` times ``2^shift`` as exact Python integers (``shift`` from :func:`_shift_of`)."""
+    out = []
+    for v in values:
+        numerator, denominator = float(v).as_integer_ratio()
+        out.append(numerator * ((1 << shift) // denominator))
+    return out
+
+
 def _as_integers(values: np.ndarray) -> tuple[np.ndarray, int]:
     """``(N, s)`` with ``values = N 2^-s`` exactly, ``N`` an object array of Python integers (float64 entries are
     integers times powers of two)."""
-    finite = values[values != 0]
-    if finite.size == 0:
-        return np.zeros(values.shape, dtype=object), 0
-    _, exponents = np.frexp(finite)
-    shift = max(0, 53 - int(exponents.min()))
+    shift = _shift_of(values)
     out = np.empty(values.shape, dtype=object)
-    flat = out.reshape(-1)
-    for i, v in enumerate(values.reshape(-1).tolist()):
-        numerator, denominator = float(v).as_integer_ratio()
-        flat[i] = numerator * ((1 << shift) // denominator)
+    out.reshape(-1)[:] = _integers(values.reshape(-1).tolist(), shift) if values.size else []
     return out, shift
 
 
 class _ExactLogits:
-    """Every sample's logits as exact integers times ``2^-shift`` (computed once per run and step, when needed)."""
+    """Samples' logits as exact integers times ``2^-shift``, formed per sample when first asked for (an exact
+    decision needs only the samples that light up its entry's column: on digits a few hundred of 1797, where all of
+    them as one object-array product took most of a late step's time)."""
 
     def __init__(self, W: np.ndarray, X: np.ndarray):
-        W_int, w_shift = _as_integers(W)
-        X_int, x_shift = _as_integers(X)
-        self.Z = X_int @ W_int.T  # (n, k) Python integers
-        self.shift = w_shift + x_shift
+        self.W_int, w_shift = _as_integers(W)
+        self.X = X
+        self.x_shift = _shift_of(X)
+        self.shift = w_shift + self.x_shift
+        self._rows: dict[int, list[int]] = {}
+
+    def logits(self, j: int) -> list[int]:
+        """Sample j's k logits ``sum_l W_cl x_jl`` times ``2^shift``, exact."""
+        if j not in self._rows:
+            row = self.X[j]
+            present = np.flatnonzero(row).tolist()
+            x = _integers(row[present].tolist(), self.x_shift)
+            W = self.W_int
+            self._rows[j] = [sum(W[c, l] * v for l, v in zip(present, x)) for c in range(W.shape[0])]
+        return self._rows[j]
 
 
 def _exact_sign(exact: _ExactLogits, X: np.ndarray, y: np.ndarray, c: int, l: int, k: int) -> float:
@@ -126,7 +151,7 @@ def _exact_sign(exact: _ExactLogits, X: np.ndarray, y: np.ndarray, c: int, l: in
     rational = Fraction(0)
     transcendental = []
     for j in lit:
-        logits = exact.Z[j].tolist()
+        logits = exact.logits(j)
         x = Fraction(float(X[j, l]))
         if all(z == logits[0] for z in logits):
             rational += (Fraction(1, k) - (1 if y[j] == c else 0)) * x

@@ -105,3 +105,24 @@ def test_separation_estimate_follows_the_gaps_slope_down_to_gamma():
     assert separation_estimate(_run_with_gap(t, 5.0 * t ** -0.5, 1.0)) is None
     assert separation_estimate(_run_with_gap(t, 0.5 + 0 * t, 0.1)) is None
     assert separation_estimate(_run_with_gap(t[-3:], 5.0 * t[-3:] ** -0.5, 0.01)) is None
+    # raw digits' SignGD: a gap of gamma plus a margin that rises from -0.16 to -0.05 over a decade (a 1.2% fall)
+    # says nothing about the crossing (the margin was still negative at 1e6): no estimate
+    digits = 9.5 + 0.16 * (t / 1e4) ** -0.5
+    assert (digits[-1] - digits[t >= 1e4][0]) / digits[t >= 1e4][0] < 0.1
+    assert separation_estimate(_run_with_gap(t, digits, 9.5)) is None
+
+
+def test_the_stop_line_says_where_no_extrapolation_is_made_and_where_one_is():
+    from types import SimpleNamespace
+
+    from rates.studies.auto_steps import Stage, _separation_text
+
+    t = np.unique(np.geomspace(1, 1e5, 60).round())
+    stage = Stage(100_000, 50.0, [])
+    flat = SimpleNamespace(runs=[_run_with_gap(t, 9.5 + 0.16 * (t / 1e4) ** -0.5, 9.5)])
+    assert "no extrapolation" in _separation_text(flat, stage, 60)
+    falling = SimpleNamespace(runs=[_run_with_gap(t, 5.0 * t ** -0.5, 0.01)])
+    text = _separation_text(falling, stage, 60)
+    assert "turn positive near t = 2.5e+05" in text and "an extrapolation, not a bound" in text
+    separated = SimpleNamespace(runs=[_run_with_gap(t, 5.0 * t ** -0.5, 1.0)])
+    assert _separation_text(separated, stage, 60) == ""

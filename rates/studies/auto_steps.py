@@ -167,12 +167,16 @@ def _entry_text(stage: Stage) -> str:
 
 ESTIMATE_DECADES = 1.0  # the extrapolated entry is fitted on the stage's last decade of checkpoints
 ESTIMATE_MIN_POINTS = 4
+# ... and only where the gap falls by at least this fraction over that decade: a gap that barely moves is its
+# level gamma plus a small margin, and its slope then says little about where the margin crosses 0 (SignGD on raw
+# digits: the gap fell 1.2% over a decade, the extrapolation said t = 2.6e5, and the margin was still -0.003 at 1e6)
+ESTIMATE_MIN_FALL = 0.1
 
 
 def separation_estimate(run: Any) -> Optional[tuple[float, float, float, float]]:
     """Where a run whose margin is not yet positive would separate, if its gap kept its current slope:
     ``(t_cross, slope, t_from, t_to)`` or None (no estimate: the margin is positive at the end already, the gap is
-    not falling, or too few checkpoints).
+    not falling by :data:`ESTIMATE_MIN_FALL` over the fitted decade, or too few checkpoints).
 
     The normalised margin is ``gamma - gap``, so the margins turn positive where the gap falls below ``gamma``. The
     estimate fits ``log gap`` against ``log t`` (least squares) over the last :data:`ESTIMATE_DECADES` of
@@ -190,7 +194,10 @@ def separation_estimate(run: Any) -> Optional[tuple[float, float, float, float]]
     keep = (t >= t[-1] * 10.0 ** -ESTIMATE_DECADES) & (t >= 1) & np.isfinite(gap) & (gap > 0)
     if keep.sum() < ESTIMATE_MIN_POINTS:
         return None
-    slope, intercept = np.polyfit(np.log10(t[keep]), np.log10(gap[keep]), 1)
+    kept = gap[keep]
+    if not (kept[0] - kept[-1]) >= ESTIMATE_MIN_FALL * kept[0]:
+        return None
+    slope, intercept = np.polyfit(np.log10(t[keep]), np.log10(kept), 1)
     if not slope < 0:
         return None
     t_cross = 10.0 ** ((math.log10(gamma) - intercept) / slope)
@@ -200,7 +207,15 @@ def separation_estimate(run: Any) -> Optional[tuple[float, float, float, float]]
 def _separation_text(trajectory: Any, stage: Stage, checkpoints: int) -> str:
     """The extrapolated separation of the latest run that has not separated, and the run a window past it needs
     (steps and, at the stage's own speed, seconds); empty when every run's margin is positive."""
-    estimates = [(e, run) for run in trajectory.runs if (e := separation_estimate(run)) is not None]
+    unseparated = [run for run in trajectory.runs if len(run.margin) and not np.asarray(run.margin)[-1] > 0]
+    estimates = [(e, run) for run in unseparated if (e := separation_estimate(run)) is not None]
+    if unseparated and not estimates:
+        run = unseparated[0]
+        t, margin = np.asarray(run.t, dtype=float), np.asarray(run.margin, dtype=float)
+        before = int(np.searchsorted(t, t[-1] * 10.0 ** -ESTIMATE_DECADES))
+        return (f"; the margin is {margin[-1]:.3g} at t = {stage.steps} ({margin[before]:.3g} at t = {t[before]:.3g}); "
+                "no extrapolation of where it turns positive: the gap moved too little over the last decade for its "
+                "slope to say")
     if not estimates:
         return ""
     (t_cross, slope, t_from, t_to), run = max(estimates, key=lambda item: item[0][0])

@@ -666,20 +666,20 @@ def _coefficients_of_logits(Z, Z_flat, Y, K, K_flat, T, L, U, P, log_scale, M, k
             L[j] = _pick(wrong, L[j], z)
     for j in range(count):
         L[j] -= T[j]
-        U[j] = 0.0
-    # one pass: the shifted logits, their exponentials and the sums V_j of the wrong classes' (in U until the
-    # label's slot is gathered; the sums over the classes in class order, as three passes summed them)
     for c in range(k):
         for j in range(count):
-            wrong = c != Y[j]
-            mantissa, exponent = _exp_parts(Z[c, j] - T[j] if wrong else -abs(L[j]))
-            Z[c, j] = mantissa
-            K[c, j] = exponent
-            U[j] += mantissa * _power_of_two(exponent) if wrong else 0.0
+            shifted = Z[c, j] - T[j]
+            Z[c, j] = shifted if c != Y[j] else -abs(L[j])
+    for i in range(Z_flat.size):
+        Z_flat[i], K_flat[i] = _exp_parts(Z_flat[i])
     for j in range(count):
-        T[j] = U[j]
         U[j] = Z[Y[j], j]
         P[j] = K[Y[j], j]
+        T[j] = 0.0
+    for c in range(k):
+        for j in range(count):
+            term = Z[c, j] * _power_of_two(K[c, j])
+            T[j] += term if c != Y[j] else 0.0
     inv_count = 1.0 / count
     for j in range(count):
         above = L[j] > 0.0

@@ -186,9 +186,11 @@ def _exact_sign(exact: _ExactLogits, X: np.ndarray, y: np.ndarray, c: int, l: in
     raise UndecidedSign(f"the sign of gradient entry ({c}, {l}) stays within its rounding at {PRECISIONS[-1]} bits")
 
 
-def decide(W: np.ndarray, X: np.ndarray, y: np.ndarray, entries: Iterable[tuple[int, int]]) -> list[float]:
+def decide(W: np.ndarray, X: np.ndarray, y: np.ndarray, entries: Iterable[tuple[int, int]],
+           lit: Optional[tuple[np.ndarray, np.ndarray]] = None) -> list[float]:
     """The exact signs (-1, 0, +1) of the entries ``(c, l)`` of the mean cross-entropy gradient of one run at the
-    float64 iterate ``W`` (k, d) on samples ``X`` (n, d) with labels ``y`` (n,), in the order given."""
+    float64 iterate ``W`` (k, d) on samples ``X`` (n, d) with labels ``y`` (n,), in the order given; ``lit`` the
+    columns' nonzero rows (:func:`rates.numeric.fused.kernels.lit_samples`, made here when not given)."""
     W = np.asarray(W, dtype=np.float64)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
@@ -197,8 +199,8 @@ def decide(W: np.ndarray, X: np.ndarray, y: np.ndarray, entries: Iterable[tuple[
     classes = np.array([c for c, _ in entries], dtype=np.int64)
     features = np.array([l for _, l in entries], dtype=np.int64)
     signs = np.empty(len(entries))
-    starts, rows = lit_samples(X)
-    float_signs(W, X, y, classes, features, starts, rows, np.zeros(X.shape[0], dtype=np.bool_), signs)
+    starts, rows = lit if lit is not None else lit_samples(X)
+    float_signs(W, X, y, classes, features, starts, rows, signs)
     exact: Optional[_ExactLogits] = None
     out = []
     for (c, l), decided in zip(entries, signs.tolist()):

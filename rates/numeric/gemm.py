@@ -282,7 +282,7 @@ class SignSteps:
         self.column_total = float(self.column_max.sum())
         self.lit = kernels.lit_samples(self.X)
         self.scratch = self.scratch + (np.empty(R), np.empty((R, k, d), dtype=np.bool_), np.empty((R, k, d)),
-                                       np.zeros(n, dtype=np.bool_), np.empty((R, k, n)))
+                                       np.empty((R, k, n)))
 
     def advance_to(self, t_end: int, progress: Optional[Any] = None) -> None:
         """Advance every run to step ``t_end`` (>= the current step)."""
@@ -307,13 +307,13 @@ class SignSteps:
         step sizes (the same float64 operations)."""
         from rates.numeric.exact_sign import decide
 
-        signs = self.scratch[-3]
+        signs = self.scratch[-2]
         for r in range(self.W.shape[0]):
             D = signs[r].copy()
             open_ = np.isnan(D)
             if open_.any() and np.isfinite(self.W[r]).all():  # a diverged iterate has no exact gradient
                 entries = [tuple(e) for e in np.argwhere(open_).tolist()]
-                for (c, l), sign in zip(entries, decide(self.W[r], self.X, self.y, entries)):
+                for (c, l), sign in zip(entries, decide(self.W[r], self.X, self.y, entries, self.lit)):
                     D[c, l] = sign
             self.W[r] -= (self.eta0[r] * (t + 2.0) ** (-self.a[r])) * D
 

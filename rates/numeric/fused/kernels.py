@@ -1416,7 +1416,7 @@ def lit_samples(X):
 
 
 @njit(cache=True, nogil=True)
-def float_signs(W, X, y, classes, features, starts, rows, marked, out):
+def float_signs(W, X, y, classes, features, starts, rows, out):
     """Stage 1 for the entries ``(classes[e], features[e])``: ``out[e]`` their signs, NaN where the rounding bound
     holds 0. Per sample lighting up one of the features: the logits (feature order), a bound on their rounding,
     ``log |coef_c|`` in the log domain (``log S_c = z_c - log sum e^z``, ``log(1 - S_y) = log sum_{c != y} e^z -
@@ -1425,23 +1425,20 @@ def float_signs(W, X, y, classes, features, starts, rows, marked, out):
     as NumPy array operations this was ~1 ms per call, four times a whole GEMM step on digits. libm exp and log
     (correctly rounded to within 1 ulp). The samples that light up a feature come from its column's nonzero rows
     ``rows[starts[l]:starts[l + 1]]`` (:func:`lit_samples`), so a call costs what those samples cost, not a pass
-    over all n d pixels; ``marked`` (n,) booleans, all False, scratch (left all False)."""
+    over all n d pixels."""
     n, d = X.shape
     k = W.shape[0]
     lit = np.zeros(n, dtype=np.int64)
-    position = np.empty(n, dtype=np.int64)  # lit[position[j]] == j for the lit samples
+    position = np.full(n, -1, dtype=np.int64)  # lit[position[j]] == j for the lit samples, -1 for the others
     m = 0
     for e in range(features.shape[0]):
         l = features[e]
         for i in range(starts[l], starts[l + 1]):
             j = rows[i]
-            if not marked[j]:
-                marked[j] = True
+            if position[j] < 0:
                 lit[m] = j
                 position[j] = m
                 m += 1
-    for jj in range(m):
-        marked[lit[jj]] = False
     log_coeff = np.empty((m, k))
     error = np.empty(m)
     z = np.empty(k)
@@ -1521,8 +1518,8 @@ def _stacked_gradient(W, X, Xt, y, logit_tiles, gradient_tiles, Z, K, T, L, U, P
         rows_times_rows(W.reshape(R * k, d), X, Z)
     else:
         np.dot(W.reshape(R * k, d), Xt, Z)
+    keep = M.shape[0] > 0
     for r in range(R):
-        keep = M.shape[0] > 0
         _coefficients_of_logits(Z_runs[r], Z_flat[r], y, K[r], K_flat[r], T, L, U, P, log_scale[r],
                                 M[r] if keep else K[r], keep)
     if gradient_tiles:
@@ -1574,7 +1571,7 @@ def _own_scale_signs(G, M, K, X, starts, rows, rho, undecided):
 
 
 @njit(cache=True, nogil=True)
-def _settle_in_loop(W, X, y, G, undecided, starts, rows, marked):
+def _settle_in_loop(W, X, y, G, undecided, starts, rows):
     """Stage 1 of the exact signs (:func:`float_signs`) for the undecided entries of every run of ``G`` (R, k, d):
     each one it decides gets its sign in ``G`` (-1, 0 or +1) and leaves ``undecided``; returns whether none is
     left. A diverged iterate (non-finite) is left to the caller."""
@@ -1599,7 +1596,7 @@ def _settle_in_loop(W, X, y, G, undecided, starts, rows, marked):
                     classes[e], features[e] = c, l
                     e += 1
         out = np.empty(count)
-        float_signs(W[r], X, y, classes, features, starts, rows, marked, out)
+        float_signs(W[r], X, y, classes, features, starts, rows, out)
         for e in range(count):
             if math.isnan(out[e]):
                 settled = False
@@ -1611,7 +1608,7 @@ def _settle_in_loop(W, X, y, G, undecided, starts, rows, marked):
 
 @njit(cache=True, nogil=True)
 def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, starts, rows, logit_tiles,
-                      gradient_tiles, Z, K, T, L, U, P, log_scale, G, rho, undecided, signs, marked, M):
+                      gradient_tiles, Z, K, T, L, U, P, log_scale, G, rho, undecided, signs, M):
     """Plain full-batch SignGD of the R runs of ``W`` (R, k, d) from step ``t0`` towards ``t1`` as the GEMM stepper
     computes its gradient (:mod:`rates.numeric.gemm`), every step in this one compiled loop: the logits of all runs
     stacked, ``Z = W X^T`` ((R k) x n, one BLAS GEMM through ``np.dot``, or the tiles of :func:`rows_times_rows`
@@ -1633,10 +1630,10 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
     Entries the bound leaves open are decided here, where they can be: first summed at their own scale from the
     step's unflushed coefficients (:func:`_own_scale_signs`; ``M`` (R, k, n) their mantissas, ``K`` (R, k, n) their
     exponents), then by stage 1 of :mod:`rates.numeric.exact_sign` (:func:`float_signs`: each entry in the log domain
-    from the samples of its column, ``starts`` and ``rows`` of :func:`lit_samples`; ``marked`` (n,) False
-    booleans). On integer pixels a sparse column's entries lie below 2^-1000 of their row at most steps: returning to
-    Python for each such step cost ~1 ms (SignGD on scikit-learn's digits: ~2,800 of the first 3,000 steps), stage 1
-    for every one of them ~150-200 us, the sums at their own scale a few us.
+    from the samples of its column, ``starts`` and ``rows`` of :func:`lit_samples`). On integer pixels a sparse
+    column's entries lie below 2^-1000 of their row at most steps: returning to Python for each such step cost
+    ~1 ms (SignGD on scikit-learn's digits: ~2,800 of the first 3,000 steps), stage 1 for every one of them
+    ~150-200 us, the sums at their own scale a few us.
 
     Returns the step at which it stopped: ``t1``, or the first step with an entry whose sign neither the bound nor
     stage 1 decides; then ``W`` is that step's iterate (not updated), ``signs`` (R, k, d) the signs of its gradient
@@ -1662,7 +1659,7 @@ def gemm_sign_advance(W, t0, t1, X, Xt, y, eta0, a, column_max, column_total, st
                 rho[r] = _relative_error(n, k, d, _logit_size(W[r], column_max))
             if open_entries(G, Z, X, column_max, starts, rows, rho, flush, undecided) and _own_scale_signs(
                     G, M, K, X, starts, rows, rho, undecided) and not _settle_in_loop(
-                    W, X, y, G, undecided, starts, rows, marked):
+                    W, X, y, G, undecided, starts, rows):
                 for r in range(R):
                     for c in range(k):
                         for l in range(d):

@@ -239,3 +239,45 @@ def test_a_row_decided_past_t_d_names_it_without_a_stepper_pass(monkeypatch):
     assert record.verdict.window.t0 >= 3.26e4 and horizon.undecided_past_onset(record) is None
     expected = f"window from t = {record.verdict.window.t0:.3g} past the rebuilt t_d = 3.26e+04"
     assert horizon.onset_text(record) == expected
+
+
+def test_a_row_open_before_the_certified_onset_plans_a_run_one_and_a_half_decades_past_it(monkeypatch):
+    """SignGD's gap over 4e5 steps with a certified s0 = 2e5 (after the window's start, too late for a window of 1.5
+    decades): the longer run is 10^1.65 s0 steps, rounded up (by hand: 8.9e6), where the budget allows it; none
+    where the CPU budget at the probed cost (1e-4 s a step: 6e6 steps) does not, where s0 is unknown, or where the
+    row is decided already."""
+    from rates.studies import certificates
+
+    run = _synthetic_signgd(lambda t: 0.4 * DEFAULT_GAMMA * np.log(t + 2) / np.sqrt(t + 2), steps=4e5)
+    monkeypatch.setattr(certificates, "certificate_of", lambda _run: _certified(200_000))
+    record = horizon.fit_past_onset([run])
+    assert horizon.undecided_past_onset(record) is not None
+    steps = horizon.steps_past_onset(record, None)
+    assert 2e5 * 10**1.65 <= steps <= 2e5 * 10**1.65 * 1.1
+    assert horizon.steps_past_onset(record, 1e-5) == steps  # 6e7 steps in the CPU budget
+    assert horizon.steps_past_onset(record, 1e-4) is None  # 6e6 < 8.9e6
+    no_anchor = _certified(200_000)
+    no_anchor.s0 = None
+    monkeypatch.setattr(certificates, "certificate_of", lambda _run: no_anchor)
+    assert horizon.steps_past_onset(record, None) is None
+    monkeypatch.setattr(certificates, "certificate_of", lambda _run: _certified(25_000))
+    long_run = _synthetic_signgd(lambda t: 0.4 * DEFAULT_GAMMA * np.log(t + 2) / np.sqrt(t + 2))
+    decided = horizon.fit_past_onset([long_run])
+    assert horizon.undecided_past_onset(decided) is None and horizon.steps_past_onset(decided, None) is None
+    # decided past the rebuilt t_d = 3.26e4 already: a later certified s0 plans nothing
+    monkeypatch.setattr(certificates, "certificate_of", lambda _run: _certified(200_000))
+    past_t_d = horizon.fit_past_onset([long_run])
+    assert past_t_d.verdict.window.t0 >= 3.26e4 and horizon.steps_past_onset(past_t_d, None) is None
+
+
+@pytest.mark.parametrize("algo, a, eps, norm", [("adam", "1/2", 0.0, None), ("adam", "2/3", 1e-8, None),
+                                                ("signgd", "3/10", 0.0, None), ("nsd", "1/2", 0.0, "lp:3")])
+def test_the_signadam_rerun_repeats_the_configuration_that_ran(algo, a, eps, norm):
+    """The longer run from the certified onset must run the configuration of the row's runs, not a default one."""
+    from rates.numeric.engine import simulate
+    from rates.studies.runner import dataset
+    from rates.studies.signadam.runs import _spec, spec_of
+
+    spec = _spec(algo, a, 0, eps, norm)
+    run = simulate([spec], dataset("default", 0), 2, checkpoints=2).runs[0]
+    assert spec_of(run.config) == spec

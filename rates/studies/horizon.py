@@ -91,12 +91,42 @@ def plan(spec: Any, data: Any, default_steps: int, probe: bool = True) -> Horizo
     needed = steps_to_decide(start.t)
     if needed <= default_steps:
         return HorizonPlan(default_steps, needed, start)
-    cost = None
-    if probe and needed <= STEP_BUDGET:
-        simulate([spec], data, PROBE_STEPS // 10, checkpoints=2)  # warm-up: the kernels' load
-        cost = simulate([spec], data, PROBE_STEPS, checkpoints=2).meta.get("cpu_s", 0.0) / PROBE_STEPS or None
+    cost = probed_cost(spec, data) if probe and needed <= STEP_BUDGET else None
     planned = HorizonPlan(default_steps, needed, start, cost)
     return replace(planned, steps=needed) if planned.within_budget else planned
+
+
+def probed_cost(spec: Any, data: Any) -> Optional[float]:
+    """CPU seconds of one step of ``spec`` on ``data``, from a ``PROBE_STEPS`` run after a warm-up (None where the
+    engine reports no CPU time)."""
+    from rates.numeric.engine import simulate
+
+    simulate([spec], data, PROBE_STEPS // 10, checkpoints=2)  # warm-up: the kernels' load
+    return simulate([spec], data, PROBE_STEPS, checkpoints=2).meta.get("cpu_s", 0.0) / PROBE_STEPS or None
+
+
+def steps_past_onset(record: Any, seconds_per_step: Optional[float]) -> Optional[int]:
+    """The steps of a longer run that would decide ``record``, a rate row open only because its window starts
+    before the certified onset ``s0`` of its runs: ``steps_to_decide(s0)`` where that is past the runs' end and
+    within ``STEP_BUDGET`` and ``CPU_BUDGET_S`` at ``seconds_per_step``; None otherwise (decided already, no
+    certified onset, or over the budget -- the row then says how many steps would decide it).
+
+    Rule [ours, as for t_d]: where t_d is unknown (Adam's c_adam) the certified onset is the only start a horizon
+    can be planned from, and it is known only after a first run; the longer run is certified anew, so an onset that
+    moves later leaves the row open with its new number."""
+    from rates.studies.certificates import certified_onset
+
+    if undecided_past_onset(record) is None:
+        return None
+    s0 = certified_onset(record.runs).s0
+    if s0 is None:
+        return None
+    needed = steps_to_decide(s0)
+    t_end = max(float(run.t[-1]) for run in record.runs)
+    by_time = CPU_BUDGET_S / seconds_per_step if seconds_per_step else math.inf
+    if needed <= t_end or needed > min(STEP_BUDGET, by_time):
+        return None
+    return needed
 
 
 def window_past(runs: Sequence[Any], onset: float, entry: Optional[float],

@@ -90,3 +90,38 @@ def _key(run) -> tuple:
 def _other_norm_key(config: RunConfig) -> tuple:
     algo = config.algo
     return ("other-norm", algo, None if algo == "cd" else config.norm)
+
+
+def spec_of(config: RunConfig):
+    """The spec that ran ``config`` (a rate run of this study: its algorithm, exponent, seed, Adam's eps, and the
+    norm of NSD, the one algorithm the study names a norm for)."""
+    eps = float(config.adam_eps or 0.0)
+    return _spec(config.algo, config.a, config.seed, eps, config.norm if config.algo == "nsd" else None)
+
+
+def onset_tasks(records: dict, size: Size) -> dict:
+    """Per rate record open only because its window starts before the certified onset ``s0``, the task that runs
+    its configurations to 1.5 decades past ``s0`` within the budget (:func:`rates.studies.horizon.steps_past_onset`,
+    each configuration's step priced by a probe), keyed like ``records``; ``name/onset/tSTEPS/seedS``."""
+    from rates.studies.horizon import probed_cost, steps_past_onset
+    from rates.studies.runner import dataset
+
+    out = {}
+    for key, record in records.items():
+        if not size.plan_horizons or getattr(record, "prediction", None) is None:
+            continue
+        runs = list(record.runs)
+        first = runs[0].config
+        data_seed = first.recorded_data_seed
+        specs = tuple(spec_of(run.config) for run in runs)
+        cost = None
+        steps = steps_past_onset(record, None)  # the budget in steps first: a probe only for a candidate
+        if steps is not None:
+            cost = probed_cost(specs[0], dataset(size.data, data_seed))
+            steps = steps_past_onset(record, cost)
+        if steps is None:
+            continue
+        name = "/".join(str(part) for part in key)
+        out[key] = StudyTask(f"onset/{name}/t{steps:g}/seed{data_seed}", size.data, data_seed, specs, steps,
+                             size.checkpoints, cost=len(specs) * steps)
+    return out

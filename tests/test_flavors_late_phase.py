@@ -195,6 +195,8 @@ def test_adam_gamma_1_rising_through_a_decade_of_steps_below_1e_7_refutes_the_se
     refuted = _adam_row([12, 13, 14], 30000)
     assert refuted.verdict == NOT_REPRODUCED
     assert "rose at every checkpoint" in refuted.reason and "3/3 seeds" in refuted.reason
+    # L ends at 1e-11: four orders of magnitude past the paper's 1e-7, watched 10 times the 3000 steps to get there
+    assert "passed by 4.0 or more orders of magnitude and watched for 10 times" in refuted.reason
     assert _adam_row([12, 13, 14], 20000).verdict == NO_VERDICT
     assert _adam_row([9, 8.5, 8], 30000).verdict == REPRODUCED
 

@@ -297,7 +297,10 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
                       f"{min(at_level):g}) to t = {h.t[-1]:g}, a decade of steps and down to L = "
                       f"{math.exp(float(np.max(logL[reached, -1]))):.2g} or below, by "
                       f"{spread(np.array(g1_change), 2).text} (it had fallen from its first-phase peak while L was "
-                      f"above 1e-7)")
+                      f"above 1e-7); the horizon is the paper's own condition taken past it: the level it names as "
+                      f"needed to see the phase (sec. 4.2, 'smaller than 1e-7') was passed by "
+                      f"{(PHASE_TWO_LEVEL - float(np.max(logL[reached, -1]))) / math.log(10):.1f} or more orders of "
+                      f"magnitude and watched for {h.t[-1] / min(at_level):.3g} times the steps it took to get there")
     _add(table, "phase-two", claim, "FLAVORS section 4.2, Fig. 2, 6 [given]", measured,
                     "from the step where L < 1e-7, gamma_1 ends >1% lower and gamma_2 higher, in every seed; a seed "
                     "whose gamma_1 still rises at the end (or reached L < 1e-7 only in the second half) is open",

@@ -477,27 +477,40 @@ def test_float_signs_at_zero_are_the_integer_sums_signs_and_leave_exact_ties_ope
 
 
 def test_float_signs_match_the_mpmath_gradient_with_a_class_row_far_below_float64():
-    """Stage 1 against the 50-digit gradient on dyadic W and samples of either sign (k = 4, d = 6, 10 samples;
-    column 3 all zero, column 5 a constant 1): every entry that is not a near-cancellation (here all: each is at
-    least 1% of the sum of its terms' sizes) gets the reference's sign. Then class 3, which no sample has, gets a
-    logit of about -2000 from the constant column: its whole row lies near 1e-870 (S_3 ~ e^-2000), below float64's
-    range, and stage 1 (in the log domain, each entry at its own largest term) still gives every entry its sign."""
+    """Stage 1 against the 50-digit gradient on dyadic W and samples of either sign (k = 4, d = 7, 10 samples;
+    column 3 all zero, column 5 a constant 1, column 6 of size 2^-1000): every entry that is not a near-cancellation
+    (at least 1% of the sum of its terms' sizes: all but two of the misclassified case below) gets the
+    reference's sign, and the zero column 0. Then class 3, which no
+    sample has, gets a logit of about -2000 from the constant column: its whole row lies near 1e-870 (S_3 ~ e^-2000),
+    below float64's range; then class 0 about +1000 more: every sample of classes 1 and 2 is misclassified by ~1000
+    (its S_y ~ e^-1000, its wrong classes' e^z beyond float64), and entries (0, 6) and (1, 4), sums over those
+    samples that cancel (0) plus terms ~e^-1000 of theirs, are near-cancellations: left open or given their sign.
+    In the log domain, each entry at its own largest term, stage 1 still gives every other entry its sign."""
     rng = np.random.default_rng(3)
     k, d, n = 4, 6, 10
     X = rng.integers(-4, 5, (n, d)) / 4.0
     X[:, 3], X[:, 5] = 0.0, 1.0
     y = rng.integers(0, k, n) % 3
     W = rng.integers(-8, 9, (k, d)) / 8.0
+    X = np.hstack([X, rng.integers(-4, 5, (n, 1)) * 2.0**-1002])
+    W = np.hstack([W, rng.integers(-8, 9, (k, 1)) / 8.0])
+    d = 7
     entries = [(c, l) for c in range(k) for l in range(d)]
-    for case in ("moderate", "far"):
+    for case in ("moderate", "far", "misclassified"):
         if case == "far":
             W[3, 5] = -2000.0
+        if case == "misclassified":
+            W[0, 5] = 1000.0
         signs, relative, G = _mp_gradient_signs(W, X, y)
-        assert (np.abs(relative[:, [0, 1, 2, 4, 5]]) > 0.01).all() and (signs[:, 3] == 0).all(), case
-        if case == "far":
+        clear = np.abs(relative) > 0.01
+        assert clear.sum() == (24 if case != "misclassified" else 22) and (signs[:, 3] == 0).all(), case
+        assert 0 < min(abs(g) for g in G[0][6:] + G[1][6:]) < mp.mpf("1e-300")
+        if case != "moderate":
             assert max(abs(g) for g in G[3]) < mp.mpf("1e-860") and min(abs(g) for g in G[3] if g) > 0
-            assert (signs[3] != 0).sum() == 5 and (signs[3] > 0).sum() == 4
-        np.testing.assert_array_equal(_float_signs(W, X, y, entries).reshape(k, d), signs, err_msg=case)
+            assert (signs[3] != 0).sum() == 6 and set(signs[3].tolist()) == {-1.0, 0.0, 1.0}
+        out = _float_signs(W, X, y, entries).reshape(k, d)
+        np.testing.assert_array_equal(out[clear], signs[clear], err_msg=case)
+        assert (out[:, 3] == 0).all() and ((out == signs) | np.isnan(out)).all(), case
 
 
 def test_settle_in_loop_decides_what_stage_1_decides_run_by_run():

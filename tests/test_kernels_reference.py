@@ -380,3 +380,175 @@ def test_undecided_signs_with_each_lanes_own_samples_a_tight_logit_bound_and_a_z
     undecided, signs = signs_of(G)
     assert undecided
     np.testing.assert_array_equal(signs, expected)
+
+
+def test_own_scale_sums_at_their_bound_and_past_the_flush_exponent():
+    """``_own_scale_signs``' decision on dyadic cases, one entry (0, 0, 1) each, each entry's true value by hand. The
+    rule: with ``m`` the largest exponent ``K`` among the samples lighting up column 1, a term ``M x`` whose exponent
+    lies at most 1000 below ``m`` enters the sum as ``M x 2^{K - m}``, a term further below is left out with the
+    bound ``2^-1000 |M x|``; the entry is decided when ``|sum| > (rho + (count + 4) eps) sum |terms| + the terms
+    left out's bounds`` (eps = 2^-53, count the samples lighting up the column). rho = 2^-40. Column 0 is lit by
+    other samples (so the entry's samples start past the first row of ``rows``) and is not undecided."""
+    rho = np.array([2.0**-40])
+
+    def entry(column_0, column_1, M, K):
+        X = np.array([column_0, column_1], dtype=float).T
+        G = np.full((1, 1, 2), 7.0)
+        undecided = np.array([[[False, True]]])
+        left = kernels._own_scale_signs(G, np.array([[M]], float), np.array([[K]], float), X,
+                                        *kernels.lit_samples(X), rho, undecided)
+        assert undecided[0, 0, 1] == left, (M, K)
+        return G[0, 0, 1] if not left else None
+
+    # two terms 1 + b and -(1 - b) at one exponent, b = rho + 6 eps: the sum 2 b equals its bound 2 b exactly (open);
+    # one ulp more on the first term: the sum 2 b + 2^-52 against the same bound (the mass 2 + 2^-52 rounds to 2)
+    b = 2.0**-40 + 6 * 2.0**-53
+    assert entry([0, 0, 1], [1, 1, 0], [1 + b, -(1 - b), 1.0], [0, 0, 0]) is None
+    assert entry([0, 0, 1], [1, 1, 0], [1 + b + 2.0**-52, -(1 - b), 1.0], [0, 0, 0]) == 1.0
+    # 1 - 1 + 2^-60 = 2^-60, far inside the bound of the three terms' mass (~2^-39): open
+    assert entry([0, 0, 0, 1], [1, 1, 1, 0], [1.0, -1.0, 2.0**-60, 1.0], [0, 0, 0, 0]) is None
+    # a term exactly 2^1000 below the top one still enters the sum: 1/2 x 1 + 1/2 x (-2^1001) x 2^-1000 = -1/2
+    assert entry([0, 0, 1], [1, -2.0**1001, 0], [0.5, 0.5, 1.0], [0, -1000, 0]) == -1.0
+    # two terms 2^1001 below the top one, each left out with its own bound: 1/2 - 3/8 - 3/16 = -1/16, the sum 1/2 of
+    # the top term alone against the bounds 3/4 + 3/8: open
+    assert entry([0, 0, 0, 1], [1, -0.75 * 2.0**1001, -0.375 * 2.0**1001, 0], [0.5, 0.5, 0.5, 1.0],
+                 [0, -1001, -1001, 0]) is None
+    # samples of subnormal size: 1/2 x 2^-1060 + 1/2 x 2^-1061 = 3 x 2^-1062, exact, at the entry's own exponent
+    # -1100 (column 0's sample has exponent 0): nothing is left out and the bound is of order 2^-1100
+    assert entry([0, 0, 1], [2.0**-1060, 2.0**-1061, 0], [0.5, 0.5, 1.0], [-1100, -1100, 0]) == 1.0
+    # a sample lighting up both columns: column 1 holds 1 x 1 + 1 x (-3/4) = 1/4 (sample 1 counted once)
+    assert entry([0, 1], [1, -0.75], [1.0, 1.0], [0, 0]) == 1.0
+    # nothing left open: the answer is False, not merely falsy
+    X = np.eye(2)
+    assert kernels._own_scale_signs(np.ones((1, 1, 2)), np.ones((1, 1, 2)), np.zeros((1, 1, 2)), X,
+                                    *kernels.lit_samples(X), rho, np.zeros((1, 1, 2), bool)) is False
+
+
+def _float_signs(W, X, y, entries):
+    out = np.full(len(entries), 5.0)
+    classes = np.array([c for c, _ in entries], dtype=np.int64)
+    features = np.array([l for _, l in entries], dtype=np.int64)
+    kernels.float_signs(W, X, np.asarray(y, dtype=np.int64), classes, features, *kernels.lit_samples(X), out)
+    return out
+
+
+def _mp_gradient_signs(W, X, y):
+    """The signs of the mean cross-entropy gradient at 50 digits (:func:`rates.numeric.reference.gradient`), and
+    each entry's value relative to the sum of its terms' sizes (how far from a cancellation it is)."""
+    from rates.numeric.reference import gradient
+
+    with mp.workdps(50):
+        Wm = [[mp.mpf(float(v)) for v in row] for row in W]
+        Xm = [[mp.mpf(float(v)) for v in row] for row in X]
+        G = gradient(Wm, Xm, [int(v) for v in y], range(len(y)))
+        sizes = [[mp.mpf(0)] * len(Xm[0]) for _ in Wm]
+        for j, label in enumerate(y):
+            z = [mp.fsum(w * x for w, x in zip(row, Xm[j])) for row in Wm]
+            e = [mp.exp(v - max(z)) for v in z]
+            for c in range(len(Wm)):
+                coef = e[c] / mp.fsum(e) - (1 if c == label else 0)
+                sizes[c] = [s + abs(coef * x) / len(y) for s, x in zip(sizes[c], Xm[j])]
+        relative = np.array([[float(g / s) if s else 0.0 for g, s in zip(row, size)] for row, size in zip(G, sizes)])
+        return np.array([[float(mp.sign(g)) for g in row] for row in G]), relative, G
+
+
+def test_float_signs_at_zero_are_the_integer_sums_signs_and_leave_exact_ties_open():
+    """At W = 0 every probability is 1/k, so entry (c, l) is sum_j (1/k - [y_j = c]) x_jl / n, of the sign of the
+    integer sum_j (1 - k [y_j = c]) x_jl (counted below in Python integers). Stage 1 gives every nonzero one its sign,
+    an exact tie NaN (its float terms cancel only within their rounding: the exact stage decides it) and an entry of
+    an all-zero column 0 (no term at all). Pixels 0..16 in 10 classes, as on digits; entries asked in a scrambled
+    order with repeats."""
+    rng = np.random.default_rng(3)
+    n, d, k = 30, 8, 10
+    X = rng.integers(0, 17, (n, d)).astype(float)
+    X[rng.random((n, d)) < 0.5] = 0.0
+    X[:, 2] = 0.0
+    y = np.arange(n) % k
+    sums = np.array([[sum(int(x) * (1 - k * int(label == c)) for x, label in zip(X[:, l], y)) for l in range(d)]
+                     for c in range(k)])
+    expected = np.where(sums == 0, np.nan, np.sign(sums))
+    expected[:, 2] = 0.0
+    assert (sums[:, [0, 1, 3, 4, 5, 6, 7]] == 0).sum() == 1  # one exact tie besides the zero column
+    entries = [(c, l) for c in range(k) for l in range(d)]
+    out = _float_signs(np.zeros((k, d)), X, y, entries)
+    np.testing.assert_array_equal(out.reshape(k, d), expected)
+    some = [entries[i] for i in rng.permutation(len(entries))[:25]] + entries[3:7]
+    np.testing.assert_array_equal(_float_signs(np.zeros((k, d)), X, y, some), [expected[e] for e in some])
+
+
+def test_float_signs_match_the_mpmath_gradient_with_a_class_row_far_below_float64():
+    """Stage 1 against the 50-digit gradient on dyadic W and samples of either sign (k = 4, d = 7, 10 samples;
+    column 3 all zero, column 5 a constant 1, column 6 of size 2^-1000): every entry that is not a near-cancellation
+    (at least 1% of the sum of its terms' sizes: all but two of the misclassified case below) gets the
+    reference's sign, and the zero column 0. Then class 3, which no
+    sample has, gets a logit of about -2000 from the constant column: its whole row lies near 1e-870 (S_3 ~ e^-2000),
+    below float64's range; then class 0 about +1000 more: every sample of classes 1 and 2 is misclassified by ~1000
+    (its S_y ~ e^-1000, its wrong classes' e^z beyond float64), and entries (0, 6) and (1, 4), sums over those
+    samples that cancel (0) plus terms ~e^-1000 of theirs, are near-cancellations: left open or given their sign.
+    In the log domain, each entry at its own largest term, stage 1 still gives every other entry its sign."""
+    rng = np.random.default_rng(3)
+    k, d, n = 4, 6, 10
+    X = rng.integers(-4, 5, (n, d)) / 4.0
+    X[:, 3], X[:, 5] = 0.0, 1.0
+    y = rng.integers(0, k, n) % 3
+    W = rng.integers(-8, 9, (k, d)) / 8.0
+    X = np.hstack([X, rng.integers(-4, 5, (n, 1)) * 2.0**-1002])
+    W = np.hstack([W, rng.integers(-8, 9, (k, 1)) / 8.0])
+    d = 7
+    entries = [(c, l) for c in range(k) for l in range(d)]
+    for case in ("moderate", "far", "misclassified"):
+        if case == "far":
+            W[3, 5] = -2000.0
+        if case == "misclassified":
+            W[0, 5] = 1000.0
+        signs, relative, G = _mp_gradient_signs(W, X, y)
+        clear = np.abs(relative) > 0.01
+        assert clear.sum() == (24 if case != "misclassified" else 22) and (signs[:, 3] == 0).all(), case
+        assert 0 < min(abs(g) for g in G[0][6:] + G[1][6:]) < mp.mpf("1e-300")
+        if case != "moderate":
+            assert max(abs(g) for g in G[3]) < mp.mpf("1e-860") and min(abs(g) for g in G[3] if g) > 0
+            assert (signs[3] != 0).sum() == 6 and set(signs[3].tolist()) == {-1.0, 0.0, 1.0}
+        out = _float_signs(W, X, y, entries).reshape(k, d)
+        np.testing.assert_array_equal(out[clear], signs[clear], err_msg=case)
+        assert (out[:, 3] == 0).all() and ((out == signs) | np.isnan(out)).all(), case
+
+
+def test_settle_in_loop_decides_what_stage_1_decides_run_by_run():
+    """``_settle_in_loop`` on three runs of the samples of the test above (k = 4, d = 6): run 0 has nothing undecided
+    (its NaN iterate is never read), run 1 a NaN iterate with undecided entries (left to the caller: kept as they
+    are), run 2 the dyadic W of that test; then run 2 at W = 0 with an exact tie. Each decided entry gets the
+    50-digit gradient's sign in G (0 in the zero column) and leaves ``undecided``; the others keep their G."""
+    rng = np.random.default_rng(3)
+    k, d, n = 4, 6, 10
+    X = rng.integers(-4, 5, (n, d)) / 4.0
+    X[:, 3], X[:, 5] = 0.0, 1.0
+    y = (rng.integers(0, k, n) % 3).astype(np.int64)
+    W = np.full((3, k, d), np.nan)
+    W[2] = rng.integers(-8, 9, (k, d)) / 8.0
+    signs, _, _ = _mp_gradient_signs(W[2], X, y)
+    starts, rows = kernels.lit_samples(X)
+    G = np.full((3, k, d), 7.0)
+    undecided = np.zeros((3, k, d), bool)
+    undecided[1, 0, :3] = True
+    undecided[2, :, [1, 3, 4]] = True
+    undecided[2, 3, 5] = True
+    open_before = undecided.copy()
+    assert kernels._settle_in_loop(W, X, y, G, undecided, starts, rows) is False  # run 1 is left open
+    assert undecided[1].tolist() == open_before[1].tolist() and not undecided[2].any() and not undecided[0].any()
+    expected = np.full((3, k, d), 7.0)
+    expected[2][open_before[2]] = signs[open_before[2]]
+    np.testing.assert_array_equal(G, expected)
+    assert (G[2, :, 3] == 0.0).all() and set(G[2][open_before[2]].tolist()) == {-1.0, 0.0, 1.0}
+    undecided[1] = False
+    undecided[2, 1, 0] = True
+    G[2, 1, 0] = 7.0
+    assert kernels._settle_in_loop(W, X, y, G, undecided, starts, rows) is True
+    assert G[2, 1, 0] == signs[1, 0] and not undecided.any()
+    # W = 0 on samples x with sum over class 0 of (1 - 2 [y = 0]) x exactly 0: the tie stays open, the other is decided
+    X = np.array([[1.0, 1.0], [1.0, 0.0], [2.0, 3.0]])
+    W0 = np.zeros((1, 2, 2))
+    G = np.full((1, 2, 2), 7.0)
+    undecided = np.array([[[True, True], [False, False]]])
+    assert kernels._settle_in_loop(W0, X, np.array([1, 1, 0]), G, undecided, *kernels.lit_samples(X)) is False
+    # (0, 0): (1/2)(1 + 1) - (1/2) 2 = 0; (0, 1): (1/2) 1 - (1/2) 3 = -1 < 0
+    assert undecided.tolist() == [[[True, False], [False, False]]] and G.tolist() == [[[7.0, -1.0], [7.0, 7.0]]]

@@ -293,13 +293,14 @@ def _adam_phase_two_row(table: ClaimsTable, h: History, eps: float) -> None:
         mean_holds = bool(np.mean(g1_change) < -RESOLVE and np.mean(g2_change) > 0)
         verdict, reason = _verdict(mean_holds, holding, n)
         if verdict == NOT_REPRODUCED and rising:
+            highest_end = float(np.max(logL[reached, -1]))
             reason = (f"{reason}: in {rising}/{n} seeds gamma_1 rose at every checkpoint from L < 1e-7 (t = "
                       f"{min(at_level):g}) to t = {h.t[-1]:g}, a decade of steps and down to L = "
-                      f"{math.exp(float(np.max(logL[reached, -1]))):.2g} or below, by "
+                      f"{math.exp(highest_end):.2g} or below, by "
                       f"{spread(np.array(g1_change), 2).text} (it had fallen from its first-phase peak while L was "
                       f"above 1e-7); the horizon is the paper's own condition taken past it: the level it names as "
                       f"needed to see the phase (sec. 4.2, 'smaller than 1e-7') was passed by "
-                      f"{(PHASE_TWO_LEVEL - float(np.max(logL[reached, -1]))) / math.log(10):.1f} or more orders of "
+                      f"{(PHASE_TWO_LEVEL - highest_end) / math.log(10):.1f} or more orders of "
                       f"magnitude and watched for {h.t[-1] / min(at_level):.3g} times the steps it took to get there")
     _add(table, "phase-two", claim, "FLAVORS section 4.2, Fig. 2, 6 [given]", measured,
                     "from the step where L < 1e-7, gamma_1 ends >1% lower and gamma_2 higher, in every seed; a seed "

@@ -281,3 +281,28 @@ def test_the_signadam_rerun_repeats_the_configuration_that_ran(algo, a, eps, nor
     spec = _spec(algo, a, 0, eps, norm)
     run = simulate([spec], dataset("default", 0), 2, checkpoints=2).runs[0]
     assert spec_of(run.config) == spec
+
+
+def test_the_signadam_rerun_runs_each_data_draw_on_its_own_data(monkeypatch):
+    """A row whose runs come from two data draws (``--seeds 2``) reruns each draw's configuration on that draw's
+    data, not every run on the first draw's."""
+    from types import SimpleNamespace
+
+    from rates.numeric.engine import simulate
+    from rates.studies.runner import dataset
+    from rates.studies.signadam import runs as signadam_runs
+    from rates.studies.signadam.protocols import FULL
+
+    monkeypatch.setattr(horizon, "steps_past_onset", lambda record, cost: 5_000_000)
+    monkeypatch.setattr(horizon, "probed_cost", lambda spec, data: 1e-6)
+    recorded = []
+    for seed in (0, 1):
+        spec = signadam_runs._spec("adam", "1/2", seed)
+        run = simulate([spec], dataset("default", seed), 2, checkpoints=2).runs[0]
+        run.config = run.config.with_draw(seed)
+        recorded.append(run)
+    record = SimpleNamespace(prediction=object(), runs=recorded)
+    tasks = signadam_runs.onset_tasks({("adam", "1/2", 0.0): record}, FULL)[("adam", "1/2", 0.0)]
+    assert [(t.data_seed, [s.seed for s in t.specs], t.steps) for t in tasks] == [(0, [0], 5_000_000),
+                                                                                (1, [1], 5_000_000)]
+    assert len({t.key for t in tasks}) == 2

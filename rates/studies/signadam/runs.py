@@ -100,28 +100,29 @@ def spec_of(config: RunConfig):
 
 
 def onset_tasks(records: dict, size: Size) -> dict:
-    """Per rate record open only because its window starts before the certified onset ``s0``, the task that runs
+    """Per rate record open only because its window starts before the certified onset ``s0``, the tasks that run
     its configurations to 1.5 decades past ``s0`` within the budget (:func:`rates.studies.horizon.steps_past_onset`,
-    each configuration's step priced by a probe), keyed like ``records``; ``name/onset/tSTEPS/seedS``."""
+    a configuration's step priced by a probe), one per data draw of its runs (``onset/KEY/tSTEPS/seedS``), keyed
+    like ``records``."""
     from rates.studies.horizon import probed_cost, steps_past_onset
     from rates.studies.runner import dataset
 
+    if not size.plan_horizons:
+        return {}
     out = {}
     for key, record in records.items():
-        if not size.plan_horizons or getattr(record, "prediction", None) is None:
+        if getattr(record, "prediction", None) is None:
             continue
-        runs = list(record.runs)
-        first = runs[0].config
-        data_seed = first.recorded_data_seed
-        specs = tuple(spec_of(run.config) for run in runs)
-        cost = None
+        by_draw: dict = {}
+        for run in record.runs:
+            by_draw.setdefault(run.config.recorded_data_seed, []).append(spec_of(run.config))
         steps = steps_past_onset(record, None)  # the budget in steps first: a probe only for a candidate
         if steps is not None:
-            cost = probed_cost(specs[0], dataset(size.data, data_seed))
-            steps = steps_past_onset(record, cost)
+            draw, specs = next(iter(by_draw.items()))
+            steps = steps_past_onset(record, probed_cost(specs[0], dataset(size.data, draw)))
         if steps is None:
             continue
         name = "/".join(str(part) for part in key)
-        out[key] = StudyTask(f"onset/{name}/t{steps:g}/seed{data_seed}", size.data, data_seed, specs, steps,
-                             size.checkpoints, cost=len(specs) * steps)
+        out[key] = [StudyTask(f"onset/{name}/t{steps:g}/seed{draw}", size.data, draw, tuple(specs), steps,
+                              size.checkpoints, cost=len(specs) * steps) for draw, specs in by_draw.items()]
     return out

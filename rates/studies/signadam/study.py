@@ -47,13 +47,15 @@ def run_signadam_study(out_dir: Path, options) -> list[Path]:
     other_runs = [r for s in seeds for r in task_runs(results, "rates/other-norms", s)]
     records.update({_other_norm_key(group[0].config): fit_past_onset(group)
                     for group in group_runs(other_runs)})
-    # t_d unknown (Adam) or later than the certified s0: rows whose window starts before s0 run again from it
+    # rows open only because their window starts before the certified s0 (Adam: t_d unknown) run again past it
     extended_tasks = onset_tasks(records, size)
     if extended_tasks:
-        extended, extra_seconds = simulate_study("signadam", list(extended_tasks.values()), options)
+        extended, extra_seconds = simulate_study(
+            "signadam", [task for group in extended_tasks.values() for task in group], options)
         simulated += extra_seconds
         results.update(extended)
-        records.update({key: fit_past_onset(extended[task.key].runs) for key, task in extended_tasks.items()})
+        records.update({key: fit_past_onset([run for task in group for run in extended[task.key].runs])
+                        for key, group in extended_tasks.items()})
     class_runs = {k: [r for s in seeds for draw in range(size.classes_draws)
                       for r in results[f"classes/k{k}/draw{draw}/seed{s}"].runs] for k in CLASSES}
     class_records = {k: fit_runs(runs[:1]) for k, runs in class_runs.items()}

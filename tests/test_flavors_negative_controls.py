@@ -798,3 +798,42 @@ def test_margin_accuracy_rule_output_word_for_word_and_its_interval_edges():
     assert row.values["runs"] == 45
     few = margin_accuracy_verdict({"g": np.arange(3.0)}, np.arange(3.0))
     assert (few.verdict, few.reason, few.values) == (NO_VERDICT, "only 3 runs; 8 decide", {})
+
+
+def test_lemma_a6_leaves_out_a_run_that_ends_in_a_cycle_and_no_other():
+    """The study's CD seed 0 (Thm 3.4 runs) ends in an exact period-4 cycle with log L stuck at -3.84: a discrete
+    run that returns to an earlier iterate follows no steepest flow, so it is left out (by name), while the same
+    stall without a cycle still refutes."""
+    stalled = -_x()
+    stalled[0] = np.linspace(-3.0, -3.841, LEVELS.size)
+    stalled[0, -12:] = -3.841
+    h = _late_history(_curves(lambda x: 1.0 / x), log_loss=stalled)
+    assert _limit_rows(h)[PROTOCOLS["lemma-a6"]].verdict == NO_VERDICT  # 4 hold, the stalled seed fails
+    h.cycle_period = np.array([4, 0, 0, 0, 0])
+    row = _limit_rows(h)[PROTOCOLS["lemma-a6"]]
+    assert row.verdict == REPRODUCED
+    assert "left out, seed(s) 0" in row.measured and "repeats the one 4 steps before" in row.measured
+    h.cycle_period = np.array([0, 4, 0, 0, 0])  # a cycle in another seed does not excuse the stalled one
+    assert _limit_rows(h)[PROTOCOLS["lemma-a6"]].verdict == NO_VERDICT
+    h.cycle_period = np.full(SEEDS, 2)
+    every = _limit_rows(h)[PROTOCOLS["lemma-a6"]]
+    assert every.verdict == NO_VERDICT and "ends in a cycle" in every.reason
+
+
+def test_cycle_periods_finds_the_smallest_exact_return_and_ignores_frozen_runs():
+    import torch
+
+    from rates.numeric.homogeneous.train import cycle_periods
+
+    def state(values):  # two layers, runs on the first axis
+        v = torch.tensor(values, dtype=torch.float64)
+        return [v[:, None, None] * torch.ones(len(values), 2, 3), v[:, None, None] * torch.ones(len(values), 1, 2)]
+
+    # run 0 cycles a, b, a, b (period 2); run 1 moves every step; run 2 returns after 3 steps; run 3 is frozen
+    history = [state([1.0, 1.0, 5.0, 7.0]), state([2.0, 2.0, 9.0, 7.0]), state([1.0, 3.0, 6.0, 7.0]),
+               state([2.0, 4.0, 8.0, 7.0])]
+    final = state([1.0, 5.0, 9.0, 7.0])
+    frozen = torch.tensor([False, False, False, True])
+    assert cycle_periods(history, final, frozen).tolist() == [2, 0, 3, 0]
+    final[1][0, 0, 1] = 1.0 + 2.0 ** -52  # one entry one ulp off: no cycle
+    assert cycle_periods(history, final, frozen).tolist() == [0, 0, 3, 0]

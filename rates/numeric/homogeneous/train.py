@@ -56,6 +56,9 @@ METRICS = ("log_loss", "soft_margin", "norm", "gamma_1", "gamma_2", "gamma_inf",
 # Measured (GD, teacher-student, 5 seeds, log(1/L) ~ 200-350): one step's residual 0.02-0.25 from step to step,
 # the 10-step average 0.003-0.009, the 100-step average 0.001-0.007.
 KKT_WINDOW = 10
+# iterates before the last compared with it for an exact cycle (History.cycle_period); CD's seed 0 on the Thm 3.4
+# runs cycles with period 4 [measured]
+CYCLE_WINDOW = 8
 
 
 def pick_device(device: str = "auto") -> torch.device:
@@ -116,6 +119,11 @@ class History:
     diverged: np.ndarray
     homogeneity_error: float
     info: dict = field(default_factory=dict)
+    # per run, the smallest p <= CYCLE_WINDOW with theta_T = theta_{T-p} bit for bit at the last step T (0: none).
+    # A run that returns to an earlier iterate is no discretisation of a steepest flow, whose loss falls wherever
+    # its min-norm subgradient is non-zero (FLAVORS Thm A.2, eq. 21): somewhere in the period the loss rose or
+    # stood still.
+    cycle_period: np.ndarray | None = None
 
     def final(self, name: str) -> np.ndarray:
         return self.metrics[name][:, -1]
@@ -135,7 +143,18 @@ class History:
             "diverged": self.diverged.tolist(),
             "homogeneity_error": self.homogeneity_error,
             "info": self.info,
+            "cycle_period": None if self.cycle_period is None else self.cycle_period.tolist(),
         }
+
+
+def cycle_periods(earlier: list[list[torch.Tensor]], params: list[torch.Tensor], frozen: torch.Tensor) -> torch.Tensor:
+    """Per run, the smallest p with ``params`` equal bit for bit to ``earlier[-p]`` (the iterate p steps back;
+    0: none of them). Frozen runs (diverged or stopped) do not move and count as no cycle."""
+    period = torch.zeros(frozen.shape, dtype=torch.long, device=frozen.device)
+    for back, old in enumerate(reversed(earlier), start=1):
+        same = torch.stack([(o == p).flatten(1).all(dim=1) for o, p in zip(old, params)]).all(dim=0)
+        period = torch.where((period == 0) & same & ~frozen, back, period)
+    return period
 
 
 def checkpoint_steps(steps: int, count: int) -> np.ndarray:
@@ -194,6 +213,7 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
     next_checkpoint = 0
     recent_grads: list[list[torch.Tensor]] = []  # the gradients of log L at the last KKT_WINDOW iterates
     recent_steps: list[torch.Tensor] = []  # the relative steps between them
+    last_iterates: list[list[torch.Tensor]] = []  # the CYCLE_WINDOW iterates before the last, for cycle_periods
 
     for step in range(config.steps + 1):
         current = net.with_parameters(params)
@@ -237,6 +257,8 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
             frozen |= logL < config.stop_log_loss
         if step == config.steps:
             break
+        if step >= config.steps - CYCLE_WINDOW:
+            last_iterates.append([p.detach().clone() for p in params])
         if advance is not None:
             advance(1)
         with torch.no_grad():
@@ -268,6 +290,7 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
             hold = frozen[:, None, None]
             params = [torch.where(hold, p, new).requires_grad_(True) for p, new in zip(params, proposed)]
 
+    period = cycle_periods(last_iterates, [p.detach() for p in params], frozen)
     final_net = net.with_parameters([p.detach() for p in params])
     metrics = {name: torch.stack(vals, dim=1).cpu().numpy() for name, vals in records.items()}
     return History(
@@ -283,4 +306,5 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
         diverged=diverged.cpu().numpy(),
         homogeneity_error=homogeneity_error(final_net, X),
         info={"data": data.name, **data.info, "runs": runs, "device": str(device)},
+        cycle_period=period.cpu().numpy(),
     )

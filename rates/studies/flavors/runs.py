@@ -150,8 +150,9 @@ def experiments(quick: bool, fig1_loss: str = "exp") -> list[Experiment]:
     # CD runs 80,000 steps [ours, measured on 5 seeds]: at 5000 log(1/L) reached 2.8-11 (x10 span in no seed) and
     # the soft-margin gap shrank in 4/5 seeds; at 20,000 (late rate 5e-2) the span held in 1 seed and the gap shrank
     # in 3/5; at 20,000 with late rate 0.15 the span held in 4 seeds but one seed's log L and norm stalled; at
-    # 80,000 (late rate 5e-2, 85 s CPU) all three CD rows are decided, though seed 0 has all but stalled there
-    # (log L -3.841 -> -3.846, norm x1.0001 over the last decade; not a judged KKT seed). SD at 24,000 and 96,000
+    # 80,000 (late rate 5e-2, 85 s CPU) all three CD rows are decided, though seed 0 has stalled there in an
+    # exact cycle (theta_t = theta_{t-4} bit for bit at t = 6000 and at the end; log L about -3.84; not a judged KKT
+    # seed, and left out of Lemma A.6 / Cor. A.8 by History.cycle_period). SD at 24,000 and 96,000
     # steps still had one seed's slope above 0 (+0.024, +0.007; means -0.073 +- 0.082, -0.060 +- 0.057), so SD
     # keeps 6000.
     kkt = dict(data="teacher-student", width=32, loss="exp", n_train=32, dim=8, init_scale=0.1,

@@ -70,7 +70,7 @@ def test_protocols_are_declared_for_both_modes_with_one_window_per_figure():
             if protocol.figure:
                 by_figure.setdefault(protocol.figure, set()).add(protocol.window)
         assert all(len(windows) == 1 for windows in by_figure.values()), by_figure
-    assert PROTOCOLS["eps"].window.startswith("t = 100000 ")
+    assert PROTOCOLS["eps"].window.startswith("t = 1e+06 ")
 
 
 def test_crossover_is_the_first_checkpoint_where_eps_runs_separate():

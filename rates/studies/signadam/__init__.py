@@ -8,7 +8,7 @@ Setting (SIGNADAM)
       Adam iterates correlate with the max-norm max-margin solution W*_max, NGD with W*_2; (3) results are
       consistent for different small eps. The seed's d, n, eps values and plotted horizon were lost in the
       extraction: here the ``default`` preset (k = 3, d = 5, 10 per class, sigma = 0.3) on 10 data draws, eps in
-      {0, 1e-8, 1e-6}, and one horizon for the whole figure, t = 1e5.
+      {0, 1e-8, 1e-6}, and one horizon for the whole figure, t = 1e6.
     * Cor. 5.4 (SignGD; NGD by Rem. 5.5) and Cor. 6.4 (Adam with eps = 0, Thm 6.3): margin-gap rates per
       regime of a (Adam also at a = 1); Rem. 5.5 / App. E: the same rate for NSD in other entry-wise norms
       (coordinate descent, l3, l1.5, l4); Rem. 6.5: constants that do not carry a factor k -- checked as the

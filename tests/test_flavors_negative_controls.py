@@ -620,6 +620,17 @@ def test_floor_or_decay_counts_one_seed_short_of_every_seed():
     assert row.reason.endswith("; falling faster than x0.79 per decade in 4/5 seeds; every seed doing so decides")
     wide = floor_or_decay(*_rows([(-0.11, -0.11), (-0.5, -0.5), (-0.12, -0.12), (-0.9, -0.9), (-0.11, -0.11)]), "r")
     assert wide.reason.endswith("; neither a decay faster nor a level flatter than -0.1 is resolved; more seeds decide")
+    # the study's GD residual: mean -0.31 below -0.1, but one seed at +0.08 -- more seeds narrow the interval away
+    # from a floor and can never make that seed fall, so the reason must not promise that they decide
+    one_up = floor_or_decay(*_rows([(-0.25, -0.25), (-0.72, -0.72), (0.08, 0.08), (-0.35, -0.35)]), "r")
+    assert one_up.verdict == NO_VERDICT and one_up.values["mean_slope"] == pytest.approx(-0.31)
+    assert one_up.reason.endswith("; neither a decay faster nor a level flatter than -0.1 is resolved; more seeds "
+                                  "alone do not decide: the mean is below -0.1 but 1/4 seeds fall slower (the decay "
+                                  "needs every seed below), so a run to larger log(1/L) decides")
+    # mean above -0.1 with a wide interval: more seeds would resolve the floor
+    above = floor_or_decay(*_rows([(0.3, 0.3), (-0.5, -0.5), (0.2, 0.2), (-0.3, -0.3)]), "r")
+    assert above.verdict == NO_VERDICT and above.values["mean_slope"] == pytest.approx(-0.075)
+    assert above.reason.endswith("is resolved; more seeds decide")
 
 
 def test_floor_or_decay_takes_three_seeds_and_says_how_far_the_others_reach():

@@ -243,7 +243,16 @@ def floor_or_decay(x: np.ndarray, y: np.ndarray, what: str, driver: str = "log(1
         why = (f"falling faster than x{10 ** -FLAT_SLOPE:.2f} per decade in {int(np.sum(slopes < -FLAT_SLOPE))}/{n} "
                "seeds; every seed doing so decides")
     else:
-        why = f"neither a decay faster nor a level flatter than -{FLAT_SLOPE:g} is resolved; more seeds decide"
+        why = f"neither a decay faster nor a level flatter than -{FLAT_SLOPE:g} is resolved; "
+        slow = int(np.sum(slopes >= -FLAT_SLOPE))
+        if mean > -FLAT_SLOPE or not slow:
+            # a narrower interval about this mean resolves a floor (mean above) or the decay (every seed below)
+            why += "more seeds decide"
+        else:
+            # the mean is below -FLAT_SLOPE, so more seeds narrow the interval away from a floor, and the decay
+            # needs every seed below: the seeds that fall slowly must fall faster on a longer run
+            why += (f"more seeds alone do not decide: the mean is below -{FLAT_SLOPE:g} but {slow}/{n} seeds fall "
+                    f"slower (the decay needs every seed below), so a run to larger {driver} decides")
     return Judgement(NO_VERDICT, f"{what}: {fit}; {why}", values)
 
 

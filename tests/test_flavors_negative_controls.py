@@ -848,3 +848,13 @@ def test_cycle_periods_finds_the_smallest_exact_return_and_ignores_frozen_runs()
     assert cycle_periods(history, final, frozen).tolist() == [2, 0, 3, 0]
     final[1][0, 0, 1] = 1.0 + 2.0 ** -52  # one entry one ulp off: no cycle
     assert cycle_periods(history, final, frozen).tolist() == [0, 0, 3, 0]
+
+
+def test_floor_or_decay_calls_a_fall_slowing_only_when_the_decay_itself_is_resolved():
+    """Every seed's later half keeps under 3/4 of its earlier slope (slowing resolved), but the decade's interval
+    straddles -0.1 (mean -0.22 +- 0.13): the reason is the unresolved interval, not a slowing fall."""
+    row = floor_or_decay(*_rows([(-0.6, -0.05), (-0.22, 0.0), (-0.5, -0.1), (-0.3, 0.05), (-0.4, -0.05)]), "r")
+    assert row.verdict == NO_VERDICT
+    assert row.values["mean_slope"] + row.values["half_width"] > -FLAT_SLOPE > row.values["mean_slope"]
+    assert row.values["mean_late_slope"] - 0.75 * row.values["mean_early_slope"] > 0.2
+    assert row.reason.endswith("; neither a decay faster nor a level flatter than -0.1 is resolved; more seeds decide")

@@ -47,7 +47,7 @@ def _history(metrics, t=T, t_separated=None, t_below=None, degree=2, max_step=1e
     return SimpleNamespace(t=np.asarray(t, float), metrics=metrics, diverged=np.zeros(rows, bool),
                            t_separated=np.full(rows, 10) if t_separated is None else np.asarray(t_separated),
                            t_below_level=np.full(rows, 10) if t_below is None else np.asarray(t_below),
-                           degree=degree, max_relative_step=np.full(rows, max_step),
+                           degree=degree, max_relative_step=np.full(rows, max_step), cycle_period=None,
                            final=lambda name: metrics[name][:, -1])
 
 

@@ -290,8 +290,9 @@ def train(net: Network, data: Dataset, config: TrainConfig, advance=None) -> His
             hold = frozen[:, None, None]
             params = [torch.where(hold, p, new).requires_grad_(True) for p, new in zip(params, proposed)]
 
-    period = cycle_periods(last_iterates, [p.detach() for p in params], frozen)
-    final_net = net.with_parameters([p.detach() for p in params])
+    final_params = [p.detach() for p in params]
+    period = cycle_periods(last_iterates, final_params, frozen)
+    final_net = net.with_parameters(final_params)
     metrics = {name: torch.stack(vals, dim=1).cpu().numpy() for name, vals in records.items()}
     return History(
         config=config,

@@ -411,7 +411,7 @@ def _limit_rows(table: ClaimsTable, runs: list[tuple[str, History]]) -> None:
     of the relative gap over the last decade of log(1/L)."""
     grow_parts, soft_parts, grow_measured, soft_measured = [], [], [], []
     for label, h in runs:
-        period = getattr(h, "cycle_period", None)
+        period = h.cycle_period
         cycled = np.zeros_like(h.diverged) if period is None else np.asarray(period) > 0
         if cycled.any():
             grow_measured.append(f"{label}: left out, seed(s) {', '.join(str(i) for i in np.flatnonzero(cycled))}: "

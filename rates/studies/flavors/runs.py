@@ -13,7 +13,7 @@ from rates.numeric.homogeneous.data import load_dataset
 from rates.numeric.homogeneous.models import relu_network
 from rates.numeric.homogeneous.steepest import SHAMPOO_ALGORITHMS
 from rates.numeric.homogeneous.train import History, TrainConfig, train
-from rates.studies.flavors.protocols import ADAM_EPS_VALUES, INIT_SCALES
+from rates.studies.flavors.protocols import ADAM_EPS_VALUES, FIG1_STEPS, INIT_SCALES
 
 # The expected duration is probed: each configuration trains PROBE_WARMUP + PROBE_STEPS steps (two checkpoints);
 # the clock between the end of step PROBE_WARMUP and the end of the last is the cost of PROBE_STEPS steps, the time
@@ -90,14 +90,6 @@ def default_lr(algorithm: str, data_kind: str, freeze_output: bool = False) -> f
     key = (algorithm, data_kind, bool(freeze_output))
     return _LR.get(key, _LR[(algorithm, data_kind if data_kind in ("teacher-student", "digits") else "digits",
                              False)])
-
-
-# One horizon for every Fig. 1 run (its rows share one window): CD needs 5000 steps to separate (see _FIG1_EXP_LR),
-# and at 5000 its gamma_inf lead was still crossing at t/10 in both seeds that separate (the row open); at 50,000
-# it is settled in both (CD 0.0048 against GD 0.00079, relative gap 0.84) and the other rows read as at 5000 (the
-# init-scale ordering now settled a decade further on, Fig. 5's tau interval still straddling 0.5). 50,000 steps
-# of the nine runs cost about 1000 CPU-s at load 3, 10x the 5000-step runs [measured, 5 seeds].
-FIG1_STEPS = 50_000
 
 
 def fig1_key(algorithm: str, init_scale: float) -> str:
